@@ -1,0 +1,13 @@
+import type { ActivityDeps } from './deps';
+import { selfCheckActivities } from './selfcheck';
+
+export type { ActivityDeps } from './deps';
+
+/** Builds every activity with its dependencies injected; the worker registers the result. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...selfCheckActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

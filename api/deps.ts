@@ -1,0 +1,12 @@
+import type { Config } from '../core/config';
+import type { Database } from '../core/db';
+import type { Logger } from '../core/log';
+import type { TemporalHandle } from '../core/temporal';
+
+/** What the API's handlers receive; built once in `api/main.ts`, or by tests. */
+export interface ApiDeps {
+  config: Config;
+  log: Logger;
+  db: Database;
+  temporal: TemporalHandle;
+}

@@ -1,0 +1,71 @@
+/**
+ * The first middleware: gives every request an id (`X-Request-Id`), a logger carrying it, one access
+ * log line, and turns every error thrown below into an `application/problem+json` document. Errors
+ * that are not `ApiError`s become a generic 500 whose body reveals nothing of the fault.
+ */
+import type { Middleware } from 'koa';
+import { newRequestId } from '../../core/ids';
+import { isApiError, problem, type ApiError } from '../../core/errors';
+import type { Logger } from '../../core/log';
+import type { AppContext, RequestState } from './context';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+const incomingId = /^[\w.:-]{1,128}$/;
+
+export function problemMiddleware(options: { log: Logger; docsUrl: string }): Middleware<RequestState> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const given = ctx.get('X-Request-Id');
+    const requestId = incomingId.test(given) ? given : newRequestId();
+    ctx.state.requestId = requestId;
+    ctx.state.log = options.log.child({ request_id: requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw problem('not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (error) {
+      renderProblem(ctx, toApiError(ctx, error), options.docsUrl);
+    } finally {
+      ctx.state.log.info('request', {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    }
+  };
+}
+
+function toApiError(ctx: AppContext, error: unknown): ApiError {
+  if (isApiError(error)) return error;
+  // Errors Koa itself raises (for example a client that sent a malformed header) carry `expose`.
+  const status = (error as { status?: unknown }).status;
+  const expose = (error as { expose?: unknown }).expose === true;
+  if (expose && typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return problem('payload_too_large', 'The request body is too large.');
+    if (status === 431) return problem('request_header_fields_too_large', 'A request header is too large.');
+    if (status === 405) return problem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
+    return problem('invalid_request', (error as Error).message, { status });
+  }
+  ctx.state.log.error('unhandled error', { error });
+  return problem('internal_error', `An unexpected error occurred; quote urn:service:request:${ctx.state.requestId} when reporting it.`);
+}
+
+export function renderProblem(ctx: AppContext, error: ApiError, docsUrl: string): void {
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.body = JSON.stringify({
+    type: `${docsUrl}/api-error-codes#${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    instance: `urn:service:request:${ctx.state.requestId}`,
+    code: error.code,
+    ...error.members,
+  });
+  // Set after the body: clients compare the media type exactly, without a charset parameter.
+  ctx.set('Content-Type', PROBLEM_CONTENT_TYPE);
+}

@@ -1,0 +1,201 @@
+/**
+ * Routes are declared as data: method, path, the JSON Schemas of their query and body, their
+ * responses. The same declaration validates requests (ajv) and feeds the OpenAPI document, so a
+ * parameter added to a schema is checked and documented at once.
+ */
+import Router from '@koa/router';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Middleware } from 'koa';
+import { problem, type ApiError } from '../../core/errors';
+import { readJsonBody, readRawBody } from './body';
+import type { AppContext, RequestState } from './context';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ObjectSchema extends JsonSchema {
+  type: 'object';
+  properties: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean;
+}
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What went wrong with a request, before a surface turns it into its own error code. */
+export type ValidationIssue =
+  | { kind: 'malformed_body'; message: string }
+  | { kind: 'unknown'; where: 'query' | 'body'; field: string }
+  | { kind: 'missing'; where: 'query' | 'body'; field: string }
+  | { kind: 'invalid'; where: 'query' | 'body'; field: string; message: string };
+
+export type IssueMapper = (issue: ValidationIssue) => ApiError;
+
+export interface ResponseSpec {
+  description: string;
+  /** Media type → schema (omit the schema for binary or free-form bodies). */
+  content?: Record<string, { schema?: JsonSchema }>;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+export interface RouteInput {
+  query: Record<string, unknown>;
+  body: unknown;
+  rawBody: Buffer | undefined;
+  params: Record<string, string>;
+}
+
+export interface Route {
+  method: Method;
+  /** OpenAPI style: `/v1/crawls/{crawl_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  description?: string;
+  /** Names of security schemes that authenticate the route, any of which works. */
+  security?: string[];
+  query?: ObjectSchema;
+  /** A JSON body validated against the schema, or `raw` to receive the bytes as they came. */
+  body?: ObjectSchema | 'raw';
+  responses: Record<number, ResponseSpec>;
+  /** How validation failures read on this route's surface. */
+  issues?: IssueMapper;
+  /** Runs before validation, for example authentication. */
+  before?: Array<Middleware<RequestState>>;
+  handler(ctx: AppContext, input: RouteInput): Promise<void> | void;
+  /** Keeps the route out of the OpenAPI document (operational endpoints). */
+  internal?: boolean;
+}
+
+/** The default mapping, as the Crawl surface spells its codes. */
+export const defaultIssues: IssueMapper = (issue) => {
+  switch (issue.kind) {
+    case 'malformed_body':
+      return problem('invalid_request', issue.message);
+    case 'unknown':
+      return problem('unknown_parameter', `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`);
+    case 'missing':
+      return problem('invalid_parameter', `"${issue.field}" is required.`);
+    case 'invalid':
+      return problem('invalid_parameter', `"${issue.field}" ${issue.message}.`);
+  }
+};
+
+const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
+addFormats(ajv);
+
+/** Query values arrive as strings; this turns them into what the schema declares, or says why not. */
+function coerceQuery(
+  schema: ObjectSchema,
+  query: Record<string, string | string[] | undefined>,
+): { value: Record<string, unknown> } | { issue: ValidationIssue } {
+  const value: Record<string, unknown> = {};
+  for (const [name, given] of Object.entries(query)) {
+    if (given === undefined) continue;
+    const property = schema.properties[name];
+    if (!property) {
+      if (schema.additionalProperties === false) return { issue: { kind: 'unknown', where: 'query', field: name } };
+      value[name] = given;
+      continue;
+    }
+    if (Array.isArray(given)) {
+      return { issue: { kind: 'invalid', where: 'query', field: name, message: 'is given more than once' } };
+    }
+    const coerced = coerceScalar(property.type, given);
+    if (coerced === invalidScalar) {
+      return { issue: { kind: 'invalid', where: 'query', field: name, message: `must be ${describeType(property.type)}` } };
+    }
+    value[name] = coerced;
+  }
+  return { value };
+}
+
+const invalidScalar = Symbol('invalid');
+
+function coerceScalar(type: unknown, raw: string): unknown {
+  switch (type) {
+    case 'boolean': {
+      const lowered = raw.trim().toLowerCase();
+      if (lowered === 'true' || lowered === '1') return true;
+      if (lowered === 'false' || lowered === '0') return false;
+      return invalidScalar;
+    }
+    case 'integer':
+      return /^-?\d{1,15}$/.test(raw.trim()) ? Number(raw) : invalidScalar;
+    case 'number':
+      return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : invalidScalar;
+    default:
+      return raw;
+  }
+}
+
+const describeType = (type: unknown): string =>
+  type === 'boolean' ? 'true or false' : type === 'integer' ? 'an integer' : type === 'number' ? 'a number' : 'a string';
+
+function issueFrom(where: 'query' | 'body', error: ErrorObject | undefined): ValidationIssue {
+  const base = error?.instancePath.replace(/^\//, '').replace(/\//g, '.') ?? '';
+  const field = (name: string) => (base ? `${base}.${name}` : name);
+  if (error?.keyword === 'additionalProperties') {
+    return { kind: 'unknown', where, field: field(String(error.params.additionalProperty)) };
+  }
+  if (error?.keyword === 'required') {
+    return { kind: 'missing', where, field: field(String(error.params.missingProperty)) };
+  }
+  return { kind: 'invalid', where, field: base || '(body)', message: error?.message ?? 'is invalid' };
+}
+
+interface CompiledRoute {
+  route: Route;
+  query?: ValidateFunction;
+  body?: ValidateFunction;
+}
+
+function compile(route: Route): CompiledRoute {
+  return {
+    route,
+    query: route.query ? ajv.compile(route.query) : undefined,
+    body: route.body && route.body !== 'raw' ? ajv.compile(route.body) : undefined,
+  };
+}
+
+function handle(compiled: CompiledRoute, bodyLimit: number): Middleware<RequestState> {
+  const { route } = compiled;
+  const issues = route.issues ?? defaultIssues;
+  return async (ctx) => {
+    let query: Record<string, unknown> = ctx.query as Record<string, unknown>;
+    if (route.query && compiled.query) {
+      const coerced = coerceQuery(route.query, ctx.query);
+      if ('issue' in coerced) throw issues(coerced.issue);
+      if (!compiled.query(coerced.value)) throw issues(issueFrom('query', compiled.query.errors?.[0]));
+      query = coerced.value;
+    }
+    let body: unknown;
+    let rawBody: Buffer | undefined;
+    if (route.body === 'raw') {
+      rawBody = await readRawBody(ctx, bodyLimit);
+    } else if (route.body && compiled.body) {
+      const parsed = await readJsonBody(ctx, bodyLimit);
+      if (!parsed.ok) throw issues({ kind: 'malformed_body', message: parsed.reason });
+      if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+        throw issues({ kind: 'malformed_body', message: 'The request body must be a JSON object.' });
+      }
+      if (!compiled.body(parsed.value)) throw issues(issueFrom('body', compiled.body.errors?.[0]));
+      body = parsed.value;
+    }
+    await route.handler(ctx, { query, body, rawBody, params: ctx.params as Record<string, string> });
+  };
+}
+
+const toRouterPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** Mounts routes on a router; unknown methods on known paths answer 405 through the problem middleware. */
+export function buildRouter(routes: Route[], options: { bodyLimit: number }): Router<RequestState> {
+  const router = new Router<RequestState>();
+  for (const route of routes) {
+    const compiled = compile(route);
+    const chain = [...(route.before ?? []), handle(compiled, options.bodyLimit)];
+    router.register(toRouterPath(route.path), [route.method], chain as never);
+  }
+  return router;
+}

@@ -1,0 +1,325 @@
+/**
+ * The one place that reads the environment. Every variable is declared once below with its parser,
+ * default and description; `loadConfig` turns an environment into a typed, frozen object or throws a
+ * `ConfigError` naming the first bad variable. The README table and the docker-compose test both read
+ * `CONFIG_VARIABLES`, so a variable added here is documented and checked everywhere.
+ */
+import path from 'node:path';
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string) => T;
+
+interface Variable<T> {
+  parse: Parser<T>;
+  /** Raw default, parsed like a real value; `undefined` means "not set" is a valid state. */
+  fallback?: string;
+  description: string;
+  /** Where the variable matters: every process, the API, the worker, or only the local launcher. */
+  scope: 'all' | 'api' | 'worker' | 'launcher';
+}
+
+const fail = (message: string): never => {
+  throw new Error(message);
+};
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) return fail(`expected an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) return fail(`expected ${min}..${max}, got ${value}`);
+    return value;
+  };
+
+const port: Parser<number> = integer(0, 65535);
+
+const text: Parser<string> = (raw) => raw.trim();
+
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw) => {
+    const value = raw.trim().toLowerCase() as T;
+    return values.includes(value) ? value : fail(`expected one of ${values.join(', ')}, got "${raw}"`);
+  };
+
+const boolean: Parser<boolean> = (raw) => {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(value)) return false;
+  return fail(`expected true or false, got "${raw}"`);
+};
+
+const list: Parser<string[]> = (raw) =>
+  raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+
+const httpUrl: Parser<string> = (raw) => {
+  const value = raw.trim().replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(`expected an http(s) URL, got "${raw}"`);
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? value : fail(`expected an http(s) URL, got "${raw}"`);
+};
+
+const mongoUrl: Parser<string> = (raw) =>
+  /^mongodb(\+srv)?:\/\/\S+$/.test(raw.trim()) ? raw.trim() : fail(`expected a mongodb:// URL, got "${raw}"`);
+
+const hostPort: Parser<string> = (raw) =>
+  /^[\w.-]+:\d{1,5}$|^\[[\da-f:]+\]:\d{1,5}$/i.test(raw.trim()) ? raw.trim() : fail(`expected host:port, got "${raw}"`);
+
+const byteSize: Parser<number> = (raw) => {
+  const match = /^(\d+)\s*(b|kb|mb|gb)?$/i.exec(raw.trim());
+  if (!match) return fail(`expected a size such as 512kb or 25mb, got "${raw}"`);
+  const units: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+  return Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] ?? 1);
+};
+
+const directory: Parser<string> = (raw) => path.resolve(PROJECT_ROOT, raw.trim());
+
+/** `name=address` pairs; a leading `*.` matches every subdomain. */
+const hostOverrides: Parser<Array<{ pattern: string; address: string }>> = (raw) =>
+  list(raw).map((pair) => {
+    const [pattern, address, extra] = pair.split('=').map((part) => part.trim().toLowerCase());
+    if (!pattern || !address || extra !== undefined) return fail(`expected name=address pairs, got "${pair}"`);
+    return { pattern, address };
+  });
+
+const variables = {
+  PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
+  HOST: {
+    parse: text,
+    fallback: '127.0.0.1',
+    scope: 'api',
+    description: 'Address the API listens on; `0.0.0.0` in containers.',
+  },
+  APP_PORT: {
+    parse: port,
+    scope: 'api',
+    description: 'When set, the account surfaces (agent signup, claim page) get their own listener on this port.',
+  },
+  PUBLIC_URL: {
+    parse: httpUrl,
+    scope: 'api',
+    description: 'Base URL callers use to reach the API; defaults to `http://localhost:$PORT`.',
+  },
+  DOCS_URL: {
+    parse: httpUrl,
+    scope: 'api',
+    description: 'Base of the `type` link in error documents; defaults to `$PUBLIC_URL/docs` (served by the API).',
+  },
+  DATA_DIR: {
+    parse: directory,
+    fallback: 'data',
+    scope: 'all',
+    description: 'Folder for local data: FerretDB and Temporal files, logs, stored pages.',
+  },
+  MONGODB_URL: {
+    parse: mongoUrl,
+    scope: 'all',
+    description: 'MongoDB connection string. Unset: the launcher starts FerretDB on SQLite under `DATA_DIR`.',
+  },
+  MONGODB_DATABASE: { parse: text, fallback: 'fetchplane', scope: 'all', description: 'Database name.' },
+  TEMPORAL_ADDRESS: {
+    parse: hostPort,
+    scope: 'all',
+    description: 'Temporal frontend `host:port`. Unset: the launcher starts the Temporal dev server.',
+  },
+  TEMPORAL_NAMESPACE: { parse: text, fallback: 'default', scope: 'all', description: 'Temporal namespace.' },
+  TEMPORAL_TASK_QUEUE: {
+    parse: text,
+    fallback: 'fetchplane',
+    scope: 'all',
+    description: 'Task queue the worker polls and the API starts workflows on.',
+  },
+  TARGET_ALLOWLIST: {
+    parse: list,
+    fallback: '',
+    scope: 'all',
+    description: 'Comma-separated hosts, addresses or CIDRs that may be fetched although private (local development, tests).',
+  },
+  HOST_OVERRIDES: {
+    parse: hostOverrides,
+    fallback: '',
+    scope: 'all',
+    description: 'Comma-separated `name=address` pairs (`*.shop.test=127.0.0.1`) resolving names without DNS.',
+  },
+  LOG_LEVEL: {
+    parse: oneOf('debug', 'info', 'warn', 'error'),
+    fallback: 'info',
+    scope: 'all',
+    description: 'Lowest level written to the JSON logs.',
+  },
+  BODY_LIMIT: {
+    parse: byteSize,
+    fallback: '25mb',
+    scope: 'api',
+    description: 'Largest request body the API reads (larger bodies get 413).',
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    parse: integer(0, 600_000),
+    fallback: '15000',
+    scope: 'all',
+    description: 'How long a stopping process waits for in-flight work before it exits.',
+  },
+  CHROMIUM_PATH: {
+    parse: text,
+    scope: 'all',
+    description: 'Chromium executable; unset: `chromium` or `chromium-browser` found on PATH.',
+  },
+  STACK_DIR: {
+    parse: directory,
+    fallback: '.stack',
+    scope: 'launcher',
+    description: 'Git-ignored cache of built binaries (FerretDB, Temporal CLI virtualenv, workflow bundle).',
+  },
+  FERRETDB_PORT: {
+    parse: port,
+    fallback: '27017',
+    scope: 'launcher',
+    description: 'Port of the local FerretDB when `MONGODB_URL` is unset.',
+  },
+  TEMPORAL_PORT: {
+    parse: port,
+    fallback: '7233',
+    scope: 'launcher',
+    description: 'Port of the local Temporal dev server when `TEMPORAL_ADDRESS` is unset.',
+  },
+  TEMPORAL_UI_PORT: {
+    parse: port,
+    fallback: '8233',
+    scope: 'launcher',
+    description: 'Port of the local Temporal Web UI.',
+  },
+  INSTALL_MISSING: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'launcher',
+    description: 'Let the launcher install missing pieces (Chromium with apt-get as root, the Temporal CLI, FerretDB).',
+  },
+} satisfies Record<string, Variable<unknown>>;
+
+type Variables = typeof variables;
+export type ConfigName = keyof Variables;
+
+type ValueOf<N extends ConfigName> = Variables[N] extends Variable<infer T>
+  ? Variables[N] extends { fallback: string }
+    ? T
+    : T | undefined
+  : never;
+
+type RawConfig = { [N in ConfigName]: ValueOf<N> };
+
+export interface Config {
+  port: number;
+  host: string;
+  appPort: number | undefined;
+  publicUrl: string;
+  docsUrl: string;
+  dataDir: string;
+  mongodbUrl: string | undefined;
+  mongodbDatabase: string;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  targetAllowlist: string[];
+  hostOverrides: Array<{ pattern: string; address: string }>;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  bodyLimit: number;
+  shutdownTimeoutMs: number;
+  chromiumPath: string | undefined;
+  stackDir: string;
+  ferretdbPort: number;
+  temporalPort: number;
+  temporalUiPort: number;
+  installMissing: boolean;
+}
+
+export const CONFIG_VARIABLES: ReadonlyArray<{ name: ConfigName; fallback?: string; description: string; scope: string }> =
+  Object.entries(variables).map(([name, variable]) => ({
+    name: name as ConfigName,
+    fallback: (variable as Variable<unknown>).fallback,
+    description: variable.description,
+    scope: variable.scope,
+  }));
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Environment): Config {
+  const raw = {} as Record<string, unknown>;
+  for (const [name, variable] of Object.entries(variables) as Array<[ConfigName, Variable<unknown>]>) {
+    const given = env[name];
+    const source = given !== undefined && given.trim() !== '' ? given : variable.fallback;
+    if (source === undefined) {
+      raw[name] = undefined;
+      continue;
+    }
+    try {
+      raw[name] = variable.parse(source);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  }
+  const values = raw as RawConfig;
+  const publicUrl = values.PUBLIC_URL ?? `http://localhost:${values.PORT}`;
+  return Object.freeze({
+    port: values.PORT,
+    host: values.HOST,
+    appPort: values.APP_PORT,
+    publicUrl,
+    docsUrl: values.DOCS_URL ?? `${publicUrl}/docs`,
+    dataDir: values.DATA_DIR,
+    mongodbUrl: values.MONGODB_URL,
+    mongodbDatabase: values.MONGODB_DATABASE,
+    temporalAddress: values.TEMPORAL_ADDRESS,
+    temporalNamespace: values.TEMPORAL_NAMESPACE,
+    temporalTaskQueue: values.TEMPORAL_TASK_QUEUE,
+    targetAllowlist: values.TARGET_ALLOWLIST,
+    hostOverrides: values.HOST_OVERRIDES,
+    logLevel: values.LOG_LEVEL,
+    bodyLimit: values.BODY_LIMIT,
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
+    chromiumPath: values.CHROMIUM_PATH,
+    stackDir: values.STACK_DIR,
+    ferretdbPort: values.FERRETDB_PORT,
+    temporalPort: values.TEMPORAL_PORT,
+    temporalUiPort: values.TEMPORAL_UI_PORT,
+    installMissing: values.INSTALL_MISSING,
+  });
+}
+
+let current: Config | undefined;
+
+/** The process's configuration, read from the environment on first use. */
+export function config(): Config {
+  current ??= loadConfig(process.env);
+  return current;
+}
+
+/**
+ * The environment for a child process: this process's environment with `overrides` on top.
+ * Lives here so that only this module touches `process.env`.
+ */
+export function childEnvironment(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}

@@ -1,0 +1,33 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+/** A request id: a UUID, echoed in `X-Request-Id` and in `urn:service:request:<id>`. */
+export const newRequestId = (): string => randomUUID();
+
+/**
+ * A prefixed, URL-safe, time-ordered id (`c_…` for crawls): 6 bytes of milliseconds then 10 random
+ * bytes, base32 in lower case. Sorting ids sorts by creation time, which list endpoints rely on.
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(now, 0, 6);
+  randomBytes(10).copy(bytes, 6);
+  return `${prefix}_${base32(bytes)}`;
+}
+
+const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function base32(bytes: Buffer): string {
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
+  return out;
+}

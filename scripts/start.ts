@@ -1,0 +1,43 @@
+/**
+ * `npm start`: obtains what is missing, starts the whole stack with data under DATA_DIR, prints where
+ * everything is, and stops it all in order on Ctrl-C or SIGTERM.
+ */
+import { config as loadConfig, ConfigError } from '../core/config';
+import { MissingPieceError } from './stack/binaries';
+import { Stack } from './stack/stack';
+
+const say = (line: string) => process.stdout.write(`[fetchplane] ${line}\n`);
+
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const started = Date.now();
+  const stack = new Stack({ config, echo: process.stdout, report: say });
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    say(`${signal}: stopping`);
+    stopping = stack.stop().then(() => {
+      say('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGHUP', () => stop('SIGHUP'));
+
+  await stack.start();
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  say(`ready in ${seconds} s`);
+  say(`API:             ${config.publicUrl}  (health: ${config.publicUrl}/readyz)`);
+  if (stack.urls.temporalUi) say(`Temporal Web UI: ${stack.urls.temporalUi}`);
+  say(`Data folder:     ${config.dataDir}  (logs in ${config.dataDir}/logs)`);
+  say('Press Ctrl-C to stop.');
+  await new Promise(() => undefined);
+  return 0;
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof MissingPieceError) say(error.message);
+  else say(`failed to start: ${(error as Error).stack ?? String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+/** The worker process: runs every workflow and activity of the service on TEMPORAL_TASK_QUEUE. */
+import os from 'node:os';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { config as loadConfig } from '../core/config';
+import { openDatabase } from '../core/db';
+import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
+import { createLogger, type Logger } from '../core/log';
+import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
+import { workflowBundlePath } from './bundle';
+
+function installRuntimeLogger(log: Logger, level: string): void {
+  const levels = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+  Runtime.install({
+    logger: new DefaultLogger(level === 'debug' ? 'DEBUG' : 'INFO', (entry: LogEntry) => {
+      log[levels[entry.level]](entry.message, entry.meta);
+    }),
+  });
+}
+
+/** Registers our search attributes on clusters that lack them (the dev server gets them at start). */
+async function ensureSearchAttributes(address: string, namespace: string, log: Logger): Promise<void> {
+  const temporal = connectTemporal({ temporalAddress: address, temporalNamespace: namespace });
+  try {
+    const { customAttributes } = await temporal.connection.operatorService.listSearchAttributes({ namespace });
+    const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (customAttributes ?? {})));
+    if (missing.length === 0) return;
+    await temporal.connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map(([name]) => [name, 2 /* KEYWORD */])),
+    });
+    log.info('search attributes registered', { names: missing.map(([name]) => name) });
+  } finally {
+    await temporal.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, { component: 'worker' });
+  installRuntimeLogger(log.child({ source: 'temporal' }), config.logLevel);
+  const address = config.temporalAddress;
+  if (!address) throw new Error('TEMPORAL_ADDRESS is not set');
+
+  const [codePath, db, connection] = await Promise.all([
+    workflowBundlePath(config.stackDir, log),
+    retryUntil('database', log, () => openDatabase(config, log)),
+    retryUntil('temporal', log, () => NativeConnection.connect({ address })),
+  ]);
+  await retryUntil('temporal operator', log, () => ensureSearchAttributes(address, config.temporalNamespace, log));
+
+  const identity = `${process.pid}@${os.hostname()}`;
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    workflowBundle: { codePath },
+    activities: createActivities({ config, db: db.db, log, identity }),
+    identity,
+    shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
+  });
+
+  const running = worker.run();
+  log.info('worker running', { task_queue: config.temporalTaskQueue, identity });
+  announceReady({ identity });
+
+  onShutdown(log, config.shutdownTimeoutMs, async () => {
+    worker.shutdown();
+    await running;
+    await connection.close();
+    await db.close();
+  });
+  await running;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`worker failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

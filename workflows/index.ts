@@ -1,0 +1,2 @@
+/** Every workflow the worker runs. Workflow code is deterministic: no Node built-ins, no I/O. */
+export { selfCheckWorkflow } from './selfcheck';

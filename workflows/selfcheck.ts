@@ -1,0 +1,12 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+const { recordSelfCheck } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+/** Runs one activity that writes to MongoDB; the API reads the record back (see core/selfcheck.ts). */
+export async function selfCheckWorkflow(input: { token: string }): Promise<{ worker: string }> {
+  return recordSelfCheck(input.token);
+}
