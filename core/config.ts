@@ -223,32 +223,24 @@ type ValueOf<N extends ConfigName> = Variables[N] extends Variable<infer T>
     : T | undefined
   : never;
 
-type RawConfig = { [N in ConfigName]: ValueOf<N> };
+/** `MONGODB_URL` → `mongodbUrl`: every variable becomes a camel-case member of `Config`. */
+type CamelTail<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Capitalize<Lowercase<Head>>}${CamelTail<Tail>}`
+  : Capitalize<Lowercase<S>>;
+type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${CamelTail<Tail>}` : Lowercase<S>;
 
-export interface Config {
-  port: number;
-  host: string;
-  appPort: number | undefined;
+const camel = (name: string): string =>
+  name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** Members derived from others after parsing (their variables may be unset). */
+interface Derived {
+  /** `PUBLIC_URL`, else `http://localhost:$PORT`. */
   publicUrl: string;
+  /** `DOCS_URL`, else `$PUBLIC_URL/docs`. */
   docsUrl: string;
-  dataDir: string;
-  mongodbUrl: string | undefined;
-  mongodbDatabase: string;
-  temporalAddress: string | undefined;
-  temporalNamespace: string;
-  temporalTaskQueue: string;
-  targetAllowlist: string[];
-  hostOverrides: Array<{ pattern: string; address: string }>;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
-  bodyLimit: number;
-  shutdownTimeoutMs: number;
-  chromiumPath: string | undefined;
-  stackDir: string;
-  ferretdbPort: number;
-  temporalPort: number;
-  temporalUiPort: number;
-  installMissing: boolean;
 }
+
+export type Config = Readonly<Omit<{ [N in ConfigName as Camel<N>]: ValueOf<N> }, keyof Derived> & Derived>;
 
 export const CONFIG_VARIABLES: ReadonlyArray<{ name: ConfigName; fallback?: string; description: string; scope: string }> =
   Object.entries(variables).map(([name, variable]) => ({
@@ -275,32 +267,10 @@ export function loadConfig(env: Environment): Config {
       throw new ConfigError(name, (error as Error).message);
     }
   }
-  const values = raw as RawConfig;
-  const publicUrl = values.PUBLIC_URL ?? `http://localhost:${values.PORT}`;
-  return Object.freeze({
-    port: values.PORT,
-    host: values.HOST,
-    appPort: values.APP_PORT,
-    publicUrl,
-    docsUrl: values.DOCS_URL ?? `${publicUrl}/docs`,
-    dataDir: values.DATA_DIR,
-    mongodbUrl: values.MONGODB_URL,
-    mongodbDatabase: values.MONGODB_DATABASE,
-    temporalAddress: values.TEMPORAL_ADDRESS,
-    temporalNamespace: values.TEMPORAL_NAMESPACE,
-    temporalTaskQueue: values.TEMPORAL_TASK_QUEUE,
-    targetAllowlist: values.TARGET_ALLOWLIST,
-    hostOverrides: values.HOST_OVERRIDES,
-    logLevel: values.LOG_LEVEL,
-    bodyLimit: values.BODY_LIMIT,
-    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
-    chromiumPath: values.CHROMIUM_PATH,
-    stackDir: values.STACK_DIR,
-    ferretdbPort: values.FERRETDB_PORT,
-    temporalPort: values.TEMPORAL_PORT,
-    temporalUiPort: values.TEMPORAL_UI_PORT,
-    installMissing: values.INSTALL_MISSING,
-  });
+  const values = Object.fromEntries(Object.entries(raw).map(([name, value]) => [camel(name), value]));
+  const publicUrl = (values.publicUrl as string | undefined) ?? `http://localhost:${String(values.port)}`;
+  const docsUrl = (values.docsUrl as string | undefined) ?? `${publicUrl}/docs`;
+  return Object.freeze({ ...values, publicUrl, docsUrl }) as Config;
 }
 
 let current: Config | undefined;

@@ -1,0 +1,28 @@
+/**
+ * The stack the whole suite shares, started once by the global setup. Tests reach the API over HTTP
+ * at `testStack().urls.api`, and may stop, kill and restart its components.
+ */
+import type { Stack } from '../../scripts/stack/stack';
+
+let current: Stack | undefined;
+
+export function setTestStack(stack: Stack | undefined): void {
+  current = stack;
+}
+
+export function testStack(): Stack {
+  if (!current) throw new Error('the test stack is not running (test/setup/global.ts starts it)');
+  return current;
+}
+
+/** Host names the fixtures use; the services resolve them to loopback through HOST_OVERRIDES. */
+export const FIXTURE_DOMAIN = 'fixture.test';
+
+/** Polls `check` until it returns true, at most `attempts` times `intervalMs` apart. */
+export async function eventually(check: () => Promise<boolean>, attempts = 100, intervalMs = 200): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  throw new Error(`condition not met after ${attempts} attempts`);
+}

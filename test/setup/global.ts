@@ -1,0 +1,46 @@
+/**
+ * Mocha global fixture: starts the real stack (FerretDB, Temporal dev server, worker, API) once per
+ * run, on free ports, with its own data folder, and stops it after the last test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { config as loadConfig } from '../../core/config';
+import { Stack } from '../../scripts/stack/stack';
+import { freePort } from '../helpers/ports';
+import { FIXTURE_DOMAIN, setTestStack } from '../helpers/stack';
+
+let dataDir: string | undefined;
+let stack: Stack | undefined;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-test-'));
+  // The launcher's settings come from the environment (MONGODB_URL / TEMPORAL_ADDRESS set: use those);
+  // the services get a fixed test setup with their own database and task queue.
+  const config = { ...loadConfig(), dataDir };
+  const runId = `${process.pid}_${Date.now().toString(36)}`;
+  const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const started = Date.now();
+  stack = new Stack({
+    config,
+    ports: { api, ferretdb, temporal, temporalUi },
+    serviceEnv: {
+      LOG_LEVEL: 'info',
+      TARGET_ALLOWLIST: '127.0.0.1,::1,localhost',
+      HOST_OVERRIDES: `*.${FIXTURE_DOMAIN}=127.0.0.1,${FIXTURE_DOMAIN}=127.0.0.1`,
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      MONGODB_DATABASE: `fetchplane_test_${runId}`,
+      TEMPORAL_TASK_QUEUE: `fetchplane-test-${runId}`,
+    },
+    report: (line) => process.stdout.write(`  [stack] ${line}\n`),
+  });
+  await stack.start();
+  setTestStack(stack);
+  process.stdout.write(`  [stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data and logs in ${dataDir}\n`);
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stack?.stop();
+  setTestStack(undefined);
+  if (dataDir && process.exitCode === undefined) rmSync(dataDir, { recursive: true, force: true });
+}
