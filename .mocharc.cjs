@@ -2,7 +2,6 @@
 module.exports = {
   'node-option': ['import=tsx'],
   require: ['test/setup/global.ts'],
-  spec: ['test/**/*.test.ts'],
   timeout: 120000,
   slow: 5000,
   reporter: 'spec',

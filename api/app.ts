@@ -1,10 +1,11 @@
 import Koa from 'koa';
 import { problem } from '../core/errors';
+import { Registry } from '../core/metrics';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { healthRoutes } from './health/routes';
 import type { RequestState } from './http/context';
-import { problemMiddleware } from './http/problem-middleware';
+import { httpMetrics, problemMiddleware } from './http/problem-middleware';
 import { buildRouter, type Route } from './http/routes';
 
 /** Every route of the service; each surface contributes its own list. */
@@ -17,11 +18,29 @@ export function allRoutes(deps: ApiDeps): Route[] {
   return routes;
 }
 
+/** Prometheus text at `/metrics`: request counts and latencies by route, process memory. */
+function metricsRoute(registry: Registry): Route {
+  return {
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics of this API process.',
+    tags: ['Operations'],
+    internal: true,
+    responses: { 200: { description: 'Prometheus text format' } },
+    handler(ctx) {
+      ctx.type = 'text/plain; version=0.0.4';
+      ctx.body = registry.render();
+    },
+  };
+}
+
 export function createApp(deps: ApiDeps, routes: Route[] = allRoutes(deps)): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: false });
   app.silent = true;
-  app.use(problemMiddleware({ log: deps.log, docsUrl: deps.config.docsUrl }));
-  const router = buildRouter(routes, { bodyLimit: deps.config.bodyLimit });
+  const registry = new Registry();
+  app.use(problemMiddleware({ log: deps.log, docsUrl: deps.config.docsUrl, metrics: httpMetrics(registry) }));
+  const router = buildRouter([...routes, metricsRoute(registry)], { bodyLimit: deps.config.bodyLimit });
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -6,6 +6,7 @@ import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { createApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
 
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server, config.docsUrl);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

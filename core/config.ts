@@ -100,6 +100,26 @@ const hostOverrides: Parser<Array<{ pattern: string; address: string }>> = (raw)
     return { pattern, address };
   });
 
+/** A proxy of a pool: `[cc=]scheme://[user:pass@]host:port`, `cc` an optional two-letter country. */
+export interface ProxyEntry {
+  url: string;
+  country?: string;
+}
+
+const proxyList: Parser<ProxyEntry[]> = (raw) =>
+  list(raw).map((item) => {
+    const match = /^(?:([a-z]{2})=)?((?:https?|socks5?):\/\/.+)$/i.exec(item);
+    if (!match?.[2]) return fail(`expected [cc=]http|https|socks5://[user:pass@]host:port, got "${item}"`);
+    let url: URL;
+    try {
+      url = new URL(match[2]);
+    } catch {
+      return fail(`not a valid proxy URL: "${item}"`);
+    }
+    if (!url.hostname) return fail(`a proxy URL needs a host, got "${item}"`);
+    return { url: url.href.replace(/\/$/, ''), ...(match[1] ? { country: match[1].toLowerCase() } : {}) };
+  });
+
 const variables = {
   PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
   HOST: {
@@ -158,6 +178,70 @@ const variables = {
     fallback: '',
     scope: 'all',
     description: 'Comma-separated `name=address` pairs (`*.shop.test=127.0.0.1`) resolving names without DNS.',
+  },
+  FETCH_CONNECT_TIMEOUT_MS: {
+    parse: integer(100, 120_000),
+    fallback: '10000',
+    scope: 'all',
+    description: 'Plain fetches: longest wait for a TCP/TLS connection to the target (or its proxy).',
+  },
+  FETCH_HEADERS_TIMEOUT_MS: {
+    parse: integer(100, 300_000),
+    fallback: '30000',
+    scope: 'all',
+    description: 'Plain fetches: longest wait for the response headers once the request is sent.',
+  },
+  FETCH_BODY_TIMEOUT_MS: {
+    parse: integer(100, 300_000),
+    fallback: '30000',
+    scope: 'all',
+    description: 'Plain fetches: longest silence between two chunks of the response body.',
+  },
+  FETCH_TOTAL_TIMEOUT_MS: {
+    parse: integer(100, 600_000),
+    fallback: '60000',
+    scope: 'all',
+    description: 'Plain fetches: deadline for the whole fetch, redirects and proxy retries included (`CTX0002`).',
+  },
+  FETCH_MAX_BYTES: {
+    parse: byteSize,
+    fallback: '10mb',
+    scope: 'all',
+    description: 'Largest target response accepted, before and after decompression (`RESP005`).',
+  },
+  FETCH_MAX_REDIRECTS: {
+    parse: integer(0, 50),
+    fallback: '10',
+    scope: 'all',
+    description: 'Redirects followed per fetch; every hop passes the target check again.',
+  },
+  PROXIES: {
+    parse: proxyList,
+    fallback: '',
+    scope: 'all',
+    description:
+      'Plain proxy pool, comma-separated `[cc=]scheme://[user:pass@]host:port` (scheme `http`, `https` or `socks5`, ' +
+      '`cc` an optional two-letter country, commas in credentials as `%2C`). Empty: plain fetches go direct.',
+  },
+  PREMIUM_PROXIES: {
+    parse: proxyList,
+    fallback: '',
+    scope: 'all',
+    description:
+      'Residential pool for `premium_proxy`, same syntax as `PROXIES`: `us=http://u:p@host:8002,de=socks5://u:p@host:1080`. ' +
+      '`proxy_country` picks the entries tagged with that country.',
+  },
+  PROXY_REST_MS: {
+    parse: integer(0, 3_600_000),
+    fallback: '30000',
+    scope: 'all',
+    description: 'How long a proxy that failed (refused, timed out, rejected the tunnel) is left out of the rotation.',
+  },
+  PROXY_ATTEMPTS: {
+    parse: integer(1, 10),
+    fallback: '3',
+    scope: 'all',
+    description: 'Proxies tried for one fetch before it fails when proxies keep failing.',
   },
   LOG_LEVEL: {
     parse: oneOf('debug', 'info', 'warn', 'error'),

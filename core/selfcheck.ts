@@ -17,11 +17,12 @@ export interface SelfCheckRecord {
 export async function runSelfCheck(
   deps: { client: Client; db: Db; taskQueue: string },
   timeoutMs: number,
-): Promise<{ token: string; worker: string }> {
+): Promise<{ workflowId: string; worker: string }> {
   const token = randomUUID();
+  const workflowId = `selfcheck-${token}`;
   const result = await deps.client.workflow.execute('selfCheckWorkflow', {
     taskQueue: deps.taskQueue,
-    workflowId: `selfcheck-${token}`,
+    workflowId,
     args: [{ token }],
     workflowExecutionTimeout: `${timeoutMs}ms`,
   });
@@ -29,5 +30,5 @@ export async function runSelfCheck(
   if (!record || record.worker !== (result as { worker: string }).worker) {
     throw new Error('the self-check record was not found in the database');
   }
-  return { token, worker: record.worker };
+  return { workflowId, worker: record.worker };
 }

@@ -67,7 +67,7 @@ async function main() {
       console.log('[fetchplane] linting');
       code = await run(bin('eslint'), ['.']);
       if (code !== 0) return code;
-      return run(bin('mocha'), args);
+      return run(bin('mocha'), args.length > 0 ? args : ['test/**/*.test.ts']);
     }
     default:
       console.error(`usage: node scripts/bootstrap.js start|test|admin [args]`);

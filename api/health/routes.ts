@@ -14,6 +14,8 @@ async function check(run: () => Promise<unknown>): Promise<CheckResult> {
   }
 }
 
+const SELF_CHECK_TIMEOUT_MS = 15_000;
+
 export function healthRoutes(deps: ApiDeps): Route[] {
   return [
     {
@@ -47,13 +49,14 @@ export function healthRoutes(deps: ApiDeps): Route[] {
           check(() => deps.temporal.ping()),
         ]);
         const checks: Record<string, CheckResult> = { database, temporal };
+        let selfCheck: { workflowId: string; worker: string } | undefined;
         if (query.deep === true && database === 'ok' && temporal === 'ok') {
-          checks.worker = await check(() =>
-            runSelfCheck(
+          checks.worker = await check(async () => {
+            selfCheck = await runSelfCheck(
               { client: deps.temporal.client, db: deps.db.db, taskQueue: deps.config.temporalTaskQueue },
-              15_000,
-            ),
-          );
+              SELF_CHECK_TIMEOUT_MS,
+            );
+          });
         }
         const failing = Object.entries(checks).filter(([, result]) => result !== 'ok');
         if (failing.length > 0) {
@@ -62,7 +65,11 @@ export function healthRoutes(deps: ApiDeps): Route[] {
             headers: { 'Retry-After': '5' },
           });
         }
-        ctx.body = { status: 'ready', checks };
+        ctx.body = {
+          status: 'ready',
+          checks,
+          ...(selfCheck ? { self_check: { workflow_id: selfCheck.workflowId, worker: selfCheck.worker } } : {}),
+        };
       },
     },
   ];

@@ -7,13 +7,28 @@ import type { Middleware } from 'koa';
 import { newRequestId } from '../../core/ids';
 import { isApiError, problem, type ApiError } from '../../core/errors';
 import type { Logger } from '../../core/log';
+import type { Counter, Histogram, Registry } from '../../core/metrics';
 import type { AppContext, RequestState } from './context';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 const incomingId = /^[\w.:-]{1,128}$/;
 
-export function problemMiddleware(options: { log: Logger; docsUrl: string }): Middleware<RequestState> {
+export interface HttpMetrics {
+  requests: Counter;
+  duration: Histogram;
+}
+
+export function httpMetrics(registry: Registry): HttpMetrics {
+  return {
+    requests: registry.counter('http_requests_total', 'HTTP requests answered, by method, route and status.'),
+    duration: registry.histogram('http_request_duration_seconds', 'Time to answer HTTP requests.', [
+      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180,
+    ]),
+  };
+}
+
+export function problemMiddleware(options: { log: Logger; docsUrl: string; metrics: HttpMetrics }): Middleware<RequestState> {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
@@ -29,12 +44,12 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string }): Mi
     } catch (error) {
       renderProblem(ctx, toApiError(ctx, error), options.docsUrl);
     } finally {
-      ctx.state.log.info('request', {
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      });
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // The route pattern, not the path: ids in paths would make a series per resource.
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      options.metrics.requests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      options.metrics.duration.observe({ method: ctx.method, route }, durationMs / 1000);
+      ctx.state.log.info('request', { method: ctx.method, path: ctx.path, status: ctx.status, duration_ms: durationMs });
     }
   };
 }
@@ -54,18 +69,23 @@ function toApiError(ctx: AppContext, error: unknown): ApiError {
   return problem('internal_error', `An unexpected error occurred; quote urn:service:request:${ctx.state.requestId} when reporting it.`);
 }
 
-export function renderProblem(ctx: AppContext, error: ApiError, docsUrl: string): void {
-  ctx.status = error.status;
-  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-  ctx.body = JSON.stringify({
+/** The RFC 9457 document of an error, as every surface renders it. */
+export function problemDocument(error: ApiError, requestId: string, docsUrl: string): string {
+  return JSON.stringify({
     type: `${docsUrl}/api-error-codes#${error.code}`,
     title: error.title,
     status: error.status,
     detail: error.detail,
-    instance: `urn:service:request:${ctx.state.requestId}`,
+    instance: `urn:service:request:${requestId}`,
     code: error.code,
     ...error.members,
   });
+}
+
+export function renderProblem(ctx: AppContext, error: ApiError, docsUrl: string): void {
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.body = problemDocument(error, ctx.state.requestId, docsUrl);
   // Set after the body: clients compare the media type exactly, without a charset parameter.
   ctx.set('Content-Type', PROBLEM_CONTENT_TYPE);
 }

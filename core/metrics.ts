@@ -1,0 +1,94 @@
+/**
+ * A small Prometheus text-format registry: counters and histograms with labels, rendered at
+ * `/metrics`. Labels are kept low-cardinality by the callers (route patterns, not paths).
+ */
+type Labels = Record<string, string>;
+
+const key = (labels: Labels): string =>
+  Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .join(',');
+
+interface Metric {
+  render(): string[];
+}
+
+export class Counter implements Metric {
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const id = key(labels);
+    this.values.set(id, (this.values.get(id) ?? 0) + by);
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [id, value] of this.values) lines.push(`${this.name}${id ? `{${id}}` : ''} ${value}`);
+    return lines;
+  }
+}
+
+export class Histogram implements Metric {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[],
+  ) {}
+
+  observe(labels: Labels, value: number): void {
+    const id = key(labels);
+    let entry = this.series.get(id);
+    if (!entry) {
+      entry = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(id, entry);
+    }
+    this.buckets.forEach((bound, index) => {
+      if (value <= bound) entry.counts[index] = (entry.counts[index] ?? 0) + 1;
+    });
+    entry.sum += value;
+    entry.count += 1;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [id, entry] of this.series) {
+      const prefix = id ? `${id},` : '';
+      this.buckets.forEach((bound, index) => lines.push(`${this.name}_bucket{${prefix}le="${bound}"} ${entry.counts[index] ?? 0}`));
+      lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${entry.count}`);
+      lines.push(`${this.name}_sum${id ? `{${id}}` : ''} ${entry.sum}`);
+      lines.push(`${this.name}_count${id ? `{${id}}` : ''} ${entry.count}`);
+    }
+    return lines;
+  }
+}
+
+export class Registry {
+  private readonly metrics: Metric[] = [];
+
+  counter(name: string, help: string): Counter {
+    const metric = new Counter(name, help);
+    this.metrics.push(metric);
+    return metric;
+  }
+
+  histogram(name: string, help: string, buckets: number[]): Histogram {
+    const metric = new Histogram(name, help, buckets);
+    this.metrics.push(metric);
+    return metric;
+  }
+
+  render(): string {
+    const memory = process.memoryUsage();
+    const lines = this.metrics.flatMap((metric) => metric.render());
+    lines.push('# TYPE process_resident_memory_bytes gauge', `process_resident_memory_bytes ${memory.rss}`);
+    lines.push('# TYPE nodejs_heap_used_bytes gauge', `nodejs_heap_used_bytes ${memory.heapUsed}`);
+    lines.push('# TYPE process_uptime_seconds gauge', `process_uptime_seconds ${process.uptime()}`);
+    return lines.join('\n') + '\n';
+  }
+}

