@@ -1,0 +1,132 @@
+/**
+ * What goes into the plain fetch engine and what comes out. Failures are values with a string `kind`;
+ * `ENGINE_ERRORS` says, per kind, which Fetch error code the API answers with and whose fault it is,
+ * so callers (the Fetch route, crawl and batch activities, escalation) branch on data, not on classes.
+ */
+import type { ErrorCode } from '../core/errors';
+
+export type EngineMethod = 'GET' | 'POST' | 'PUT';
+
+export interface EngineTimeouts {
+  /** Longest wait for the response headers of one hop. */
+  headersMs: number;
+  /** Longest silence between two body chunks. */
+  bodyMs: number;
+  /** Deadline of the whole fetch: every hop, every proxy attempt. */
+  totalMs: number;
+}
+
+export interface EngineRequest {
+  url: string;
+  method?: EngineMethod;
+  /**
+   * Headers to send to the target on top of the browser-like defaults (a caller's value replaces the
+   * default of the same name). Hop-by-hop and proxy headers are dropped; Accept-Encoding stays ours.
+   */
+  headers?: ReadonlyArray<readonly [string, string]>;
+  /** Sent with POST and PUT only, as is; give its Content-Type in `headers`. */
+  body?: Buffer;
+  /** Route through the premium (residential) pool. */
+  premiumProxy?: boolean;
+  /** Two-letter country, any case; picks premium proxies tagged with it (ignored without `premiumProxy`). */
+  proxyCountry?: string;
+  /** Pins one proxy of the pool for 10 minutes to requests with the same id (and pool and country). */
+  sessionId?: string | number;
+  timeouts?: Partial<EngineTimeouts>;
+  /** Lower cap than `FETCH_MAX_BYTES` for this request (a plan limit); never raises it. */
+  maxBytes?: number;
+}
+
+export interface EngineProxyInfo {
+  /** Stable id within the process (`plain-1`, `premium-2`); never carries credentials. */
+  id: string;
+  country?: string;
+}
+
+export interface EngineSuccess {
+  ok: true;
+  /** The final response's status; any status, 4xx and 5xx included, is a success of the transport. */
+  status: number;
+  /** The final response's headers as received (names lower-cased, repeated headers kept as separate pairs). */
+  headers: Array<[string, string]>;
+  /** The body with its Content-Encoding undone; charset decoding is left to the caller. */
+  body: Buffer;
+  /** The Content-Type header value, if any (for the caller's charset and format decisions). */
+  contentType?: string;
+  finalUrl: string;
+  /** URLs that answered with a redirect, in order; empty when the first URL answered. */
+  redirects: string[];
+  proxy?: EngineProxyInfo;
+}
+
+export type EngineErrorKind =
+  | 'invalid_request'
+  | 'target_forbidden'
+  | 'dns_failed'
+  | 'connect_failed'
+  | 'tls_failed'
+  | 'timeout'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'protocol_error'
+  | 'proxy_failed'
+  | 'proxy_unavailable'
+  | 'aborted'
+  | 'internal';
+
+export interface EngineError {
+  kind: EngineErrorKind;
+  /** One sentence for logs and for the problem document's `detail`; no credentials, no internals. */
+  detail: string;
+  /** The URL of the hop that failed. */
+  url?: string;
+  proxy?: EngineProxyInfo;
+}
+
+export interface EngineFailure {
+  ok: false;
+  error: EngineError;
+}
+
+export type EngineResult = EngineSuccess | EngineFailure;
+
+/**
+ * Whose fault a failure is: `caller` (the request asked for something refused), `target` (the site
+ * did not answer usefully: another configuration may work) or `service` (ours: proxies, bugs).
+ */
+export type Blame = 'caller' | 'target' | 'service';
+
+export interface ErrorKindInfo {
+  code: ErrorCode;
+  blame: Blame;
+  /** Whether the same request may succeed if tried again later or under another configuration. */
+  retryable: boolean;
+}
+
+export const ENGINE_ERRORS: Readonly<Record<EngineErrorKind, ErrorKindInfo>> = {
+  invalid_request: { code: 'REQS004', blame: 'caller', retryable: false },
+  target_forbidden: { code: 'REQS001', blame: 'caller', retryable: false },
+  dns_failed: { code: 'RESP007', blame: 'target', retryable: false },
+  connect_failed: { code: 'RESP001', blame: 'target', retryable: true },
+  tls_failed: { code: 'RESP001', blame: 'target', retryable: false },
+  timeout: { code: 'CTX0002', blame: 'target', retryable: true },
+  too_large: { code: 'RESP005', blame: 'target', retryable: false },
+  too_many_redirects: { code: 'RESP001', blame: 'target', retryable: false },
+  protocol_error: { code: 'RESP001', blame: 'target', retryable: true },
+  proxy_failed: { code: 'RESP001', blame: 'service', retryable: true },
+  proxy_unavailable: { code: 'RESP001', blame: 'service', retryable: false },
+  aborted: { code: 'CTX0002', blame: 'caller', retryable: true },
+  internal: { code: 'internal_error', blame: 'service', retryable: true },
+};
+
+/** The Fetch error code (core/errors.ts) the API answers an engine failure with. */
+export const errorCodeFor = (kind: EngineErrorKind): ErrorCode => ENGINE_ERRORS[kind].code;
+
+export const blameFor = (kind: EngineErrorKind): Blame => ENGINE_ERRORS[kind].blame;
+
+export const isTargetFault = (error: EngineError): boolean => ENGINE_ERRORS[error.kind].blame === 'target';
+
+export const engineError = (kind: EngineErrorKind, detail: string, extra: Omit<EngineError, 'kind' | 'detail'> = {}): EngineFailure => ({
+  ok: false,
+  error: { kind, detail, ...extra },
+});
