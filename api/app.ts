@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
+import { accountRoutes, appRoutes } from './accounts/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { healthRoutes } from './health/routes';
@@ -13,6 +14,9 @@ export function allRoutes(deps: ApiDeps): Route[] {
   const routes: Route[] = [];
   routes.push(
     ...healthRoutes(deps),
+    ...accountRoutes(deps),
+    // With APP_PORT the account surfaces move to their own listener (createAccountApp).
+    ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
     ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),
   );
   return routes;
@@ -50,4 +54,9 @@ export function createApp(deps: ApiDeps, routes: Route[] = allRoutes(deps)): Koa
     }),
   );
   return app;
+}
+
+/** The {app_url} listener used when APP_PORT is set: agent signup, agent account, claim page. */
+export function createAccountApp(deps: ApiDeps): Koa<RequestState> {
+  return createApp(deps, [...healthRoutes(deps), ...appRoutes(deps)]);
 }

@@ -1,3 +1,4 @@
+import type { Accounts } from '../core/accounts';
 import type { Config } from '../core/config';
 import type { Database } from '../core/db';
 import type { Logger } from '../core/log';
@@ -9,4 +10,6 @@ export interface ApiDeps {
   log: Logger;
   db: Database;
   temporal: TemporalHandle;
+  /** Accounts, keys, plans, charging and concurrency slots (its clock is injectable for tests). */
+  accounts: Accounts;
 }

@@ -1,11 +1,12 @@
 /** The API process: Koa on PORT, started by the launcher locally or by the container in production. */
 import http from 'node:http';
+import { createAccounts } from '../core/accounts';
 import { config as loadConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
-import { createApp } from './app';
+import { createAccountApp, createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 
 async function main(): Promise<void> {
@@ -13,7 +14,10 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, { component: 'api' });
   const db = await retryUntil('database', log, () => openDatabase(config, log));
   const temporal = connectTemporal(config);
-  const app = createApp({ config, log, db, temporal });
+  const accounts = createAccounts({ db: db.db, config, log });
+  accounts.start();
+  const deps = { config, log, db, temporal, accounts };
+  const app = createApp(deps);
 
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -23,14 +27,31 @@ async function main(): Promise<void> {
     server.listen(config.port, config.host, resolve);
   });
   log.info('api listening', { host: config.host, port: config.port, url: config.publicUrl });
+  // APP_PORT: the account surfaces (agent signup, claim page) on their own listener, as {app_url}.
+  const appServer = config.appPort === undefined ? undefined : http.createServer(createAccountApp(deps).callback());
+  if (appServer) {
+    answerClientErrors(appServer, config.docsUrl);
+    await new Promise<void>((resolve, reject) => {
+      appServer.once('error', reject);
+      appServer.listen(config.appPort, config.host, resolve);
+    });
+    log.info('account surfaces listening', { host: config.host, port: config.appPort });
+  }
   announceReady({ port: config.port });
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // Stop accepting, let in-flight requests finish, then close the clients they used.
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+    await Promise.all(
+      [server, appServer].map(
+        (listener) =>
+          listener &&
+          new Promise<void>((resolve) => {
+            listener.close(() => resolve());
+            listener.closeIdleConnections();
+          }),
+      ),
+    );
+    await accounts.stop();
     await temporal.close();
     await db.close();
   });

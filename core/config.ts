@@ -120,6 +120,18 @@ const proxyList: Parser<ProxyEntry[]> = (raw) =>
     return { url: url.href.replace(/\/$/, ''), ...(match[1] ? { country: match[1].toLowerCase() } : {}) };
   });
 
+/** `name:credits:concurrency[:price[:active_jobs[:preparation_slots]]]` items, comma-separated. */
+const planList: Parser<Array<{ name: string; credits: number; concurrency: number; price?: number; activeJobs?: number; preparationSlots?: number }>> = (raw) =>
+  list(raw).map((item) => {
+    const [name, ...numbers] = item.split(':').map((part) => part.trim());
+    if (!name || !/^[a-z][\w-]{0,39}$/.test(name) || numbers.length < 2 || numbers.length > 5 || numbers.some((n) => !/^\d{1,12}$/.test(n))) {
+      return fail(`expected name:credits:concurrency[:price[:active_jobs[:preparation_slots]]], got "${item}"`);
+    }
+    const [credits, concurrency, price, activeJobs, preparationSlots] = numbers.map(Number) as [number, number, ...Array<number | undefined>];
+    if (concurrency < 1) return fail(`plan ${name}: concurrency must be at least 1`);
+    return { name, credits, concurrency, price, activeJobs, preparationSlots };
+  });
+
 const variables = {
   PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
   HOST: {
@@ -132,6 +144,83 @@ const variables = {
     parse: port,
     scope: 'api',
     description: 'When set, the account surfaces (agent signup, claim page) get their own listener on this port.',
+  },
+  FREE_PLAN_CREDITS: {
+    parse: integer(0, 1_000_000_000),
+    fallback: '5000',
+    scope: 'all',
+    description: 'Credits per UTC calendar month on the free plan (agent signups start on it).',
+  },
+  FREE_PLAN_CONCURRENCY: {
+    parse: integer(1, 10_000),
+    fallback: '5',
+    scope: 'all',
+    description: 'Concurrency slots (simultaneous Fetch requests) of the free plan.',
+  },
+  PLANS: {
+    parse: planList,
+    fallback: 'developer:250000:20:69,business:3000000:100:299',
+    scope: 'all',
+    description: 'Paid plans an operator can assign: `name:credits:concurrency[:price[:active_jobs[:preparation_slots]]]`, comma-separated.',
+  },
+  ACTIVE_JOBS_LIMIT: {
+    parse: integer(1, 10_000),
+    fallback: '3',
+    scope: 'all',
+    description: 'Active Crawl and Batch jobs per account, shared by both surfaces (plans may override).',
+  },
+  PREPARATION_SLOTS: {
+    parse: integer(0, 100_000),
+    fallback: '10',
+    scope: 'all',
+    description: 'Extract domain preparations per account and UTC month (plans may override).',
+  },
+  KEY_CACHE_TTL_MS: {
+    parse: integer(0, 600_000),
+    fallback: '5000',
+    scope: 'api',
+    description: 'How long an API process trusts a cached key look-up; a key revoked elsewhere works at most this long here.',
+  },
+  SLOT_LEASE_MS: {
+    parse: integer(1_000, 3_600_000),
+    fallback: '30000',
+    scope: 'all',
+    description: 'Lifetime of a concurrency-slot lease; the holder renews it every third of this, so a dead process frees its slots after it.',
+  },
+  CREDIT_HOLD_MS: {
+    parse: integer(10_000, 86_400_000),
+    fallback: '900000',
+    scope: 'all',
+    description: 'How long reserved credits stay held when their holder never settles nor releases them (a crashed process).',
+  },
+  AGENT_SIGNUP: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'api',
+    description: 'Serve `POST /api/agent/signup` (accounts created without a human).',
+  },
+  SIGNUP_RATE_LIMIT: {
+    parse: integer(0, 100_000),
+    fallback: '10',
+    scope: 'api',
+    description: 'Agent signups allowed per client network (IPv4 /24, IPv6 /64) per window.',
+  },
+  SIGNUP_RATE_WINDOW_MS: {
+    parse: integer(1_000, 2_592_000_000),
+    fallback: '3600000',
+    scope: 'api',
+    description: 'Length of the agent signup rate-limit window.',
+  },
+  TRUST_PROXY: {
+    parse: boolean,
+    fallback: 'false',
+    scope: 'api',
+    description: 'Take the client address from `X-Forwarded-For` (behind a load balancer) for per-network limits.',
+  },
+  APP_URL: {
+    parse: httpUrl,
+    scope: 'api',
+    description: 'Base URL of the account surfaces used in claim links; defaults to `http://localhost:$APP_PORT` with APP_PORT, else `$PUBLIC_URL`.',
   },
   PUBLIC_URL: {
     parse: httpUrl,
@@ -265,6 +354,48 @@ const variables = {
     parse: text,
     scope: 'all',
     description: 'Chromium executable; unset: `chromium` or `chromium-browser` found on PATH.',
+  },
+  BROWSER_MAX_PAGES: {
+    parse: integer(1, 64),
+    fallback: '4',
+    scope: 'all',
+    description: 'Browser pool: pages rendering at once in this process; further renders wait for a slot.',
+  },
+  BROWSER_RETIRE_AFTER_PAGES: {
+    parse: integer(1, 100_000),
+    fallback: '200',
+    scope: 'all',
+    description: 'Browser pool: a Chromium is replaced by a fresh one after serving this many pages.',
+  },
+  RENDER_TIMEOUT_MS: {
+    parse: integer(1_000, 600_000),
+    fallback: '60000',
+    scope: 'all',
+    description: 'Deadline of one browser render: slot wait, navigation, waits, instructions and capture (`CTX0002`).',
+  },
+  JS_INSTRUCTIONS_BUDGET_MS: {
+    parse: integer(100, 300_000),
+    fallback: '20000',
+    scope: 'all',
+    description: 'Time all `js_instructions` of one request may take together; the rest are reported as skipped.',
+  },
+  XHR_BODY_LIMIT: {
+    parse: byteSize,
+    fallback: '256kb',
+    scope: 'all',
+    description: 'Largest body kept per captured XHR/fetch call in `json_response` (longer bodies are cut and flagged).',
+  },
+  SCREENSHOT_MAX_HEIGHT: {
+    parse: integer(100, 32_000),
+    fallback: '10000',
+    scope: 'all',
+    description: 'Full-page and element screenshots are cut to this many CSS pixels of height.',
+  },
+  AUTO_MODE_MEMORY_MINUTES: {
+    parse: integer(1, 525_600),
+    fallback: '1440',
+    scope: 'all',
+    description: '`mode=auto`: how long the configuration that last worked for a domain is remembered.',
   },
   STACK_DIR: {
     parse: directory,

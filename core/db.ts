@@ -5,12 +5,14 @@
  * Collections declare their indexes in `INDEXES`; `openDatabase` creates them at start-up.
  */
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
+import { ACCOUNT_INDEXES } from './accounts/indexes';
 import type { Config } from './config';
 import type { Logger } from './log';
 
 /** Indexes per collection, owned by the modules that use them and listed here so start-up creates them. */
 export const INDEXES: Record<string, IndexDescription[]> = {
   self_checks: [{ key: { created_at: 1 }, name: 'created_at' }],
+  ...ACCOUNT_INDEXES,
 };
 
 export interface Database {
@@ -47,7 +49,9 @@ export async function openDatabase(
 async function ensureIndexes(db: Db, log: Logger): Promise<void> {
   for (const [collection, indexes] of Object.entries(INDEXES)) {
     if (indexes.length === 0) continue;
-    await db.collection(collection).createIndexes(indexes);
+    // One index per call: FerretDB 1.24 drops the connection (a server-side panic) when one
+    // createIndexes call lists several indexes that already exist, as on every start after the first.
+    for (const index of indexes) await db.collection(collection).createIndexes([index]);
     log.debug('indexes ready', { collection, count: indexes.length });
   }
 }

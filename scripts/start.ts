@@ -31,6 +31,9 @@ async function main(): Promise<number> {
   say(`API:             ${config.publicUrl}  (health: ${config.publicUrl}/readyz)`);
   if (stack.urls.temporalUi) say(`Temporal Web UI: ${stack.urls.temporalUi}`);
   say(`Data folder:     ${config.dataDir}  (logs in ${config.dataDir}/logs)`);
+  const appUrl = config.appUrl ?? (config.appPort ? `http://localhost:${config.appPort}` : config.publicUrl);
+  say('First API key:   npm run admin -- create-account   (prints an account and its key; --help lists more)');
+  if (config.agentSignup) say(`                 or: curl -X POST -H 'Content-Type: application/json' -d '{}' ${appUrl}/api/agent/signup`);
   say('Press Ctrl-C to stop.');
   await new Promise(() => undefined);
   return 0;

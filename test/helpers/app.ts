@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
+import { createAccounts } from '../../core/accounts';
 import { loadConfig, type Config } from '../../core/config';
 import { openDatabase } from '../../core/db';
 import { createLogger } from '../../core/log';
@@ -31,7 +32,8 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
   const log = createLogger('error', {}, () => undefined);
   const db = await openDatabase(config, log);
   const temporal = connectTemporal(config);
-  const deps: ApiDeps = { config, log, db, temporal };
+  const accounts = createAccounts({ db: db.db, config, log });
+  const deps: ApiDeps = { config, log, db, temporal, accounts };
   const app = createApp(deps, routes?.(deps));
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -42,6 +44,7 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await accounts.slots.abandon();
       await temporal.close();
       await db.close();
     },

@@ -1,0 +1,50 @@
+/**
+ * Helpers the Fetch route wraps its work in: a concurrency slot for the request's duration, with the
+ * `Concurrency-Limit` / `Concurrency-Remaining` headers clients read, and the cost headers.
+ */
+import type { Accounts, Principal } from '../../core/accounts';
+import { problem } from '../../core/errors';
+import type { AppContext } from '../http/context';
+
+/**
+ * Runs `work` holding one of the account's concurrency slots. All in use: 429 AUTH008. The slot is
+ * freed when `work` ends (however it ends) and as soon as the client disconnects, which also aborts
+ * `signal` so the work can stop early.
+ */
+export async function withSlot<T>(
+  ctx: AppContext,
+  accounts: Pick<Accounts, 'slots'>,
+  principal: Principal,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const limit = principal.plan.concurrency;
+  const grant = await accounts.slots.acquire(principal.accountId, limit);
+  if (!grant.ok) {
+    throw problem('AUTH008', `All ${limit} concurrency slots of the plan are in use; retry when a request finishes.`, {
+      headers: { 'Concurrency-Limit': String(limit), 'Concurrency-Remaining': '0', 'Retry-After': '1' },
+    });
+  }
+  ctx.set('Concurrency-Limit', String(limit));
+  ctx.set('Concurrency-Remaining', String(Math.max(0, limit - grant.inUse)));
+  const controller = new AbortController();
+  const { res } = ctx;
+  const onClose = () => {
+    if (res.writableFinished) return;
+    controller.abort(new Error('the client disconnected'));
+    void grant.lease.release();
+  };
+  res.once('close', onClose);
+  if (res.destroyed) onClose();
+  try {
+    return await work(controller.signal);
+  } finally {
+    res.off('close', onClose);
+    await grant.lease.release();
+  }
+}
+
+/** `X-Request-Cost` and `X-Request-Credits`: the credits charged for this request. */
+export function setCostHeaders(ctx: AppContext, credits: number): void {
+  ctx.set('X-Request-Cost', String(credits));
+  ctx.set('X-Request-Credits', String(credits));
+}

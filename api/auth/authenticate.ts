@@ -1,0 +1,130 @@
+/**
+ * The one authentication middleware. Each surface declares only its rule: where the key may be sent
+ * and how failures read. A route adds `before: [authenticate(deps, 'crawl')]` and its handler reads
+ * `principalOf(ctx)`.
+ *
+ * | surface           | key in                          | failures (401)                      |
+ * |-------------------|---------------------------------|-------------------------------------|
+ * | fetch             | `apikey` query                  | AUTH001 / AUTH002 / AUTH003         |
+ * | extract           | `apikey` query or `X-API-Key`   | AUTH001 / AUTH002 / AUTH003         |
+ * | prepared-domains  | `apikey` query or `X-API-Key`   | unauthenticated                     |
+ * | crawl             | `X-API-Key` or `apikey` query   | AUTH001 / AUTH002 / AUTH003         |
+ * | batch             | `X-API-Key` only; a key in the URL is refused | unauthenticated       |
+ * | usage             | `X-API-Key`                     | AUTH001 / AUTH002 / AUTH003         |
+ * | agent             | `X-API-Key`                     | unauthenticated                     |
+ *
+ * Keys never reach a log: the access log records the path without its query, and no detail echoes
+ * what was sent.
+ */
+import type { Middleware } from 'koa';
+import type { Accounts, Principal } from '../../core/accounts';
+import { isWellFormedKey } from '../../core/accounts/keys';
+import { problem, type ApiError } from '../../core/errors';
+import type { AppContext, RequestState } from '../http/context';
+import type { JsonSchema } from '../http/routes';
+
+export type Surface = 'fetch' | 'extract' | 'prepared-domains' | 'crawl' | 'batch' | 'usage' | 'agent';
+
+interface KeyRule {
+  query: boolean;
+  header: boolean;
+  /** A key-like query parameter is an error, not merely ignored. */
+  refuseInUrl?: boolean;
+  failures: 'codes' | 'unauthenticated';
+}
+
+export const KEY_RULES: Readonly<Record<Surface, KeyRule>> = {
+  fetch: { query: true, header: false, failures: 'codes' },
+  extract: { query: true, header: true, failures: 'codes' },
+  'prepared-domains': { query: true, header: true, failures: 'unauthenticated' },
+  crawl: { query: true, header: true, failures: 'codes' },
+  batch: { query: false, header: true, refuseInUrl: true, failures: 'unauthenticated' },
+  usage: { query: false, header: true, failures: 'codes' },
+  agent: { query: false, header: true, failures: 'unauthenticated' },
+};
+
+/** Security scheme names of a surface, for `Route.security` (the OpenAPI document). */
+export function securityOf(surface: Surface): string[] {
+  const rule = KEY_RULES[surface];
+  return [...(rule.query ? ['apiKeyQuery'] : []), ...(rule.header ? ['apiKeyHeader'] : [])];
+}
+
+/** The `apikey` query parameter, for the query schemas of surfaces that accept it there. */
+export const API_KEY_QUERY_PROPERTY: JsonSchema = {
+  type: 'string',
+  description: 'Your API key (40 hexadecimal characters).',
+};
+
+const KEY_IN_URL = /^(x[-_]?)?api[-_]?key$/i;
+
+type Failure = 'missing' | 'malformed' | 'not_found' | 'revoked' | 'account_deleted' | 'in_url';
+
+function where(rule: KeyRule): string {
+  if (rule.query && rule.header) return 'in the X-API-Key header or the apikey query parameter';
+  return rule.query ? 'in the apikey query parameter' : 'in the X-API-Key header';
+}
+
+function failure(rule: KeyRule, reason: Failure): ApiError {
+  const detail = {
+    missing: `An API key is required: send it ${where(rule)}.`,
+    malformed: 'The API key is malformed: an API key is 40 hexadecimal characters, sent once.',
+    not_found: 'The API key is not valid: no such key.',
+    revoked: 'The API key is not valid: it was revoked.',
+    account_deleted: 'The API key is not valid: its account was deleted.',
+    in_url: 'API keys are accepted only in the X-API-Key header, never in the URL; this request was refused. Consider the key exposed and replace it.',
+  }[reason];
+  if (rule.failures === 'unauthenticated') return problem('unauthenticated', detail);
+  const code = reason === 'missing' ? 'AUTH001' : reason === 'malformed' ? 'AUTH002' : 'AUTH003';
+  return problem(code, detail);
+}
+
+/** Where the request put its key, or why it cannot be used. */
+function presentedKey(ctx: AppContext, rule: KeyRule): { key: string } | { failure: Failure } {
+  if (rule.refuseInUrl && Object.keys(ctx.query).some((name) => KEY_IN_URL.test(name))) return { failure: 'in_url' };
+  const given: string[] = [];
+  if (rule.header) {
+    const header = ctx.req.headers['x-api-key'];
+    if (Array.isArray(header)) return { failure: 'malformed' };
+    if (header !== undefined && header !== '') given.push(header);
+  }
+  if (rule.query) {
+    const query = ctx.query.apikey;
+    if (Array.isArray(query)) return { failure: 'malformed' };
+    if (query !== undefined && query !== '') given.push(query);
+  }
+  const [first] = given;
+  if (first === undefined) return { failure: 'missing' };
+  if (given.some((key) => key.toLowerCase() !== first.toLowerCase())) return { failure: 'malformed' };
+  return isWellFormedKey(first) ? { key: first } : { failure: 'malformed' };
+}
+
+interface AuthState extends RequestState {
+  principal?: Principal;
+}
+
+export function authenticate(deps: { accounts: Accounts }, surface: Surface): Middleware<RequestState> {
+  const rule = KEY_RULES[surface];
+  return async (ctx, next) => {
+    const presented = presentedKey(ctx, rule);
+    if ('failure' in presented) throw failure(rule, presented.failure);
+    const check = await deps.accounts.keys.check(presented.key);
+    if (!check.ok) throw failure(rule, check.reason);
+    (ctx.state as AuthState).principal = check.principal;
+    await next();
+  };
+}
+
+/** The principal `authenticate` established; a route without it is a programming error. */
+export function principalOf(ctx: AppContext): Principal {
+  const principal = (ctx.state as AuthState).principal;
+  if (!principal) throw new Error(`route ${ctx.method} ${ctx.path} reads a principal but does not authenticate`);
+  return principal;
+}
+
+/** Sets the principal without a key (the benchmark's unauthenticated baseline, tests). */
+export function assumePrincipal(principal: Principal): Middleware<RequestState> {
+  return async (ctx, next) => {
+    (ctx.state as AuthState).principal = principal;
+    await next();
+  };
+}

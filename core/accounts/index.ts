@@ -1,0 +1,87 @@
+/**
+ * Accounts, API keys, plans, usage and concurrency, as one service built once per process:
+ *
+ *   request ─> keys.check (cached) ─> Principal ─┬─> slots.acquire / release   (Fetch only)
+ *                                                └─> charging.reserve ─> work ─> settle | release
+ *
+ * Every collection here is written insert-first so that limits stay exact on FerretDB (see chain.ts,
+ * ledger.ts, slots.ts, store.ts, signups.ts for each one's rule).
+ */
+import type { Db } from 'mongodb';
+import type { Config } from '../config';
+import type { Logger } from '../log';
+import type { ChainDocument } from './chain';
+import { Charging } from './charging';
+import { systemClock, type Clock } from './clock';
+import { KeyCache } from './keys';
+import { Ledger, type LedgerState } from './ledger';
+import { PlanCatalogue, type PlanConfig } from './plans';
+import type { Principal } from './principal';
+import { Signups, type SignupDoc } from './signups';
+import { SlotPool, type LeaseDoc } from './slots';
+import { AccountsError, AccountStore } from './store';
+
+export type AccountsConfig = PlanConfig &
+  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'creditHoldMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
+
+export interface Accounts {
+  clock: Clock;
+  plans: PlanCatalogue;
+  store: AccountStore;
+  keys: KeyCache;
+  charging: Charging;
+  ledger: Ledger;
+  slots: SlotPool;
+  signups: Signups;
+  /** The principal of a stored account and key, for work that runs outside a request (activities). */
+  principalFor(accountId: string, keyId: string): Promise<Principal>;
+  /** Starts background work (slot lease renewal). */
+  start(): void;
+  /** Frees this process's slots and stops background work. */
+  stop(): Promise<void>;
+}
+
+export function createAccounts(options: { db: Db; config: AccountsConfig; log: Logger; clock?: Clock }): Accounts {
+  const { db, config, log } = options;
+  const clock = options.clock ?? systemClock;
+  const plans = new PlanCatalogue(config);
+  const store = new AccountStore(db, clock);
+  const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs);
+  const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock);
+  const charging = new Charging(ledger, clock, config.creditHoldMs);
+  const slots = new SlotPool(db.collection<LeaseDoc>('slot_leases'), clock, log.child({ module: 'slots' }), config.slotLeaseMs);
+  const signups = new Signups(db.collection<SignupDoc>('signups'), store, clock, config.signupRateLimit, config.signupRateWindowMs);
+  return {
+    clock,
+    plans,
+    store,
+    keys,
+    charging,
+    ledger,
+    slots,
+    signups,
+    async principalFor(accountId, keyId) {
+      const account = await store.liveAccount(accountId);
+      const key = await store.keyById(keyId);
+      if (key.account_id !== accountId) throw new AccountsError('key_not_found', `No API key ${keyId} on ${accountId}.`);
+      return {
+        accountId,
+        keyId,
+        plan: plans.resolve(account.plan, account.overrides ?? {}),
+        keyCap: key.credit_cap ?? null,
+        isAgent: account.is_agent,
+        claimed: Boolean(account.claimed_at),
+      };
+    },
+    start: () => slots.start(),
+    stop: () => slots.stop(),
+  };
+}
+
+export { ACCOUNT_INDEXES } from './indexes';
+export { ManualClock, systemClock, type Clock } from './clock';
+export { costOf, FETCH_CONFIGURATIONS, Hold, refusalError, type ChargeSurface } from './charging';
+export { periodBounds, periodOf, type Period } from './periods';
+export { FREE_PLAN, type Plan } from './plans';
+export type { Payer, Principal } from './principal';
+export { isAccountsError, MAX_KEYS_PER_ACCOUNT } from './store';

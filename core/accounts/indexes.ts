@@ -1,0 +1,18 @@
+import type { IndexDescription } from 'mongodb';
+
+/**
+ * Indexes of the account collections (spread into core/db.ts INDEXES). Look-ups that must be fast on
+ * FerretDB go by `_id`; these indexes enforce the uniqueness rules and serve MongoDB's queries.
+ */
+export const ACCOUNT_INDEXES: Record<string, IndexDescription[]> = {
+  api_keys: [
+    { key: { key_id: 1 }, name: 'key_id', unique: true },
+    { key: { slot: 1 }, name: 'slot', unique: true },
+    { key: { account_id: 1 }, name: 'account_id' },
+  ],
+  usage_ledger: [{ key: { chain: 1, seq: 1 }, name: 'chain_seq', unique: true }],
+  slot_leases: [
+    { key: { slot: 1 }, name: 'slot', unique: true },
+    { key: { account_id: 1 }, name: 'account_id' },
+  ],
+};

@@ -1,0 +1,75 @@
+/**
+ * Plans and their limits, from config: the free plan (FREE_PLAN_*) and the operator's paid plans
+ * (PLANS). An account names its plan and may carry operator overrides of credits and concurrency.
+ */
+import type { Config } from '../config';
+
+export interface Plan {
+  name: string;
+  /** Credits per UTC calendar month. */
+  credits: number;
+  /** Simultaneous Fetch requests. */
+  concurrency: number;
+  /** Active Crawl and Batch jobs, shared by both surfaces. */
+  activeJobs: number;
+  /** Extract domain preparations per UTC month. */
+  preparationSlots: number;
+  /** Monthly price in US dollars, shown by plan usage. */
+  price: number;
+}
+
+export interface PlanOverrides {
+  credits?: number;
+  concurrency?: number;
+}
+
+export type PlanConfig = Pick<
+  Config,
+  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots'
+>;
+
+export const FREE_PLAN = 'free';
+
+export class PlanCatalogue {
+  private readonly plans = new Map<string, Plan>();
+
+  constructor(config: PlanConfig) {
+    this.plans.set(FREE_PLAN, {
+      name: FREE_PLAN,
+      credits: config.freePlanCredits,
+      concurrency: config.freePlanConcurrency,
+      activeJobs: config.activeJobsLimit,
+      preparationSlots: config.preparationSlots,
+      price: 0,
+    });
+    for (const plan of config.plans) {
+      this.plans.set(plan.name, {
+        name: plan.name,
+        credits: plan.credits,
+        concurrency: plan.concurrency,
+        activeJobs: plan.activeJobs ?? config.activeJobsLimit,
+        preparationSlots: plan.preparationSlots ?? config.preparationSlots,
+        price: plan.price ?? 0,
+      });
+    }
+  }
+
+  has(name: string): boolean {
+    return this.plans.has(name);
+  }
+
+  names(): string[] {
+    return [...this.plans.keys()];
+  }
+
+  /** The account's effective limits; a plan removed from config falls back to the free plan. */
+  resolve(name: string, overrides: PlanOverrides = {}): Plan {
+    const plan = this.plans.get(name) ?? (this.plans.get(FREE_PLAN) as Plan);
+    return {
+      ...plan,
+      // Stored overrides may read null (unset), not only undefined.
+      ...(typeof overrides.credits === 'number' ? { credits: overrides.credits } : {}),
+      ...(typeof overrides.concurrency === 'number' ? { concurrency: overrides.concurrency } : {}),
+    };
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Accounts on the test stack's real database: an accounts service (optionally with a manual clock),
+ * an in-process app mounting test routes on an ephemeral port, and accounts with keys made to measure.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../api/app';
+import type { ApiDeps } from '../../api/deps';
+import type { Route } from '../../api/http/routes';
+import { createAccounts, type Accounts, type Clock, type Principal } from '../../core/accounts';
+import { loadConfig, type Config } from '../../core/config';
+import { openDatabase, type Database } from '../../core/db';
+import { createLogger, type LogSink } from '../../core/log';
+import { connectTemporal } from '../../core/temporal';
+import { testStack } from '../helpers/stack';
+
+/** The configuration the stack's API runs with (same database), plus overrides. */
+export function stackConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...testStack().component('api').spec.env, ...overrides });
+}
+
+export interface AccountsHandle {
+  accounts: Accounts;
+  db: Database;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** A separate accounts service with its own connection pool: what another API process would have. */
+export async function openAccounts(options: { clock?: Clock; env?: Record<string, string>; sink?: LogSink } = {}): Promise<AccountsHandle> {
+  const config = stackConfig(options.env);
+  const log = createLogger('debug', {}, options.sink ?? (() => undefined));
+  const db = await openDatabase(config, log);
+  const accounts = createAccounts({ db: db.db, config, log, clock: options.clock });
+  return {
+    accounts,
+    db,
+    config,
+    async close() {
+      accounts.slots.abandon();
+      await db.close();
+    },
+  };
+}
+
+export interface TestApp extends AccountsHandle {
+  url: string;
+  deps: ApiDeps;
+}
+
+/** `createApp(deps, routes)` served by `app.callback()` on an ephemeral loopback port. */
+export async function startApp(
+  routes: ((deps: ApiDeps) => Route[]) | undefined,
+  options: { clock?: Clock; env?: Record<string, string>; sink?: LogSink; app?: (deps: ApiDeps) => http.RequestListener } = {},
+): Promise<TestApp> {
+  const handle = await openAccounts(options);
+  const log = createLogger('debug', {}, options.sink ?? (() => undefined));
+  const temporal = connectTemporal(handle.config);
+  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts };
+  const listener = options.app ? options.app(deps) : createApp(deps, routes?.(deps)).callback();
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    ...handle,
+    url: `http://127.0.0.1:${port}`,
+    deps,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await temporal.close();
+      await handle.close();
+    },
+  };
+}
+
+export interface TestAccount {
+  accountId: string;
+  key: string;
+  keyId: string;
+  principal: Principal;
+}
+
+/** A new account with one key; `credits` / `concurrency` override the plan's limits. */
+export async function newAccount(
+  accounts: Accounts,
+  options: { plan?: string; credits?: number; concurrency?: number; keyCap?: number } = {},
+): Promise<TestAccount> {
+  const overrides = Object.fromEntries(
+    Object.entries({ credits: options.credits, concurrency: options.concurrency }).filter(([, value]) => value !== undefined),
+  );
+  const account = await accounts.store.createAccount({ plan: options.plan ?? 'free', overrides });
+  const { key, doc } = await accounts.store.createKey(account._id, { creditCap: options.keyCap ?? null });
+  return { accountId: account._id, key, keyId: doc.key_id, principal: await accounts.principalFor(account._id, doc.key_id) };
+}
+
+/** Reads a JSON or problem response. */
+export async function readJson(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/** A promise with its resolver, to hold work open from the outside. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
