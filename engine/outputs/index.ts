@@ -1,0 +1,14 @@
+/**
+ * Output conversions of the fetch engine: what a fetched page becomes for `response_type`,
+ * `css_extractor`, `outputs` and `autoparse`. All functions are pure: HTML (and the page's final URL
+ * for resolving links) in, string or JSON out.
+ */
+export { toMarkdown } from './markdown';
+export { toPlainText } from './plaintext';
+export { applyCssRules, cssExtract, parseCssExtractor, type CssExtractResult, type CssExtractValue, type CssExtractorFailure, type CssExtractorParse, type CssRule } from './css-extract';
+export { OUTPUT_KINDS, extractOutputs, isOutputKind, parseOutputKinds, type OutputKind, type OutputKindsParse, type OutputValues, type Outputs } from './extract';
+export type { Headings, Menu, MenuItem, Metadata } from './extract/structure';
+export type { TableOutput } from './extract/tables';
+export { AUTOPARSE_LINK_LIMIT, autoparse, type Autoparsed } from './autoparse';
+export type { MicrodataItem } from './autoparse/microdata';
+export { decodeHtml, detectCharset } from './decode';
