@@ -3,6 +3,7 @@ import type { Config } from '../core/config';
 import type { Database } from '../core/db';
 import type { Logger } from '../core/log';
 import type { TemporalHandle } from '../core/temporal';
+import type { FetchService } from '../engine/service';
 
 /** What the API's handlers receive; built once in `api/main.ts`, or by tests. */
 export interface ApiDeps {
@@ -12,4 +13,6 @@ export interface ApiDeps {
   temporal: TemporalHandle;
   /** Accounts, keys, plans, charging and concurrency slots (its clock is injectable for tests). */
   accounts: Accounts;
+  /** The fetch engine of this process: plain transport, browser pool, mode=auto memory. */
+  fetching: FetchService;
 }

@@ -6,6 +6,7 @@ import { openDatabase } from '../core/db';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
+import { createFetchService } from '../engine/service';
 import { createAccountApp, createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 
@@ -16,7 +17,8 @@ async function main(): Promise<void> {
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();
-  const deps = { config, log, db, temporal, accounts };
+  const fetching = createFetchService({ config, log, db: db.db });
+  const deps = { config, log, db, temporal, accounts, fetching };
   const app = createApp(deps);
 
   const server = http.createServer(app.callback());
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
       ),
     );
     await accounts.stop();
+    await fetching.close();
     await temporal.close();
     await db.close();
   });

@@ -25,6 +25,7 @@ import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { Stack } from '../scripts/stack/stack';
 import { freePort } from '../test/helpers/ports';
+import { createFetchService } from '../engine/service';
 
 const { values: options } = parseArgs({
   options: { concurrency: { type: 'string' }, 'round-ms': { type: 'string' }, rounds: { type: 'string' } },
@@ -93,7 +94,9 @@ async function main(): Promise<void> {
     const account = await accounts.store.createAccount({ plan: 'free' });
     const { key, doc } = await accounts.store.createKey(account._id);
     const principal = await accounts.principalFor(account._id, doc.key_id);
-    const deps: ApiDeps = { config, log, db, temporal, accounts };
+    const fetching = createFetchService({ config, log, db: db.db }); // unused by plan usage; never launches a browser
+    servers.push({ close: () => fetching.close() });
+    const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
     const variants = {
       'without authentication': { app: createApp(deps, planUsageRoutes(deps, { authentication: assumePrincipal(principal) })), headers: {} },
       'with authentication': { app: createApp(deps, planUsageRoutes(deps)), headers: { 'X-API-Key': key } },

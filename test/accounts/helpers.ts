@@ -13,6 +13,7 @@ import { openDatabase, type Database } from '../../core/db';
 import { createLogger, type LogSink } from '../../core/log';
 import { connectTemporal } from '../../core/temporal';
 import { testStack } from '../helpers/stack';
+import { createFetchService } from '../../engine/service';
 
 /** The configuration the stack's API runs with (same database), plus overrides. */
 export function stackConfig(overrides: Record<string, string> = {}): Config {
@@ -56,7 +57,8 @@ export async function startApp(
   const handle = await openAccounts(options);
   const log = createLogger('debug', {}, options.sink ?? (() => undefined));
   const temporal = connectTemporal(handle.config);
-  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts };
+  const fetching = createFetchService({ config: handle.config, log, db: handle.db.db });
+  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching };
   const listener = options.app ? options.app(deps) : createApp(deps, routes?.(deps)).callback();
   const server = http.createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -68,6 +70,7 @@ export async function startApp(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await fetching.close();
       await temporal.close();
       await handle.close();
     },

@@ -13,6 +13,7 @@ import { loadConfig, type Config } from '../../core/config';
 import { openDatabase } from '../../core/db';
 import { createLogger } from '../../core/log';
 import { connectTemporal } from '../../core/temporal';
+import { createFetchService } from '../../engine/service';
 import { testStack } from './stack';
 
 export interface TestApp {
@@ -33,7 +34,8 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
   const db = await openDatabase(config, log);
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
-  const deps: ApiDeps = { config, log, db, temporal, accounts };
+  const fetching = createFetchService({ config, log, db: db.db });
+  const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
   const app = createApp(deps, routes?.(deps));
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -45,6 +47,7 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await accounts.slots.abandon();
+      await fetching.close();
       await temporal.close();
       await db.close();
     },

@@ -1,0 +1,54 @@
+/**
+ * Headers across the Fetch proxy boundary: which of the caller's headers go to the target
+ * (`custom_headers`), and how the target's headers come back (`Z-` prefixed, never as ours).
+ */
+import type { AppContext } from '../http/context';
+
+/** The caller's headers that are about the call to this service, not about the target. */
+const OWN_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'accept-encoding',
+  'x-api-key',
+  'authorization',
+  'x-request-id',
+  'forwarded',
+  'via',
+  'proxy-authorization',
+  'proxy-connection',
+]);
+
+const isOwn = (name: string): boolean => OWN_HEADERS.has(name) || name.startsWith('x-forwarded-') || name.startsWith('x-real-ip');
+
+/**
+ * What goes to the target: with `custom_headers`, every caller header but ours; without it, only the
+ * body's Content-Type of a POST/PUT (a forwarded body is meaningless without it).
+ */
+export function forwardedHeaders(ctx: AppContext, customHeaders: boolean, hasBody: boolean): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  const raw = ctx.req.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = (raw[index] ?? '').toLowerCase();
+    const value = raw[index + 1] ?? '';
+    if (isOwn(name)) continue;
+    if (customHeaders || (hasBody && name === 'content-type')) pairs.push([name, value]);
+  }
+  return pairs;
+}
+
+const validValue = (value: string): boolean => !/[\r\n\0]/.test(value) && /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
+
+/** Echoes the target's headers with a `Z-` prefix (`Z-Set-Cookie`), repeated headers kept apart. */
+export function echoTargetHeaders(ctx: AppContext, headers: ReadonlyArray<readonly [string, string]>): void {
+  for (const [name, value] of headers) {
+    if (!validValue(value)) continue;
+    ctx.append(`Z-${name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase())}`, value);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The Fetch parameters: one JSON Schema (validation and the OpenAPI document) plus the rules that
+ * tie parameters together (`wait` needs `js_render`, `screenshot_quality` needs jpeg, ...). Every
+ * failure is `REQS004` naming the parameter, before anything is fetched or charged.
+ */
+import { problem, type ApiError } from '../../core/errors';
+import { BLOCKABLE_TYPES, parseBrowserParams } from '../../engine/browser';
+import { OUTPUT_KINDS, parseCssExtractor, parseOutputKinds, type OutputKind } from '../../engine/outputs';
+import type { BrowserOptions } from '../../engine/retrieve';
+import type { IssueMapper, ObjectSchema } from '../http/routes';
+
+
+const bool = (description: string) => ({ type: 'boolean', description });
+
+export const FETCH_QUERY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    apikey: { type: 'string', description: 'The API key.' },
+    url: { type: 'string', maxLength: 2048, description: 'Page to retrieve (public http or https URL).' },
+    mode: { type: 'string', enum: ['auto'], description: 'Start from the cheapest configuration and escalate only when blocked.' },
+    js_render: bool('Render in a headless browser.'),
+    js_instructions: { type: 'string', description: 'JSON array of browser instructions. Requires js_render.' },
+    custom_headers: bool("Forward the caller's own request headers to the target."),
+    premium_proxy: bool('Route through residential proxies.'),
+    proxy_country: { type: 'string', pattern: '^[a-zA-Z]{2}$', description: 'Two-letter country. Requires premium_proxy.' },
+    session_id: { type: 'integer', minimum: 0, maximum: 99999, description: 'Reuses the same proxy for up to 10 minutes.' },
+    original_status: bool("Return the target's own HTTP status."),
+    allowed_status_codes: { type: 'string', description: 'Comma-separated status codes whose body is returned instead of an error.' },
+    wait_for: { type: 'string', minLength: 1, description: 'CSS selector to wait for. Requires js_render.' },
+    wait: { type: 'integer', minimum: 0, maximum: 30000, description: 'Milliseconds to wait after load. Requires js_render.' },
+    block_resources: { type: 'string', description: `Comma-separated resource types to block: ${BLOCKABLE_TYPES.join(', ')}, or none.` },
+    json_response: bool('Return a JSON envelope with the HTML and the XHR/fetch calls the page made.'),
+    css_extractor: { type: 'string', description: 'JSON object mapping output keys to CSS selectors.' },
+    extract: { type: 'string', enum: ['auto', 'native', 'standard'], description: 'Structured extraction on prepared domains.' },
+    extract_fields: { type: 'string', description: 'Comma-separated fields to return.' },
+    autoparse: bool('Deprecated: general-purpose parsed JSON.'),
+    response_type: { type: 'string', enum: ['markdown', 'plaintext', 'pdf'], description: 'Output format.' },
+    screenshot: bool('Above-the-fold screenshot. Requires js_render.'),
+    screenshot_fullpage: bool('Full-page screenshot. Requires js_render.'),
+    screenshot_selector: { type: 'string', minLength: 1, description: 'Screenshot of the matching element. Requires js_render.' },
+    screenshot_format: { type: 'string', enum: ['png', 'jpeg', 'jpg'], description: 'png (default) or jpeg.' },
+    screenshot_quality: { type: 'integer', minimum: 1, maximum: 100, description: 'JPEG quality, 1 to 100.' },
+    outputs: { type: 'string', description: `Comma-separated data types: ${OUTPUT_KINDS.join(', ')}, or * for all.` },
+    device: { type: 'string', enum: ['desktop', 'mobile'], description: 'Device to emulate. Requires js_render.' },
+    window_width: { type: 'integer', minimum: 100, maximum: 4096, description: 'Viewport width. Requires js_render.' },
+    window_height: { type: 'integer', minimum: 100, maximum: 4096, description: 'Viewport height. Requires js_render.' },
+  },
+};
+
+export const fetchIssues: IssueMapper = (issue) => {
+  switch (issue.kind) {
+    case 'malformed_body':
+      return problem('REQS004', issue.message);
+    case 'unknown':
+      return problem('REQS004', `Unknown parameter "${issue.field}".`, { members: { parameter: issue.field } });
+    case 'missing':
+      return problem('REQS004', `Parameter "${issue.field}" is required.`, { members: { parameter: issue.field } });
+    case 'invalid':
+      return problem('REQS004', `Parameter "${issue.field}" ${issue.message}.`, { members: { parameter: issue.field } });
+  }
+};
+
+const invalid = (parameter: string, why: string): ApiError =>
+  problem('REQS004', `Parameter "${parameter}" ${why}.`, { members: { parameter } });
+
+export interface FetchParams {
+  url: URL;
+  auto: boolean;
+  jsRender: boolean;
+  customHeaders: boolean;
+  premiumProxy: boolean;
+  proxyCountry?: string;
+  sessionId?: number;
+  originalStatus: boolean;
+  allowedStatusCodes: number[];
+  jsonResponse: boolean;
+  cssExtractor?: string;
+  extract?: 'auto' | 'native' | 'standard';
+  extractFields?: string[];
+  autoparse: boolean;
+  responseType?: 'markdown' | 'plaintext' | 'pdf';
+  outputs?: OutputKind[];
+  /** Everything only a browser does (instructions, waits, screenshots, PDF, device, blocking). */
+  browser: BrowserOptions;
+  /** Whether the request asks for something only a browser gives. */
+  needsBrowser: boolean;
+}
+
+const csv = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+
+function parseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw invalid('url', 'is not an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url', 'must use http or https');
+  if (url.username || url.password) throw invalid('url', 'must not carry credentials');
+  return url;
+}
+
+function parseStatusCodes(raw: string | undefined): number[] {
+  if (raw === undefined) return [];
+  const codes = csv(raw);
+  if (codes.length === 0) throw invalid('allowed_status_codes', 'must list at least one status code');
+  return codes.map((code) => {
+    if (!/^\d{3}$/.test(code) || Number(code) < 100 || Number(code) > 599) {
+      throw invalid('allowed_status_codes', `has "${code}", which is not an HTTP status code`);
+    }
+    return Number(code);
+  });
+}
+
+/**
+ * Turns the validated query into options, enforcing the rules between parameters. `raw` is the query
+ * as it came (strings), which the browser parameters are parsed from.
+ */
+export function parseFetchParams(query: Record<string, unknown>, raw: Record<string, string | string[] | undefined>): FetchParams {
+  const q = query as Record<string, string | number | boolean | undefined>;
+  const flag = (name: string): boolean => q[name] === true;
+  const text = (name: string): string | undefined => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
+
+  const auto = text('mode') === 'auto';
+  const jsRender = flag('js_render');
+  const premiumProxy = flag('premium_proxy');
+  const proxyCountry = text('proxy_country')?.toLowerCase();
+  if (proxyCountry && !premiumProxy && !auto) throw invalid('proxy_country', 'requires premium_proxy=true');
+
+  // A browser is available with js_render, and under mode=auto, which then starts at a rendering rung.
+  const strings = Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  const browser = parseBrowserParams(strings, jsRender || auto);
+  if (!browser.ok) throw invalid(browser.error.parameter ?? 'js_render', browser.error.detail.replace(/^[\w]+: /, ''));
+
+  const cssExtractor = text('css_extractor');
+  if (cssExtractor !== undefined) {
+    const parsed = parseCssExtractor(cssExtractor);
+    if (!parsed.ok) throw problem('RESP004', parsed.detail, { members: { parameter: 'css_extractor' } });
+  }
+  let outputs: OutputKind[] | undefined;
+  const rawOutputs = text('outputs');
+  if (rawOutputs !== undefined) {
+    const parsed = parseOutputKinds(rawOutputs);
+    if (!parsed.ok) throw invalid('outputs', parsed.detail);
+    outputs = parsed.kinds;
+  }
+  const value = browser.value;
+  const needsBrowser = Boolean(value.instructions || value.waitFor || value.wait !== undefined || value.screenshot || value.pdf || value.device || value.windowWidth || value.windowHeight);
+  const jsonResponse = flag('json_response');
+  return {
+    url: parseUrl(text('url') ?? ''),
+    auto,
+    jsRender,
+    customHeaders: flag('custom_headers'),
+    premiumProxy,
+    proxyCountry,
+    sessionId: typeof q.session_id === 'number' ? q.session_id : undefined,
+    originalStatus: flag('original_status'),
+    allowedStatusCodes: parseStatusCodes(text('allowed_status_codes')),
+    jsonResponse,
+    cssExtractor,
+    extract: text('extract') as FetchParams['extract'],
+    extractFields: text('extract_fields') === undefined ? undefined : csv(text('extract_fields') ?? ''),
+    autoparse: flag('autoparse'),
+    responseType: text('response_type') as FetchParams['responseType'],
+    outputs,
+    browser: { ...value, ...(jsonResponse ? { captureXhr: true } : {}) },
+    needsBrowser,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * From a retrieved page to the Fetch response: whether the target's status is a success, an error, or
+ * passed through (`original_status`, `allowed_status_codes`), and which shape the body takes.
+ *
+ * Body precedence: json_response envelope > css_extractor > autoparse > outputs > screenshot >
+ * response_type (markdown, plaintext, pdf) > the target's content as received.
+ */
+import { problem, type ApiError } from '../../core/errors';
+import type { Page } from '../../engine/retrieve';
+import { autoparse, cssExtract, decodeHtml, extractOutputs, toMarkdown, toPlainText, type OutputKind } from '../../engine/outputs';
+import type { FetchParams } from './params';
+
+export interface Shaped {
+  status: number;
+  contentType: string;
+  body: Buffer | string;
+}
+
+/** Target statuses that are not the page the caller wanted. */
+const isFailureStatus = (status: number): boolean => status >= 400;
+
+/** The target's answer as an error of ours, or undefined when it is the content to return. */
+export function targetStatusError(page: Page, params: FetchParams): ApiError | undefined {
+  if (!isFailureStatus(page.status) || params.originalStatus || params.allowedStatusCodes.includes(page.status)) return undefined;
+  const members = { target_status: page.status };
+  if (page.status === 404) {
+    return problem('RESP002', 'The target answered 404: the page does not exist there.', { members });
+  }
+  return problem(
+    'RESP001',
+    `The target answered ${page.status} under this configuration; try js_render=true and premium_proxy=true, or mode=auto.`,
+    { members },
+  );
+}
+
+/** The status this service answers with when the page is returned. */
+const answerStatus = (page: Page, params: FetchParams): number =>
+  params.originalStatus || params.allowedStatusCodes.includes(page.status) ? page.status : 200;
+
+const isHtml = (page: Page): boolean => page.html !== undefined || /html|xml/i.test(page.contentType ?? 'text/html');
+
+const json = (status: number, value: unknown): Shaped => ({
+  status,
+  contentType: 'application/json; charset=utf-8',
+  body: JSON.stringify(value),
+});
+
+export function shapeResponse(page: Page, params: FetchParams): Shaped {
+  const status = answerStatus(page, params);
+  const html = page.html ?? decodeHtml(page.body, page.contentType);
+  const url = page.finalUrl;
+
+  if (params.jsonResponse) {
+    return json(status, {
+      html,
+      status: page.status,
+      headers: Object.fromEntries(foldHeaders(page.headers)),
+      xhr: page.xhr ?? [],
+      ...(page.instructionsReport ? { js_instructions_report: page.instructionsReport } : {}),
+      ...(page.screenshot ? { screenshot: page.screenshot.data.toString('base64') } : {}),
+    });
+  }
+  if (params.cssExtractor !== undefined) {
+    const extracted = cssExtract(html, url, params.cssExtractor);
+    // Validated before the fetch; a failure here is impossible but answered as the same 400.
+    if (!extracted.ok) throw problem('RESP004', extracted.detail);
+    return json(status, extracted.data);
+  }
+  if (params.autoparse) return json(status, autoparse(html, url));
+  if (params.outputs) return json(status, extractOutputs(html, url, params.outputs as OutputKind[]));
+  if (page.screenshot) return { status, contentType: page.screenshot.contentType, body: page.screenshot.data };
+  if (params.responseType === 'pdf' && page.pdf) return { status, contentType: 'application/pdf', body: page.pdf };
+  if (params.responseType === 'markdown' && isHtml(page)) {
+    return { status, contentType: 'text/markdown; charset=utf-8', body: toMarkdown(html, url) };
+  }
+  if (params.responseType === 'plaintext' && isHtml(page)) {
+    return { status, contentType: 'text/plain; charset=utf-8', body: toPlainText(html) };
+  }
+  if (page.html !== undefined) return { status, contentType: 'text/html; charset=utf-8', body: page.html };
+  return { status, contentType: page.contentType ?? 'text/html; charset=utf-8', body: page.body };
+}
+
+/** Headers as one value per name (repeated values joined), for the JSON envelope. */
+function foldHeaders(headers: ReadonlyArray<readonly [string, string]>): Map<string, string> {
+  const folded = new Map<string, string>();
+  for (const [name, value] of headers) {
+    const previous = folded.get(name);
+    folded.set(name, previous === undefined ? value : name === 'set-cookie' ? `${previous}\n${value}` : `${previous}, ${value}`);
+  }
+  return folded;
+}

@@ -1,0 +1,113 @@
+/**
+ * Plain fetches of one local page through the service (API process with authentication, a concurrency
+ * slot and exact charging on the real database) against the same fetches made directly with undici,
+ * same concurrency and duration, in one run. Prints requests per second, p50 and p99 of both, and the
+ * ratio service/direct (goal ≥ 0.5).
+ *
+ *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--concurrency 32]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import { createAccounts } from '../core/accounts';
+import { config as loadConfig } from '../core/config';
+import { openDatabase } from '../core/db';
+import { createLogger } from '../core/log';
+import { Stack } from '../scripts/stack/stack';
+import { freePort } from '../test/helpers/ports';
+
+const argument = (name: string, fallback: number): number => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+};
+const SECONDS = argument('seconds', 10);
+const CONCURRENCY = argument('concurrency', 32);
+const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
+
+interface Run {
+  requests: number;
+  failures: number;
+  latencies: number[];
+  seconds: number;
+}
+
+async function load(url: string, dispatcher: Agent): Promise<Run> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const began = performance.now();
+        const response = await request(url, { dispatcher });
+        await response.body.arrayBuffer();
+        if (response.statusCode !== 200) failures += 1;
+        latencies.push(performance.now() - began);
+      }
+    }),
+  );
+  return { requests: latencies.length, failures, latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+function report(name: string, run: Run): number {
+  const sorted = [...run.latencies].sort((a, b) => a - b);
+  const rate = run.requests / run.seconds;
+  console.log(
+    `${name.padEnd(22)} ${rate.toFixed(0).padStart(7)} req/s   p50 ${percentile(sorted, 50).toFixed(2).padStart(7)} ms   p99 ${percentile(sorted, 99).toFixed(2).padStart(7)} ms   failures ${run.failures}`,
+  );
+  return rate;
+}
+
+async function main(): Promise<void> {
+  const target = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(PAGE);
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  const targetUrl = `http://127.0.0.1:${(target.address() as { port: number }).port}/`;
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-bench-'));
+  const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const stack = new Stack({
+    config: { ...loadConfig(), dataDir },
+    ports: { api, ferretdb, temporal, temporalUi },
+    serviceEnv: { LOG_LEVEL: 'warn', TARGET_ALLOWLIST: '127.0.0.1', FREE_PLAN_CONCURRENCY: String(CONCURRENCY * 2) },
+  });
+  const log = createLogger('warn');
+  const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 30_000 });
+  try {
+    await stack.start();
+    const config = { ...loadConfig(), mongodbUrl: stack.urls.mongodb };
+    const db = await openDatabase(config, log);
+    const accounts = createAccounts({ db: db.db, config, log });
+    const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000, concurrency: CONCURRENCY * 2 } });
+    const { key } = await accounts.store.createKey(account._id);
+    await db.close();
+    const serviceUrl = `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}`;
+
+    // Warm both paths (connection pools, key cache, JIT) before measuring.
+    for (let index = 0; index < 50; index++) {
+      await (await request(targetUrl, { dispatcher })).body.arrayBuffer();
+      await (await request(serviceUrl, { dispatcher })).body.arrayBuffer();
+    }
+    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each`);
+    const direct = report('direct (undici)', await load(targetUrl, dispatcher));
+    const service = report('through the service', await load(serviceUrl, dispatcher));
+    console.log(`ratio service/direct: ${(service / direct).toFixed(3)} (goal ≥ 0.5)`);
+  } finally {
+    await dispatcher.close();
+    await stack.stop();
+    target.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,142 @@
+/**
+ * Rendered pages per second through the browser pool, against launching a browser for each request,
+ * on the same local pages in the same run, with the peak memory of this process and of Chromium (the
+ * resident memory of every Chromium process summed, from /proc).
+ *
+ *   npx tsx bench/render.ts [--pages=60] [--concurrency=2]
+ *
+ * Both sides go through `render()` with the same request gate and settings; the baseline gets a fresh
+ * one-page pool per request (launch, render, close and wait for its processes to be gone), which is
+ * what rendering without a pool costs. Goal: the pool ≥ 5× the baseline.
+ */
+import { config } from '../core/config';
+import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
+import { cpuSeconds, markedProcesses, residentBytes } from '../engine/browser/processes';
+import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';
+import { startBrowserSite, startPrivateListener, type BrowserSite } from '../test/fixtures/browser/site';
+
+const arg = (name: string, fallback: number): number => {
+  const raw = process.argv.find((item) => item.startsWith(`--${name}=`))?.split('=')[1];
+  return raw ? Math.max(1, Number(raw)) : fallback;
+};
+
+const PAGES = arg('pages', 60);
+const CONCURRENCY = arg('concurrency', 2);
+const executablePath = findChromium(config().chromiumPath);
+const guard = testGuard();
+
+/** The same rotation of local pages for both sides. */
+const requests = (site: BrowserSite): RenderRequest[] =>
+  ['/dynamic', '/click', '/form', '/xhr', '/scroll', '/resources', '/frames', '/late'].map((path) => ({ url: site.at(path) }));
+
+const newPool = (maxPages: number): BrowserPool =>
+  new BrowserPool({ executablePath, maxPages, retireAfterPages: 1_000, hostOverrides: FIXTURE_HOSTS });
+
+/** Samples memory every 100 ms while `work` runs; Chromium processes are found by the pools' marks. */
+async function measured<T>(
+  marks: () => ReadonlySet<string>,
+  work: () => Promise<T>,
+): Promise<{ result: T; seconds: number; nodePeak: number; chromiumPeak: number; cpu: number }> {
+  let nodePeak = 0;
+  let chromiumPeak = 0;
+  // CPU of each Chromium process as last seen (a process's last ~100 ms before it exits are missed).
+  const cpu = new Map<number, number>();
+  const sample = (): void => {
+    nodePeak = Math.max(nodePeak, process.memoryUsage().rss);
+    const pids = markedProcesses(marks()).map(({ pid }) => pid);
+    chromiumPeak = Math.max(chromiumPeak, residentBytes(pids));
+    for (const pid of pids) cpu.set(pid, Math.max(cpu.get(pid) ?? 0, cpuSeconds(pid)));
+  };
+  const timer = setInterval(sample, 100);
+  const started = process.hrtime.bigint();
+  const nodeCpu = process.cpuUsage();
+  try {
+    const result = await work();
+    sample();
+    const own = process.cpuUsage(nodeCpu);
+    const total = [...cpu.values()].reduce((sum, value) => sum + value, 0) + (own.user + own.system) / 1e6;
+    return { result, seconds: Number(process.hrtime.bigint() - started) / 1e9, nodePeak, chromiumPeak, cpu: total };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Runs `count` renders, `CONCURRENCY` at a time; returns how many succeeded. */
+async function run(count: number, renderOne: (request: RenderRequest) => Promise<boolean>, pages: RenderRequest[]): Promise<number> {
+  let next = 0;
+  let ok = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const request = pages[next++ % pages.length] as RenderRequest;
+      if (await renderOne(request)) ok++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return ok;
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+async function main(): Promise<void> {
+  const privateListener = await startPrivateListener();
+  const site = await startBrowserSite(privateListener.origin);
+  const pages = requests(site);
+  try {
+    // Baseline: a browser launched (and fully closed) per request.
+    const perRequestMarks = new Set<string>();
+    const live = new Set<BrowserPool>();
+    const perRequest = await measured(
+      () => new Set([...live].flatMap((pool) => pool.browserMarks())),
+      () =>
+        run(
+          PAGES,
+          async (request) => {
+            const pool = newPool(1);
+            live.add(pool);
+            try {
+              return (await render(request, { pool, guard })).ok;
+            } finally {
+              for (const mark of pool.browserMarks()) perRequestMarks.add(mark);
+              await pool.close();
+              live.delete(pool);
+            }
+          },
+          pages,
+        ),
+    );
+
+    const pool = newPool(CONCURRENCY);
+    const pooled = await measured(
+      () => new Set(pool.browserMarks()),
+      () => run(PAGES, async (request) => (await render(request, { pool, guard })).ok, pages),
+    );
+    const poolMarks = pool.browserMarks();
+    await pool.close();
+
+    const rate = (side: { result: number; seconds: number }): number => side.result / side.seconds;
+    console.log(`render: ${PAGES} local pages per side, ${CONCURRENCY} at a time, Chromium ${executablePath}`);
+    console.log('side                     ok   seconds  pages/s  peak node  peak chromium  CPU s/page');
+    for (const [name, side] of [
+      ['browser per request', perRequest],
+      ['pool', pooled],
+    ] as const) {
+      console.log(
+        `${name.padEnd(22)} ${String(side.result).padStart(4)} ${side.seconds.toFixed(1).padStart(9)} ${rate(side).toFixed(2).padStart(8)} ${mb(side.nodePeak).padStart(10)} ${mb(side.chromiumPeak).padStart(14)} ${(side.cpu / side.result).toFixed(2).padStart(11)}`,
+      );
+    }
+    const ratio = rate(pooled) / rate(perRequest);
+    console.log(`pool / per request: ${ratio.toFixed(1)}x (goal >= 5x) ${ratio >= 5 ? 'OK' : 'BELOW GOAL'}`);
+    // On a shared machine wall time follows everyone's load; CPU per page (node + Chromium) does not.
+    console.log(`CPU per page, per request / pool: ${(perRequest.cpu / perRequest.result / (pooled.cpu / pooled.result)).toFixed(1)}x`);
+    const left = markedProcesses(new Set([...perRequestMarks, ...poolMarks]));
+    console.log(`Chromium processes left: ${left.length}`);
+  } finally {
+    await site.close();
+    await privateListener.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

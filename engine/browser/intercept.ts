@@ -1,0 +1,202 @@
+/**
+ * The page's request gate, on the Chrome DevTools `Fetch` domain of the page's own session. Every
+ * request the page makes pauses here first, redirect hops and iframe and worker requests included
+ * (playwright's `route` lets redirect hops through unseen, hence this lower level), and is:
+ *   1. refused if the target check refuses its URL (the fixture it pointed to never hears of it);
+ *   2. refused if its resource type is blocked (`block_resources`);
+ *   3. sent on, with the caller's headers when it goes to the target's own origin, and with the
+ *      caller's method and body when it is the first top-level navigation.
+ * WebSockets do not pass through `Fetch`; `context.routeWebSocket` gates them with the same check.
+ */
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Protocol } from 'playwright-core/types/protocol';
+import type { BlockableType, RefusedRequest, RequestGuard } from './types';
+
+export interface InterceptOptions {
+  guard: RequestGuard;
+  blocked: ReadonlySet<BlockableType>;
+  /** Headers added to every request for `origin` (the caller's forwarded headers). */
+  originHeaders?: { origin: string; headers: ReadonlyArray<readonly [string, string]> };
+  /** Method, body and extra headers of the first top-level navigation (a forwarded POST or PUT). */
+  navigation?: { method: string; body?: Buffer; headers?: ReadonlyArray<readonly [string, string]> };
+}
+
+export interface Interception {
+  /** The page's own DevTools session (cheap reads without playwright's injected scripts). */
+  session: CDPSession;
+  refused: RefusedRequest[];
+  blockedCount: number;
+  /** The refusal that stopped a top-level navigation, if one did. */
+  navigationRefusal(): RefusedRequest | undefined;
+}
+
+/** DevTools resource types as `block_resources` names; Document and Preflight are never blocked by type. */
+const BLOCKABLE: Readonly<Record<string, BlockableType>> = {
+  Stylesheet: 'stylesheet',
+  Image: 'image',
+  Media: 'media',
+  Font: 'font',
+  Script: 'script',
+  TextTrack: 'texttrack',
+  XHR: 'xhr',
+  Fetch: 'fetch',
+  EventSource: 'eventsource',
+  WebSocket: 'websocket',
+  Manifest: 'manifest',
+  Prefetch: 'other',
+  Ping: 'other',
+  CSPViolationReport: 'other',
+  SignedExchange: 'other',
+  FedCM: 'other',
+  Other: 'other',
+};
+
+/** URLs that never leave the browser. */
+const LOCAL_SCHEMES = new Set(['data:', 'blob:', 'about:']);
+
+export async function interceptRequests(context: BrowserContext, page: Page, options: InterceptOptions): Promise<Interception> {
+  const session = await context.newCDPSession(page);
+  const { frameTree } = await session.send('Page.getFrameTree');
+  const mainFrameId = frameTree.frame.id;
+  const refused: RefusedRequest[] = [];
+  let navigationRefusal: RefusedRequest | undefined;
+  let blockedCount = 0;
+  let navigationPending = options.navigation !== undefined;
+  const kinds = options.blocked.has('xhr') !== options.blocked.has('fetch') ? await networkKinds(session) : undefined;
+
+  const handle = async (event: Protocol.Fetch.requestPausedPayload): Promise<void> => {
+    const { requestId, request, resourceType, frameId } = event;
+    const isNavigation = resourceType === 'Document' && frameId === mainFrameId;
+    const url = safeUrl(request.url);
+    if (!url || !LOCAL_SCHEMES.has(url.protocol)) {
+      const verdict = url
+        ? await options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' }))
+        : ({ allowed: false, reason: 'not a valid URL' } as const);
+      if (!verdict.allowed) {
+        const entry = { url: request.url, resourceType: resourceType.toLowerCase(), reason: verdict.reason };
+        refused.push(entry);
+        if (isNavigation) navigationRefusal = entry;
+        await session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+        return;
+      }
+    }
+    let type = BLOCKABLE[resourceType];
+    if (type === 'xhr' && kinds && event.networkId) type = await kinds(event.networkId);
+    if (type && options.blocked.has(type)) {
+      blockedCount++;
+      await session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+      return;
+    }
+    const sameOrigin = options.originHeaders !== undefined && url?.origin === options.originHeaders.origin;
+    const navigation = isNavigation && navigationPending ? options.navigation : undefined;
+    if (isNavigation) navigationPending = false;
+    if (!sameOrigin && !navigation) {
+      await session.send('Fetch.continueRequest', { requestId });
+      return;
+    }
+    const extra = [...(sameOrigin ? (options.originHeaders?.headers ?? []) : []), ...(navigation?.headers ?? [])];
+    await session.send('Fetch.continueRequest', {
+      requestId,
+      headers: mergeHeaders(request.headers, extra),
+      ...(navigation ? { method: navigation.method, ...(navigation.body ? { postData: navigation.body.toString('base64') } : {}) } : {}),
+    });
+  };
+
+  session.on('Fetch.requestPaused', (event) => {
+    // A request left paused would hang the page: every path ends in continue or fail; sends to a page
+    // that closed meanwhile are the only expected failures.
+    handle(event).catch(() => session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined));
+  });
+  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
+
+  await context.routeWebSocket(/.*/, async (socket) => {
+    const url = safeUrl(socket.url());
+    const verdict = url ? await options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : { allowed: false as const, reason: 'not a valid URL' };
+    if (!verdict.allowed) {
+      refused.push({ url: socket.url(), resourceType: 'websocket', reason: verdict.reason });
+      await socket.close({ code: 1008, reason: 'refused' });
+    } else if (options.blocked.has('websocket')) {
+      blockedCount++;
+      await socket.close({ code: 1008, reason: 'blocked' });
+    } else {
+      socket.connectToServer();
+    }
+  });
+
+  return {
+    session,
+    refused,
+    get blockedCount() {
+      return blockedCount;
+    },
+    navigationRefusal: () => navigationRefusal,
+  };
+}
+
+/**
+ * `Fetch` reports `fetch()` calls and XHRs alike as "XHR"; the `Network` domain tells them apart. Only
+ * switched on when `block_resources` names one of the two and not the other.
+ */
+async function networkKinds(session: CDPSession): Promise<(networkId: string) => Promise<BlockableType>> {
+  const known = new Map<string, BlockableType>();
+  const waiting = new Map<string, (type: BlockableType) => void>();
+  session.on('Network.requestWillBeSent', (event) => {
+    if (event.type !== 'XHR' && event.type !== 'Fetch') return;
+    const type: BlockableType = event.type === 'Fetch' ? 'fetch' : 'xhr';
+    const waiter = waiting.get(event.requestId);
+    if (waiter) waiter(type);
+    else known.set(event.requestId, type);
+  });
+  await session.send('Network.enable');
+  return (networkId) => {
+    const type = known.get(networkId);
+    if (type) {
+      known.delete(networkId);
+      return Promise.resolve(type);
+    }
+    // The two domains' events may arrive in either order; give the other one a moment.
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        waiting.delete(networkId);
+        resolve('xhr');
+      }, 500);
+      waiting.set(networkId, (found) => {
+        clearTimeout(timer);
+        waiting.delete(networkId);
+        resolve(found);
+      });
+    });
+  };
+}
+
+/** Headers the caller may not set on a browser request. */
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+]);
+
+function mergeHeaders(original: Record<string, string>, extra: ReadonlyArray<readonly [string, string]>): Protocol.Fetch.HeaderEntry[] {
+  const replaced = new Set(extra.map(([name]) => name.toLowerCase()));
+  const merged = Object.entries(original)
+    .filter(([name]) => !replaced.has(name.toLowerCase()))
+    .map(([name, value]) => ({ name, value }));
+  for (const [name, value] of extra) if (!NOT_FORWARDED.has(name.toLowerCase())) merged.push({ name, value });
+  return merged;
+}
+
+function safeUrl(raw: string): URL | undefined {
+  try {
+    return new URL(raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * The browser pool of one process (the API and the worker each own one).
+ *
+ *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES) ──▶ current browser (launched lazily)
+ *            ──▶ new context (proxy, cookies, viewport, device) ──▶ new page ──▶ work(lease)
+ *            ──▶ finally: close page and context, free the slot
+ *
+ * A browser that served BROWSER_RETIRE_AFTER_PAGES pages is retired: new pages go to a fresh browser
+ * and the old one closes when its last page does. A browser that crashes or disconnects is dropped at
+ * once and its leftover processes are killed by pid. `close()` closes every browser and checks in
+ * /proc that none of the processes it launched is left.
+ */
+import { randomUUID } from 'node:crypto';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { childEnvironment, type Config } from '../../core/config';
+import type { Logger } from '../../core/log';
+import { chromiumArgs, findChromium, type HostOverride } from './flags';
+import { BROWSER_MARK, killPids, markedProcesses } from './processes';
+import { Slots } from './slots';
+import { stopWith } from './types';
+
+export interface BrowserInfo {
+  id: string;
+  /** Process id of the browser's main process (undefined if it could not be found). */
+  pid?: number;
+  pagesServed: number;
+  openPages: number;
+}
+
+export type RetireReason = 'page_limit' | 'disconnected' | 'pool_closing';
+
+export interface PoolHooks {
+  browserLaunched?(info: BrowserInfo): void;
+  browserRetired?(info: BrowserInfo, reason: RetireReason): void;
+}
+
+export interface BrowserPoolOptions {
+  executablePath: string;
+  /** Pages open at once across the pool. */
+  maxPages: number;
+  /** Pages a browser serves before it is replaced. */
+  retireAfterPages: number;
+  hostOverrides?: readonly HostOverride[];
+  extraArgs?: readonly string[];
+  launchTimeoutMs?: number;
+  log?: Logger;
+  hooks?: PoolHooks;
+}
+
+export interface PageLease {
+  page: Page;
+  context: BrowserContext;
+  browser: Browser;
+  browserId: string;
+  /** False once the browser serving this page crashed, disconnected or was closed. */
+  browserAlive(): boolean;
+}
+
+export interface PageRequest {
+  /** Options of the request's context; a function gets the browser (for its version, say). */
+  context?: BrowserContextOptions | ((browser: Browser) => BrowserContextOptions);
+  /** Epoch milliseconds after which waiting for a slot or a launch gives up (`timeout`). */
+  deadline?: number;
+  signal?: AbortSignal;
+}
+
+interface Managed {
+  id: string;
+  browser: Browser;
+  pid?: number;
+  pagesServed: number;
+  openPages: number;
+  retired: boolean;
+  connected: boolean;
+}
+
+export function browserPoolOptionsFromConfig(
+  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides'>,
+  log?: Logger,
+): BrowserPoolOptions {
+  return {
+    executablePath: findChromium(config.chromiumPath),
+    maxPages: config.browserMaxPages,
+    retireAfterPages: config.browserRetireAfterPages,
+    hostOverrides: config.hostOverrides,
+    log,
+  };
+}
+
+export class BrowserPool {
+  private readonly slots: Slots;
+  private readonly browsers = new Set<Managed>();
+  /** The mark of every browser this pool started, until its processes are seen gone. */
+  private readonly marks = new Set<string>();
+  private readonly closings = new Set<Promise<void>>();
+  private current: Managed | undefined;
+  private launching: Promise<Managed> | undefined;
+  private closed = false;
+  private launchedCount = 0;
+
+  constructor(private readonly options: BrowserPoolOptions) {
+    this.slots = new Slots(options.maxPages);
+  }
+
+  /** Runs `work` on a fresh page in its own context; the page and the context are closed afterwards. */
+  async withPage<T>(request: PageRequest, work: (lease: PageLease) => Promise<T>): Promise<T> {
+    if (this.closed) throw stopWith('pool_closed', 'the browser pool is shutting down');
+    const release = await this.slots.acquire(request.deadline, request.signal);
+    let managed: Managed | undefined;
+    let context: BrowserContext | undefined;
+    try {
+      managed = await this.browserForPage(request.deadline);
+      const serving = managed;
+      serving.openPages++;
+      serving.pagesServed++;
+      if (serving.pagesServed >= this.options.retireAfterPages) this.retire(serving, 'page_limit');
+      const options = typeof request.context === 'function' ? request.context(serving.browser) : request.context;
+      context = await serving.browser.newContext(options);
+      const page = await context.newPage();
+      return await work({ page, context, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected });
+    } catch (error) {
+      if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
+      if (managed && (await diedDuring(managed, error))) throw stopWith('browser_crashed', 'the browser stopped while rendering the page');
+      throw error;
+    } finally {
+      if (context) await context.close().catch(() => undefined);
+      if (managed) {
+        managed.openPages--;
+        if (managed.retired && managed.openPages === 0) this.closeBrowser(managed);
+      }
+      release();
+    }
+  }
+
+  /** Browsers alive now, for health checks and tests. */
+  browserInfos(): BrowserInfo[] {
+    return [...this.browsers].map(info);
+  }
+
+  get launched(): number {
+    return this.launchedCount;
+  }
+
+  /** Marks of the browsers whose processes may still exist (see processes.ts), for measurements. */
+  browserMarks(): string[] {
+    return [...this.marks];
+  }
+
+  /** Live process ids of every browser this pool launched (helpers included). */
+  processIds(): number[] {
+    return markedProcesses(this.marks).map(({ pid }) => pid);
+  }
+
+  /**
+   * Stops taking pages, gives the pages open now up to `graceMs` to finish, closes every browser and
+   * makes sure none of their processes is left. Idempotent.
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    this.closed = true;
+    this.slots.close();
+    await this.launching?.catch(() => undefined);
+    for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const managed of [...this.browsers]) this.closeBrowser(managed, 'pool_closing');
+    while (this.closings.size > 0) await Promise.all([...this.closings]);
+    // Helpers exit a moment after the browser; stragglers after a second are killed, by pid.
+    for (let attempt = 0; attempt < 250 && this.processIds().length > 0; attempt++) {
+      if (attempt === 50) killPids(this.processIds());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const left = this.processIds();
+    if (left.length > 0) this.options.log?.error('chromium processes left after closing the pool', { pids: left });
+    else this.marks.clear();
+  }
+
+  private async browserForPage(deadline: number | undefined): Promise<Managed> {
+    if (this.current && this.current.connected && !this.current.retired) return this.current;
+    this.launching ??= this.launch(deadline).finally(() => {
+      this.launching = undefined;
+    });
+    const managed = await this.launching;
+    if (this.closed) throw stopWith('pool_closed', 'the browser pool is shutting down');
+    return managed;
+  }
+
+  private async launch(deadline: number | undefined): Promise<Managed> {
+    const id = randomUUID();
+    this.marks.add(id);
+    const timeout = Math.max(1_000, Math.min(this.options.launchTimeoutMs ?? 30_000, deadline ? deadline - Date.now() : Infinity));
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath: this.options.executablePath,
+        headless: true,
+        chromiumSandbox: false,
+        args: chromiumArgs({ hostOverrides: this.options.hostOverrides ?? [], extra: this.options.extraArgs }),
+        // Inherited by every process of the browser: how the pool finds them all in /proc.
+        env: childEnvironment({ [BROWSER_MARK]: id }),
+        timeout,
+        // The process's own shutdown closes the pool; playwright must not act on signals by itself.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      });
+    } catch (error) {
+      this.options.log?.error('chromium did not start', { error });
+      throw stopWith('launch_failed', 'the browser could not be started');
+    }
+    const pid = markedProcesses(new Set([id])).find((process) => process.leader)?.pid;
+    const managed: Managed = { id, browser, pid, pagesServed: 0, openPages: 0, retired: false, connected: true };
+    browser.on('disconnected', () => this.onDisconnected(managed));
+    this.browsers.add(managed);
+    this.current = managed;
+    this.launchedCount++;
+    this.options.log?.info('browser launched', { browser: id, pid: managed.pid });
+    this.options.hooks?.browserLaunched?.(info(managed));
+    if (this.closed) this.closeBrowser(managed, 'pool_closing');
+    return managed;
+  }
+
+  private retire(managed: Managed, reason: RetireReason): void {
+    if (managed.retired) return;
+    managed.retired = true;
+    if (this.current === managed) this.current = undefined;
+    this.options.log?.info('browser retired', { browser: managed.id, reason, pages: managed.pagesServed });
+    this.options.hooks?.browserRetired?.(info(managed), reason);
+  }
+
+  private onDisconnected(managed: Managed): void {
+    if (!managed.connected) return;
+    managed.connected = false;
+    this.browsers.delete(managed);
+    this.retire(managed, 'disconnected');
+    // Helpers of a browser that died may outlive it for a moment; they are ours, by mark.
+    killPids(markedProcesses(new Set([managed.id])).map(({ pid }) => pid));
+  }
+
+  private closeBrowser(managed: Managed, reason?: RetireReason): void {
+    if (reason) this.retire(managed, reason);
+    const closing = managed.browser
+      .close()
+      .catch(() => undefined)
+      .then(() => {
+        this.onDisconnected(managed);
+        this.closings.delete(closing);
+      });
+    this.closings.add(closing);
+  }
+}
+
+const CLOSED = /closed|crash|disconnect/i;
+
+/** Whether the browser went away under a failed page; its disconnect may be reported just after the failure. */
+async function diedDuring(managed: Managed, error: unknown): Promise<boolean> {
+  if (!managed.connected || !managed.browser.isConnected()) return true;
+  if (!CLOSED.test(error instanceof Error ? error.message : String(error))) return false;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return !managed.connected || !managed.browser.isConnected();
+}
+
+const info = (managed: Managed): BrowserInfo => ({
+  id: managed.id,
+  pid: managed.pid,
+  pagesServed: managed.pagesServed,
+  openPages: managed.openPages,
+});

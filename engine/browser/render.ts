@@ -1,0 +1,228 @@
+/**
+ * One `js_render` fetch:
+ *
+ *   target check of the URL ──▶ pool page (own context: proxy, device, viewport, cookies, user agent)
+ *   ──▶ request gate on (target check per request, block_resources, caller headers) ──▶ XHR recorder
+ *   ──▶ navigate (DOMContentLoaded, then load and any script or challenge redirects, for a while)
+ *   ──▶ wait_for ──▶ wait ──▶ js_instructions ──▶ settle again ──▶ screenshot / PDF ──▶ HTML ──▶ XHR records
+ *
+ * The whole render runs against one deadline (`RENDER_TIMEOUT_MS` or the request's own): when it passes
+ * or the caller's signal aborts, the context is closed under the page and the render ends as
+ * `timeout`/`aborted`. Failures come back as values (`RenderFailure`), never as thrown errors.
+ */
+import type { Browser, BrowserContextOptions, CDPSession } from 'playwright-core';
+import type { Config } from '../../core/config';
+import type { Logger } from '../../core/log';
+import { renderPdf, takeScreenshot } from './capture';
+import { ACTION_TIMEOUT_MS, runInstructions } from './instructions-run';
+import { interceptRequests } from './intercept';
+import { blockedTypes } from './params';
+import type { BrowserPool, PageLease } from './pool';
+import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
+import { trackNavigations } from './settle';
+import { recordXhr } from './xhr';
+
+export interface RenderLimits {
+  timeoutMs: number;
+  instructionsBudgetMs: number;
+  actionTimeoutMs: number;
+  /** How long, after DOMContentLoaded, the load event is awaited before the page is taken as it is. */
+  loadGraceMs: number;
+  xhrBodyLimit: number;
+  xhrMaxEntries: number;
+  screenshotMaxHeight: number;
+}
+
+export const DEFAULT_RENDER_LIMITS: RenderLimits = {
+  timeoutMs: 60_000,
+  instructionsBudgetMs: 20_000,
+  actionTimeoutMs: ACTION_TIMEOUT_MS,
+  loadGraceMs: 15_000,
+  xhrBodyLimit: 256 * 1024,
+  xhrMaxEntries: 200,
+  screenshotMaxHeight: 10_000,
+};
+
+export function renderLimitsFromConfig(
+  config: Pick<Config, 'renderTimeoutMs' | 'jsInstructionsBudgetMs' | 'xhrBodyLimit' | 'screenshotMaxHeight'>,
+): RenderLimits {
+  return {
+    ...DEFAULT_RENDER_LIMITS,
+    timeoutMs: config.renderTimeoutMs,
+    instructionsBudgetMs: config.jsInstructionsBudgetMs,
+    xhrBodyLimit: config.xhrBodyLimit,
+    screenshotMaxHeight: config.screenshotMaxHeight,
+  };
+}
+
+export interface RenderDeps {
+  pool: BrowserPool;
+  guard: RequestGuard;
+  limits?: Partial<RenderLimits>;
+  log?: Logger;
+}
+
+const DEVICES = {
+  desktop: { width: 1920, height: 1080, scale: 1, ua: (major: string) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36` },
+  mobile: { width: 412, height: 915, scale: 2.625, ua: (major: string) => `Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Mobile Safari/537.36` },
+} as const;
+
+export async function render(request: RenderRequest, deps: RenderDeps): Promise<RenderResult> {
+  const limits = { ...DEFAULT_RENDER_LIMITS, ...deps.limits };
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return renderFailure('invalid_parameter', 'url: not a valid URL', { parameter: 'url' });
+  }
+  const verdict = await deps.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' }));
+  if (!verdict.allowed) return renderFailure('target_forbidden', verdict.reason, { url: url.href });
+  const deadline = Date.now() + (request.timeoutMs ?? limits.timeoutMs);
+  try {
+    return await deps.pool.withPage({ context: (browser) => contextOptions(request, browser), deadline, signal: request.signal }, (lease) =>
+      renderOnPage(lease, request, url, limits, deadline, deps),
+    );
+  } catch (error) {
+    if (isRenderStop(error)) return error.failure;
+    deps.log?.error('render failed unexpectedly', { error, url: url.href });
+    return renderFailure('internal', 'the page could not be rendered', { url: url.href });
+  }
+}
+
+async function renderOnPage(lease: PageLease, request: RenderRequest, url: URL, limits: RenderLimits, deadline: number, deps: RenderDeps): Promise<RenderSuccess> {
+  const { page, context } = lease;
+  const left = (): number => Math.max(1, deadline - Date.now());
+  let ended: 'timeout' | 'aborted' | undefined;
+  const end = (why: 'timeout' | 'aborted'): void => {
+    ended ??= why;
+    context.close().catch(() => undefined);
+  };
+  const timer = setTimeout(() => end('timeout'), left());
+  const onAbort = (): void => end('aborted');
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+  // Cancelled while waiting for a slot or a browser launch: the listener above came too late.
+  if (request.signal?.aborted) end('aborted');
+  try {
+    const headers = request.headers ?? [];
+    const cookieHeader = headers.find(([name]) => name.toLowerCase() === 'cookie')?.[1];
+    if (cookieHeader) await context.addCookies(parseCookies(cookieHeader, url));
+    const contentType = headers.find(([name]) => name.toLowerCase() === 'content-type');
+    const forwarded = headers.filter(([name]) => !['cookie', 'user-agent', 'content-type'].includes(name.toLowerCase()));
+    const interception = await interceptRequests(context, page, {
+      guard: deps.guard,
+      blocked: blockedTypes(request),
+      ...(forwarded.length > 0 ? { originHeaders: { origin: url.origin, headers: forwarded } } : {}),
+      ...(request.method && request.method !== 'GET'
+        ? { navigation: { method: request.method, body: request.body, headers: contentType ? [contentType] : [] } }
+        : {}),
+    });
+    const xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
+    const navigations = trackNavigations(page);
+
+    const response = await page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() }).catch((error: unknown) => {
+      const refusal = interception.navigationRefusal();
+      if (refusal) throw stopWith('target_forbidden', `${refusal.reason} (${refusal.url})`, { url: refusal.url });
+      throw navigationError(error, url);
+    });
+    await navigations.settle(left(), limits.loadGraceMs);
+    if (request.waitFor) {
+      await page
+        .locator(request.waitFor)
+        .first()
+        .waitFor({ state: 'attached', timeout: left() })
+        .catch(() => {
+          throw stopWith('selector_not_found', `wait_for: no element matched ${request.waitFor} in time`);
+        });
+    }
+    if (request.wait) await page.waitForTimeout(Math.min(request.wait, left()));
+    const instructionsReport = request.instructions?.length
+      ? await runInstructions(page, request.instructions, { budgetMs: Math.min(limits.instructionsBudgetMs, left()), actionTimeoutMs: limits.actionTimeoutMs })
+      : undefined;
+    await navigations.settle(left(), limits.loadGraceMs);
+    const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left()) : undefined;
+    const pdf = request.pdf ? await renderPdf(page) : undefined;
+    const html = await navigations.content(() => readHtml(interception.session), left());
+    const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
+    const final = navigations.lastResponse() ?? response;
+    return {
+      ok: true,
+      status: final?.status() ?? 200,
+      headers: (await final?.headersArray().catch(() => undefined))?.map(({ name, value }): [string, string] => [name.toLowerCase(), value]) ?? [],
+      html,
+      finalUrl: page.url(),
+      ...(records ? { xhr: records } : {}),
+      ...(instructionsReport ? { instructionsReport } : {}),
+      ...(screenshot ? { screenshot } : {}),
+      ...(pdf ? { pdf } : {}),
+      refused: interception.refused,
+      blockedCount: interception.blockedCount,
+    };
+  } catch (error) {
+    if (ended === 'timeout') throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
+    if (ended === 'aborted') throw stopWith('aborted', 'the request was cancelled', { url: url.href });
+    if (isRenderStop(error)) throw error;
+    if (/crash/i.test(messageOf(error))) throw stopWith('browser_crashed', 'the page crashed while rendering', { url: url.href });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function contextOptions(request: RenderRequest, browser: Browser): BrowserContextOptions {
+  const device = DEVICES[request.device ?? 'desktop'];
+  const major = browser.version().split('.')[0] ?? '120';
+  const userAgent = request.headers?.find(([name]) => name.toLowerCase() === 'user-agent')?.[1] ?? device.ua(major);
+  const mobile = request.device === 'mobile';
+  return {
+    viewport: { width: request.windowWidth ?? device.width, height: request.windowHeight ?? device.height },
+    deviceScaleFactor: device.scale,
+    isMobile: mobile,
+    hasTouch: mobile,
+    userAgent,
+    locale: 'en-US',
+    // Service workers would fetch outside the page's request gate.
+    serviceWorkers: 'block',
+    acceptDownloads: false,
+    ...(request.proxy ? { proxy: { ...request.proxy } } : {}),
+  };
+}
+
+function parseCookies(header: string, url: URL): Array<{ name: string; value: string; url: string }> {
+  return header
+    .split(';')
+    .map((pair) => pair.trim())
+    .filter((pair) => pair.includes('='))
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      return { name: pair.slice(0, at).trim(), value: pair.slice(at + 1).trim(), url: `${url.origin}/` };
+    })
+    .filter((cookie) => cookie.name !== '');
+}
+
+/**
+ * The document as HTML, read in the page's main world over its DevTools session: the same text as
+ * `page.content()` without injecting playwright's utility scripts into every page (the costliest step
+ * of a simple render).
+ */
+async function readHtml(session: CDPSession): Promise<string> {
+  const { result, exceptionDetails } = await session.send('Runtime.evaluate', {
+    expression: '(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "") + (document.documentElement ? document.documentElement.outerHTML : "")',
+    returnByValue: true,
+  });
+  if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+  return typeof result.value === 'string' ? result.value : '';
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function navigationError(error: unknown, url: URL): Error {
+  const message = messageOf(error);
+  const net = /net::(ERR_[A-Z_]+)/.exec(message)?.[1];
+  if (net === 'ERR_NAME_NOT_RESOLVED') return stopWith('dns_failed', `${url.hostname} could not be resolved`, { url: url.href });
+  if (net) return stopWith('navigation_failed', `the page could not be loaded (${net})`, { url: url.href });
+  if (/Timeout \d+ms exceeded/.test(message)) return stopWith('timeout', 'the page did not load in time', { url: url.href });
+  if (/Download is starting/.test(message)) return stopWith('navigation_failed', 'the target answered with a download, not a page', { url: url.href });
+  return error instanceof Error ? error : new Error(message);
+}
+

@@ -1,0 +1,74 @@
+/**
+ * Waiting for a page to stop navigating. Challenge pages, meta refreshes and script redirects start a
+ * new top-level navigation after the first document loaded; the page is taken only once the last of
+ * them has loaded (a few rounds at most, within the time left), and reading the HTML is retried when
+ * a navigation replaces the document under it.
+ */
+import type { Page, Request, Response } from 'playwright-core';
+
+const ROUNDS = 5;
+
+export interface NavigationTracker {
+  /** Waits until no top-level navigation is in flight and the document in place has loaded. */
+  settle(timeoutMs: number, loadGraceMs: number): Promise<void>;
+  /** The last top-level document response that was not a redirect (a challenge's reload included). */
+  lastResponse(): Response | undefined;
+  /** `read()` (the page's HTML), retried across a navigation that replaces the document. */
+  content(read: () => Promise<string>, timeoutMs: number): Promise<string>;
+}
+
+export function trackNavigations(page: Page): NavigationTracker {
+  const inFlight = new Set<Request>();
+  const idle: Array<() => void> = [];
+  const isTopLevel = (request: Request): boolean => request.isNavigationRequest() && request.frame() === page.mainFrame();
+  const done = (request: Request): void => {
+    if (!inFlight.delete(request) || inFlight.size > 0) return;
+    for (const wake of idle.splice(0)) wake();
+  };
+  page.on('request', (request) => {
+    if (isTopLevel(request)) inFlight.add(request);
+  });
+  let last: Response | undefined;
+  page.on('response', (response) => {
+    if (isTopLevel(response.request()) && (response.status() < 300 || response.status() >= 400)) last = response;
+  });
+  page.on('requestfinished', done);
+  page.on('requestfailed', done);
+
+  const quiet = (ms: number): Promise<void> =>
+    inFlight.size === 0
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          idle.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+
+  return {
+    lastResponse: () => last,
+    async settle(timeoutMs, loadGraceMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (let round = 0; round < ROUNDS; round++) {
+        const left = deadline - Date.now();
+        if (left <= 0) return;
+        await quiet(left);
+        await page.waitForLoadState('load', { timeout: Math.max(1, Math.min(loadGraceMs, deadline - Date.now())) }).catch(() => undefined);
+        if (inFlight.size === 0) return;
+      }
+    },
+    async content(read, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await read();
+        } catch (error) {
+          const navigating = /navigat|execution context/i.test(error instanceof Error ? error.message : String(error));
+          if (!navigating || attempt >= ROUNDS || Date.now() >= deadline) throw error;
+          await this.settle(deadline - Date.now(), deadline - Date.now());
+        }
+      }
+    },
+  };
+}

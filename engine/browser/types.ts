@@ -1,0 +1,204 @@
+/**
+ * What goes into a browser render and what comes out. Like the plain engine, failures are values with
+ * a string `kind`; `RENDER_ERRORS` says per kind which Fetch error code the API answers with, whose
+ * fault it is and whether another try (or another configuration) may succeed.
+ */
+import type { ErrorCode } from '../../core/errors';
+import type { Instruction, InstructionsReport } from './instructions';
+
+/** Verdict of the target check for one URL the page wants to load. */
+export type GuardVerdict = { allowed: true } | { allowed: false; reason: string };
+
+/**
+ * Called for every request a page makes: navigations, redirect hops, sub-resources, XHR/fetch,
+ * iframes, workers, WebSockets. Wire it to the shared target-safety module.
+ */
+export type RequestGuard = (url: URL) => Promise<GuardVerdict>;
+
+/** A proxy for one browser context (one request). */
+export interface BrowserProxy {
+  /** `http://host:port`, `https://…` or `socks5://…`. */
+  server: string;
+  username?: string;
+  password?: string;
+}
+
+/** The `block_resources` values of the interface. */
+export const BLOCKABLE_TYPES = [
+  'eventsource',
+  'fetch',
+  'font',
+  'image',
+  'manifest',
+  'media',
+  'other',
+  'script',
+  'stylesheet',
+  'texttrack',
+  'websocket',
+  'xhr',
+] as const;
+export type BlockableType = (typeof BLOCKABLE_TYPES)[number];
+
+export type Device = 'desktop' | 'mobile';
+
+export interface ScreenshotRequest {
+  /** `viewport`: above the fold; `fullpage`: the whole document; `element`: the first match of `selector`. */
+  area: 'viewport' | 'fullpage' | 'element';
+  selector?: string;
+  format: 'png' | 'jpeg';
+  /** 1..100, jpeg only. */
+  quality?: number;
+}
+
+export interface RenderRequest {
+  url: string;
+  method?: 'GET' | 'POST' | 'PUT';
+  /** Sent with the first navigation when `method` is POST or PUT; give its Content-Type in `headers`. */
+  body?: Buffer;
+  /**
+   * The caller's forwarded headers (`custom_headers`). `Cookie` becomes cookies of the context for the
+   * target, `User-Agent` the context's user agent, the rest go with every request to the target's origin.
+   */
+  headers?: ReadonlyArray<readonly [string, string]>;
+  proxy?: BrowserProxy;
+  device?: Device;
+  windowWidth?: number;
+  windowHeight?: number;
+  /** Milliseconds to wait after load (and after `waitFor`). */
+  wait?: number;
+  /** CSS selector that must appear before the page is taken. */
+  waitFor?: string;
+  /** Resource types refused; `undefined` means the default set (see `defaultBlockedTypes`). */
+  blockResources?: readonly BlockableType[];
+  /** Already validated by `parseInstructions`. */
+  instructions?: readonly Instruction[];
+  screenshot?: ScreenshotRequest;
+  pdf?: boolean;
+  /** Record the XHR/fetch calls of the page (for `json_response`). */
+  captureXhr?: boolean;
+  /** Deadline of this render; defaults to the configured `RENDER_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** One XHR/fetch call of the page, shaped as `json_response` carries it. */
+export interface XhrRecord {
+  url: string;
+  method: string;
+  /** 0 when the call got no response. */
+  status: number;
+  request_headers: Record<string, string>;
+  response_headers: Record<string, string>;
+  /** UTF-8 text, or base64 when `body_encoding` says so; cut at the configured limit. */
+  body: string;
+  body_encoding?: 'base64';
+  body_truncated?: boolean;
+  error?: string;
+}
+
+export interface RefusedRequest {
+  url: string;
+  resourceType: string;
+  reason: string;
+}
+
+export interface Screenshot {
+  data: Buffer;
+  contentType: 'image/png' | 'image/jpeg';
+  /** True when the page or element was taller (or wider) than the cap and the picture was cut. */
+  clipped: boolean;
+}
+
+export interface RenderSuccess {
+  ok: true;
+  /** Status of the main document's final response (after redirects). */
+  status: number;
+  /** Its headers, names lower-cased, repeated headers as separate pairs. */
+  headers: Array<[string, string]>;
+  /** The document after scripts, waits and instructions. */
+  html: string;
+  /** The page's URL when it was taken (redirects and instruction navigations included). */
+  finalUrl: string;
+  xhr?: XhrRecord[];
+  instructionsReport?: InstructionsReport;
+  screenshot?: Screenshot;
+  pdf?: Buffer;
+  /** Requests the target check refused (the page went on without them). */
+  refused: RefusedRequest[];
+  /** Requests not made because of `block_resources`. */
+  blockedCount: number;
+}
+
+export type RenderErrorKind =
+  | 'invalid_parameter'
+  | 'target_forbidden'
+  | 'dns_failed'
+  | 'navigation_failed'
+  | 'selector_not_found'
+  | 'timeout'
+  | 'aborted'
+  | 'browser_crashed'
+  | 'launch_failed'
+  | 'pool_closed'
+  | 'internal';
+
+export interface RenderError {
+  kind: RenderErrorKind;
+  /** One sentence for logs and the problem document's `detail`; no internals. */
+  detail: string;
+  /** The request parameter at fault, for `invalid_parameter`. */
+  parameter?: string;
+  url?: string;
+}
+
+export interface RenderFailure {
+  ok: false;
+  error: RenderError;
+}
+
+export type RenderResult = RenderSuccess | RenderFailure;
+
+export interface RenderErrorInfo {
+  code: ErrorCode;
+  blame: 'caller' | 'target' | 'service';
+  retryable: boolean;
+}
+
+export const RENDER_ERRORS: Readonly<Record<RenderErrorKind, RenderErrorInfo>> = {
+  invalid_parameter: { code: 'REQS004', blame: 'caller', retryable: false },
+  target_forbidden: { code: 'REQS001', blame: 'caller', retryable: false },
+  dns_failed: { code: 'RESP007', blame: 'target', retryable: false },
+  navigation_failed: { code: 'RESP001', blame: 'target', retryable: true },
+  selector_not_found: { code: 'RESP001', blame: 'target', retryable: true },
+  timeout: { code: 'CTX0002', blame: 'target', retryable: true },
+  aborted: { code: 'CTX0002', blame: 'caller', retryable: true },
+  // A page can crash the browser on purpose: answered as the target's failure, never as a 5xx.
+  browser_crashed: { code: 'RESP001', blame: 'target', retryable: true },
+  launch_failed: { code: 'internal_error', blame: 'service', retryable: true },
+  pool_closed: { code: 'not_ready', blame: 'service', retryable: true },
+  internal: { code: 'internal_error', blame: 'service', retryable: true },
+};
+
+export const renderFailure = (kind: RenderErrorKind, detail: string, extra: Omit<RenderError, 'kind' | 'detail'> = {}): RenderFailure => ({
+  ok: false,
+  error: { kind, detail, ...extra },
+});
+
+/**
+ * Thrown inside the browser code to stop a render with a known failure; `render` turns it back into a
+ * value. Recognised by its `kind` member, not by `instanceof`.
+ */
+export class RenderStop extends Error {
+  readonly kind = 'render-stop';
+  constructor(readonly failure: RenderFailure) {
+    super(`${failure.error.kind}: ${failure.error.detail}`);
+    this.name = 'RenderStop';
+  }
+}
+
+export const stopWith = (kind: RenderErrorKind, detail: string, extra: Omit<RenderError, 'kind' | 'detail'> = {}): RenderStop =>
+  new RenderStop(renderFailure(kind, detail, extra));
+
+export const isRenderStop = (error: unknown): error is RenderStop =>
+  typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'render-stop';

@@ -1,0 +1,26 @@
+/** `mode=auto`: the configurations as data, block detection, the ladder and its per-domain memory. */
+export { AUTO_CONFIGURATION_HEADER, describeRung, RUNGS, rungById, type Capability, type Rung, type RungId } from './rungs';
+export { detectBlock, visibleText, type BlockVerdict, type ResponseView } from './detect';
+export {
+  createRungMemory,
+  DOMAIN_RUNGS_COLLECTION,
+  InMemoryDomainRungStore,
+  MongoDomainRungStore,
+  registrableDomain,
+  type DomainRungRecord,
+  type DomainRungStore,
+  type Recollection,
+  type RungMemory,
+} from './memory';
+export {
+  EXHAUSTED_DETAIL,
+  runLadder,
+  STOP_KINDS,
+  type Attempt,
+  type Fetcher,
+  type LadderFailure,
+  type LadderFetchers,
+  type LadderOptions,
+  type LadderResult,
+  type LadderSuccess,
+} from './ladder';

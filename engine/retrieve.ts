@@ -1,0 +1,222 @@
+/**
+ * One page, retrieved in a fixed configuration or under `mode=auto`: the piece the Fetch route and the
+ * crawl activities share. It joins the plain transport, the browser renderer and the escalation
+ * ladder, and turns their outcomes into one `Page` or one failure with its Fetch error code.
+ *
+ *   fixed: run the configuration's engine once (the target's status is the caller's business)
+ *   auto:  runLadder(plain → js_render → premium → both), `beforeRung` may veto a rung (credits)
+ */
+import type { ErrorCode } from '../core/errors';
+import type { Logger } from '../core/log';
+import { render, RENDER_ERRORS, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
+import type { FetchEngine } from './engine';
+import { RUNGS, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
+import { ENGINE_ERRORS, type EngineMethod, type EngineProxyInfo } from './types';
+
+export interface RetrievalDeps {
+  engine: FetchEngine;
+  browsers: BrowserPool;
+  memory: RungMemory;
+  log: Logger;
+  renderLimits?: Partial<RenderLimits>;
+}
+
+export type BrowserOptions = Pick<
+  RenderRequest,
+  'instructions' | 'wait' | 'waitFor' | 'blockResources' | 'device' | 'windowWidth' | 'windowHeight' | 'screenshot' | 'pdf' | 'captureXhr'
+>;
+
+export type RetrievalMode =
+  | { kind: 'fixed'; jsRender: boolean; premiumProxy: boolean }
+  /** `needsBrowser`: the request asks for something only a browser gives (screenshot, instructions …). */
+  | { kind: 'auto'; needsBrowser: boolean };
+
+export interface RetrieveRequest {
+  url: string;
+  method?: EngineMethod;
+  headers?: ReadonlyArray<readonly [string, string]>;
+  body?: Buffer;
+  proxyCountry?: string;
+  sessionId?: number;
+  browser?: BrowserOptions;
+  mode: RetrievalMode;
+  signal?: AbortSignal;
+  /** Asked before a configuration is tried; answering false stops with `vetoed` (for example, no credits). */
+  beforeRung?: (rung: Rung) => Promise<boolean>;
+}
+
+export interface Page {
+  ok: true;
+  status: number;
+  headers: Array<[string, string]>;
+  /** The body as received (plain) or the rendered HTML as UTF-8 (browser). */
+  body: Buffer;
+  contentType?: string;
+  /** Set when a browser rendered the page. */
+  html?: string;
+  finalUrl: string;
+  xhr?: XhrRecord[];
+  instructionsReport?: InstructionsReport;
+  screenshot?: Screenshot;
+  pdf?: Buffer;
+  proxy?: EngineProxyInfo;
+}
+
+export interface RetrievalError {
+  /** The engine's failure kind, `exhausted` when every rung was blocked, `vetoed` when `beforeRung` said no. */
+  kind: string;
+  code: ErrorCode;
+  detail: string;
+  /** Whose fault it is: the caller's request, the target, or this service. */
+  blame: 'caller' | 'target' | 'service';
+  parameter?: string;
+}
+
+export interface RetrievalFailure {
+  ok: false;
+  error: RetrievalError;
+}
+
+export type RetrieveResult =
+  | { ok: true; rung: Rung; page: Page; attempts: Attempt[] }
+  | { ok: false; error: RetrievalError; rung?: Rung; attempts: Attempt[] };
+
+const rungFor = (jsRender: boolean, premiumProxy: boolean): Rung =>
+  RUNGS.find((rung) => (rung.engine === 'rendered') === jsRender && rung.premiumProxy === premiumProxy) ?? RUNGS[RUNGS.length - 1]!;
+
+const failure = (error: RetrievalError): RetrievalFailure => ({ ok: false, error });
+
+const VETOED = failure({ kind: 'vetoed', code: 'AUTH004', detail: 'Not enough credits for the next configuration.', blame: 'caller' });
+
+export function createRetrieval(deps: RetrievalDeps) {
+  const { engine, browsers, memory, log, renderLimits } = deps;
+
+  /** The browser's per-request check: the same policy and resolver as plain fetches. */
+  async function guard(url: URL): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+    const verdict = engine.guard.checkUrl(url);
+    if (!verdict.ok) return { allowed: false, reason: verdict.reason };
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const resolution = await engine.guard.resolve(host);
+    return resolution.ok ? { allowed: true } : { allowed: false, reason: resolution.reason };
+  }
+
+  function browserProxy(request: RetrieveRequest, premium: boolean): { ok: true; proxy?: BrowserProxy; info?: EngineProxyInfo } | RetrievalFailure {
+    if (!engine.proxies.uses({ premium })) return { ok: true };
+    const choice = engine.proxies.choose({ premium, country: request.proxyCountry, sessionId: request.sessionId, exclude: new Set() });
+    if (!choice.ok) return failure({ kind: 'proxy_unavailable', code: 'RESP001', detail: choice.reason, blame: 'service' });
+    if (!choice.proxy) return { ok: true };
+    const url = new URL(choice.proxy.url);
+    return {
+      ok: true,
+      proxy: {
+        server: `${url.protocol}//${url.host}`,
+        ...(url.username ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : {}),
+      },
+      info: { id: choice.proxy.id, ...(choice.proxy.country ? { country: choice.proxy.country } : {}) },
+    };
+  }
+
+  async function fetchPlain(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
+    const result = await engine.fetch(
+      {
+        url: request.url,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        premiumProxy: rung.premiumProxy,
+        proxyCountry: request.proxyCountry,
+        sessionId: request.sessionId,
+      },
+      request.signal,
+    );
+    if (!result.ok) {
+      const info = ENGINE_ERRORS[result.error.kind];
+      return failure({ kind: result.error.kind, code: info.code, detail: result.error.detail, blame: info.blame });
+    }
+    return {
+      ok: true,
+      status: result.status,
+      headers: result.headers,
+      body: result.body,
+      contentType: result.contentType,
+      finalUrl: result.finalUrl,
+      ...(result.proxy ? { proxy: result.proxy } : {}),
+    };
+  }
+
+  async function fetchRendered(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
+    const proxy = browserProxy(request, rung.premiumProxy);
+    if (!proxy.ok) return proxy;
+    const result = await render(
+      {
+        ...request.browser,
+        url: request.url,
+        method: request.method,
+        body: request.body,
+        headers: request.headers,
+        ...(proxy.proxy ? { proxy: proxy.proxy } : {}),
+        signal: request.signal,
+      },
+      { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },
+    );
+    if (!result.ok) {
+      const info = RENDER_ERRORS[result.error.kind];
+      return failure({
+        kind: result.error.kind,
+        code: info.code,
+        detail: result.error.detail,
+        blame: info.blame,
+        ...(result.error.parameter ? { parameter: result.error.parameter } : {}),
+      });
+    }
+    const contentType = result.headers.find(([name]) => name === 'content-type')?.[1];
+    return {
+      ok: true,
+      status: result.status,
+      headers: result.headers,
+      body: Buffer.from(result.html, 'utf8'),
+      contentType: contentType ?? 'text/html; charset=utf-8',
+      html: result.html,
+      finalUrl: result.finalUrl,
+      ...(result.xhr ? { xhr: result.xhr } : {}),
+      ...(result.instructionsReport ? { instructionsReport: result.instructionsReport } : {}),
+      ...(result.screenshot ? { screenshot: result.screenshot } : {}),
+      ...(result.pdf ? { pdf: result.pdf } : {}),
+      ...(proxy.info ? { proxy: proxy.info } : {}),
+    };
+  }
+
+  const fetcherFor = (rung: Rung) => (rung.engine === 'rendered' ? fetchRendered : fetchPlain);
+
+  async function vetted(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
+    if (request.beforeRung && !(await request.beforeRung(rung))) return VETOED;
+    return fetcherFor(rung)(request, rung);
+  }
+
+  return {
+    guard,
+    async retrieve(request: RetrieveRequest): Promise<RetrieveResult> {
+      if (request.mode.kind === 'fixed') {
+        const rung = rungFor(request.mode.jsRender, request.mode.premiumProxy);
+        const began = Date.now();
+        const outcome = await vetted(request, rung);
+        const attempts: Attempt[] = [
+          { rung: rung.id, outcome: outcome.ok ? 'success' : 'failed', ...(outcome.ok ? { status: outcome.status } : { reason: outcome.error.kind }), duration_ms: Date.now() - began },
+        ];
+        return outcome.ok ? { ok: true, rung, page: outcome, attempts } : { ok: false, error: outcome.error, rung, attempts };
+      }
+      const rungs = request.mode.needsBrowser ? RUNGS.filter((rung) => rung.engine === 'rendered') : RUNGS;
+      const stopKinds = new Set(['invalid_request', 'invalid_parameter', 'target_forbidden', 'dns_failed', 'too_large', 'aborted', 'pool_closed', 'vetoed']);
+      const ladder = await runLadder<RetrieveRequest, Page, RetrievalFailure>(request, { fetchPlain: vetted, fetchRendered: vetted }, memory, {
+        rungs,
+        stopKinds,
+        log,
+      });
+      if (ladder.ok) return { ok: true, rung: ladder.rung, page: ladder.result, attempts: ladder.attempts };
+      if (ladder.reason === 'stopped') return { ok: false, error: ladder.failure.error, rung: ladder.rung, attempts: ladder.attempts };
+      return { ok: false, error: { kind: 'exhausted', code: ladder.code, detail: ladder.detail, blame: 'target' }, attempts: ladder.attempts };
+    },
+  };
+}
+
+export type Retrieval = ReturnType<typeof createRetrieval>;
