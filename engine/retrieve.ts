@@ -10,7 +10,8 @@ import type { ErrorCode } from '../core/errors';
 import type { Logger } from '../core/log';
 import { render, RENDER_ERRORS, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
 import type { FetchEngine } from './engine';
-import { RUNGS, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
+import { configurationOf } from '../core/pricing';
+import { RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { ENGINE_ERRORS, type EngineMethod, type EngineProxyInfo } from './types';
 
 export interface RetrievalDeps {
@@ -81,8 +82,7 @@ export type RetrieveResult =
   | { ok: true; rung: Rung; page: Page; attempts: Attempt[] }
   | { ok: false; error: RetrievalError; rung?: Rung; attempts: Attempt[] };
 
-const rungFor = (jsRender: boolean, premiumProxy: boolean): Rung =>
-  RUNGS.find((rung) => (rung.engine === 'rendered') === jsRender && rung.premiumProxy === premiumProxy) ?? RUNGS[RUNGS.length - 1]!;
+const rungFor = (jsRender: boolean, premiumProxy: boolean): Rung => rungById(configurationOf({ jsRender, premiumProxy }).id)!;
 
 const failure = (error: RetrievalError): RetrievalFailure => ({ ok: false, error });
 

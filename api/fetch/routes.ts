@@ -7,7 +7,8 @@
  *
  * Failures release the reservation: a failed request is never charged.
  */
-import { costOf, refusalError, type Hold } from '../../core/accounts/charging';
+import { refusalError, type Hold } from '../../core/accounts/charging';
+import { costOf } from '../../core/pricing';
 import type { Refusal } from '../../core/accounts/ledger';
 import { problem, type ApiError } from '../../core/errors';
 import { AUTO_CONFIGURATION_HEADER, describeRung, registrableDomain } from '../../engine/escalation';

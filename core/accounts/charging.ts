@@ -22,23 +22,7 @@ import type { Ledger, LedgerResult, PeriodUsage, Refusal } from './ledger';
 import { periodOf, type Period } from './periods';
 import type { Payer } from './principal';
 
-/** The fetch configurations and their prices, cheapest first: the order `mode=auto` escalates in. */
-export const FETCH_CONFIGURATIONS = [
-  { name: 'plain', jsRender: false, premiumProxy: false, credits: 1 },
-  { name: 'js_render', jsRender: true, premiumProxy: false, credits: 5 },
-  { name: 'premium_proxy', jsRender: false, premiumProxy: true, credits: 10 },
-  { name: 'js_render_premium_proxy', jsRender: true, premiumProxy: true, credits: 25 },
-] as const;
-
-export type FetchConfiguration = (typeof FETCH_CONFIGURATIONS)[number];
-
-/** Credits of one page request in the given configuration (1, 5, 10 or 25). */
-export function costOf(configuration: { jsRender: boolean; premiumProxy: boolean }): number {
-  const found = FETCH_CONFIGURATIONS.find(
-    (entry) => entry.jsRender === configuration.jsRender && entry.premiumProxy === configuration.premiumProxy,
-  );
-  return (found ?? FETCH_CONFIGURATIONS[3]).credits;
-}
+export { costOf, FETCH_CONFIGURATIONS, type FetchConfiguration } from '../pricing';
 
 /** Whose credits a request spends. */
 export type ChargeSurface = 'fetch' | 'crawl' | 'extract' | 'batch';

@@ -3,11 +3,12 @@
  * what it can get past. The ladder walks this table from the cheapest row up; nothing else in the
  * escalation knows the configurations by name.
  */
+import { FETCH_CONFIGURATIONS, type ConfigurationId } from '../../core/pricing';
 
 /** What a configuration brings against a block. */
 export type Capability = 'javascript' | 'residential_ip';
 
-export type RungId = 'plain' | 'js_render' | 'premium_proxy' | 'js_render_premium_proxy';
+export type RungId = ConfigurationId;
 
 export interface Rung {
   id: RungId;
@@ -19,12 +20,17 @@ export interface Rung {
   capabilities: readonly Capability[];
 }
 
-export const RUNGS: readonly Rung[] = [
-  { id: 'plain', cost: 1, engine: 'plain', premiumProxy: false, capabilities: [] },
-  { id: 'js_render', cost: 5, engine: 'rendered', premiumProxy: false, capabilities: ['javascript'] },
-  { id: 'premium_proxy', cost: 10, engine: 'plain', premiumProxy: true, capabilities: ['residential_ip'] },
-  { id: 'js_render_premium_proxy', cost: 25, engine: 'rendered', premiumProxy: true, capabilities: ['javascript', 'residential_ip'] },
-];
+/** One rung per priced configuration: its engine and what it brings follow from what it enables. */
+export const RUNGS: readonly Rung[] = FETCH_CONFIGURATIONS.map((configuration) => ({
+  id: configuration.id,
+  cost: configuration.credits,
+  engine: configuration.jsRender ? 'rendered' : 'plain',
+  premiumProxy: configuration.premiumProxy,
+  capabilities: [
+    ...(configuration.jsRender ? (['javascript'] as const) : []),
+    ...(configuration.premiumProxy ? (['residential_ip'] as const) : []),
+  ],
+}));
 
 export const rungById = (id: string, rungs: readonly Rung[] = RUNGS): Rung | undefined => rungs.find((rung) => rung.id === id);
 
