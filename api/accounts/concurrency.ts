@@ -9,7 +9,8 @@ import type { AppContext } from '../http/context';
 /**
  * Runs `work` holding one of the account's concurrency slots. All in use: 429 AUTH008. The slot is
  * freed when `work` ends (however it ends) and as soon as the client disconnects, which also aborts
- * `signal` so the work can stop early.
+ * `signal` so the work can stop early. In steady state taking and freeing the slot touch no database
+ * (core/accounts/slots.ts); only growing this process's claim on the account's slots is awaited.
  */
 export async function withSlot<T>(
   ctx: AppContext,

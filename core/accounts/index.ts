@@ -1,7 +1,7 @@
 /**
  * Accounts, API keys, plans, usage and concurrency, as one service built once per process:
  *
- *   request ─> keys.check (cached) ─> Principal ─┬─> slots.acquire / release   (Fetch only)
+ *   request ─> keys.check (cached) ─> Principal ─┬─> slots.acquire / release   (Fetch only; in memory)
  *                                                └─> charging.reserve ─> work ─> settle | release
  *
  * Every collection here is written insert-first so that limits stay exact on FerretDB (see chain.ts,
@@ -18,11 +18,11 @@ import { Ledger, type LedgerState } from './ledger';
 import { PlanCatalogue, type PlanConfig } from './plans';
 import type { Principal } from './principal';
 import { Signups, type SignupDoc } from './signups';
-import { SlotPool, type LeaseDoc } from './slots';
+import { SlotPool, type ClaimState } from './slots';
 import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
-  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'creditHoldMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
+  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
 
 export interface Accounts {
   clock: Clock;
@@ -35,9 +35,9 @@ export interface Accounts {
   signups: Signups;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
   principalFor(accountId: string, keyId: string): Promise<Principal>;
-  /** Starts background work (slot lease renewal). */
+  /** Starts background work (renewing slot claims, giving back unused slots). */
   start(): void;
-  /** Frees this process's slots and stops background work. */
+  /** Gives back this process's unused slots and stops background work. */
   stop(): Promise<void>;
 }
 
@@ -49,7 +49,8 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
   const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs);
   const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock);
   const charging = new Charging(ledger, clock, config.creditHoldMs);
-  const slots = new SlotPool(db.collection<LeaseDoc>('slot_leases'), clock, log.child({ module: 'slots' }), config.slotLeaseMs);
+  const claims = db.collection<ChainDocument<ClaimState>>('slot_claims');
+  const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs);
   const signups = new Signups(db.collection<SignupDoc>('signups'), store, clock, config.signupRateLimit, config.signupRateWindowMs);
   return {
     clock,

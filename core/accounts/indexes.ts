@@ -11,8 +11,5 @@ export const ACCOUNT_INDEXES: Record<string, IndexDescription[]> = {
     { key: { account_id: 1 }, name: 'account_id' },
   ],
   usage_ledger: [{ key: { chain: 1, seq: 1 }, name: 'chain_seq', unique: true }],
-  slot_leases: [
-    { key: { slot: 1 }, name: 'slot', unique: true },
-    { key: { account_id: 1 }, name: 'account_id' },
-  ],
+  slot_claims: [{ key: { chain: 1, seq: 1 }, name: 'chain_seq', unique: true }],
 };

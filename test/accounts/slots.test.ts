@@ -83,7 +83,7 @@ describe('concurrency slots', () => {
   });
 
   it('never grants more slots than the plan has across two processes', async () => {
-    const other = await openAccounts();
+    const other = await openAccounts({ env: { SLOT_CLAIM_IDLE_MS: '200' } });
     try {
       const account = await newAccount(app.accounts, { concurrency: 3 });
       const grants = await Promise.all(
@@ -92,7 +92,8 @@ describe('concurrency slots', () => {
       const granted = grants.filter((grant) => grant.ok);
       expect(granted).to.have.length(3);
       await Promise.all(granted.map((grant) => grant.ok && grant.lease.release()));
-      expect(await app.accounts.slots.inUse(account.accountId)).to.equal(0);
+      // Freed at once in memory; the other process gives its unused claim back within two idle windows.
+      await eventually(async () => (await app.accounts.slots.inUse(account.accountId)) === 0, 50, 100);
     } finally {
       await other.close();
     }
