@@ -1,6 +1,8 @@
 import type { Db } from 'mongodb';
+import type { Accounts } from '../core/accounts';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
+import type { PageFetcher } from './crawl/fetcher';
 
 /** Dependencies every activity receives once per worker, from `createActivities`. */
 export interface ActivityDeps {
@@ -9,4 +11,8 @@ export interface ActivityDeps {
   log: Logger;
   /** The worker's identity, recorded where an activity leaves a trace. */
   identity: string;
+  /** Accounts, plans and charging (crawl pages are billed as they are fetched). */
+  accounts: Accounts;
+  /** How crawls open a page: the plain engine for now; the mode=auto ladder plugs in here. */
+  pageFetcher: PageFetcher;
 }

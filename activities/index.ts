@@ -1,3 +1,4 @@
+import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { selfCheckActivities } from './selfcheck';
 
@@ -7,6 +8,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...selfCheckActivities(deps),
+    ...crawlActivities(deps),
   };
 }
 

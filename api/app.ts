@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
 import { accountRoutes, appRoutes } from './accounts/routes';
+import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
@@ -16,6 +17,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
   routes.push(
     ...healthRoutes(deps),
     ...accountRoutes(deps),
+    ...crawlRoutes(deps),
     ...fetchRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),

@@ -6,6 +6,7 @@
  */
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { ACCOUNT_INDEXES } from './accounts/indexes';
+import { CRAWL_INDEXES } from './crawls/store';
 import type { Config } from './config';
 import type { Logger } from './log';
 
@@ -13,6 +14,7 @@ import type { Logger } from './log';
 export const INDEXES: Record<string, IndexDescription[]> = {
   self_checks: [{ key: { created_at: 1 }, name: 'created_at' }],
   ...ACCOUNT_INDEXES,
+  ...CRAWL_INDEXES,
 };
 
 export interface Database {

@@ -11,7 +11,7 @@ import type { Logger } from '../core/log';
 import { render, RENDER_ERRORS, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
 import type { FetchEngine } from './engine';
 import { configurationOf } from '../core/pricing';
-import { RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
+import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { ENGINE_ERRORS, type EngineMethod, type EngineProxyInfo } from './types';
 
 export interface RetrievalDeps {
@@ -44,6 +44,8 @@ export interface RetrieveRequest {
   signal?: AbortSignal;
   /** Asked before a configuration is tried; answering false stops with `vetoed` (for example, no credits). */
   beforeRung?: (rung: Rung) => Promise<boolean>;
+  /** Under mode=auto: answers to return as they are instead of escalating (a crawl waits out `Retry-After`). */
+  acceptAsIs?: (page: Page) => boolean;
 }
 
 export interface Page {
@@ -207,10 +209,12 @@ export function createRetrieval(deps: RetrievalDeps) {
       }
       const rungs = request.mode.needsBrowser ? RUNGS.filter((rung) => rung.engine === 'rendered') : RUNGS;
       const stopKinds = new Set(['invalid_request', 'invalid_parameter', 'target_forbidden', 'dns_failed', 'too_large', 'aborted', 'pool_closed', 'vetoed']);
+      const { acceptAsIs } = request;
       const ladder = await runLadder<RetrieveRequest, Page, RetrievalFailure>(request, { fetchPlain: vetted, fetchRendered: vetted }, memory, {
         rungs,
         stopKinds,
         log,
+        ...(acceptAsIs ? { detect: (response) => (acceptAsIs(response as Page) ? { blocked: false } : detectBlock(response)) } : {}),
       });
       if (ladder.ok) return { ok: true, rung: ladder.rung, page: ladder.result, attempts: ladder.attempts };
       if (ladder.reason === 'stopped') return { ok: false, error: ladder.failure.error, rung: ladder.rung, attempts: ladder.attempts };

@@ -2,11 +2,14 @@
 import os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { autoPageFetcher } from '../activities/crawl';
+import { createAccounts } from '../core/accounts';
 import { config as loadConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger, type Logger } from '../core/log';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
+import { createFetchService } from '../engine/service';
 import { workflowBundlePath } from './bundle';
 
 function installRuntimeLogger(log: Logger, level: string): void {
@@ -50,12 +53,15 @@ async function main(): Promise<void> {
   await retryUntil('temporal operator', log, () => ensureSearchAttributes(address, config.temporalNamespace, log));
 
   const identity = `${process.pid}@${os.hostname()}`;
+  const accounts = createAccounts({ db: db.db, config, log });
+  // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
+  const fetching = createFetchService({ config, log, db: db.db });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity }),
+    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval) }),
     identity,
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
   });
@@ -67,6 +73,7 @@ async function main(): Promise<void> {
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     worker.shutdown();
     await running;
+    await fetching.close();
     await connection.close();
     await db.close();
   });

@@ -1,2 +1,3 @@
 /** Every workflow the worker runs. Workflow code is deterministic: no Node built-ins, no I/O. */
 export { selfCheckWorkflow } from './selfcheck';
+export { crawlWorkflow, stopCrawlSignal } from './crawl';

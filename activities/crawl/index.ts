@@ -1,0 +1,34 @@
+/** The crawl activities, built once per worker with their dependencies. */
+import { ActiveJobs } from '../../core/crawls/active-jobs';
+import { CrawlCharges } from '../../core/crawls/charges';
+import { crawlJobChecker } from '../../core/crawls/jobs';
+import type { SliceInput, SliceResult } from '../../core/crawls/types';
+import type { ActivityDeps } from '../deps';
+import { publishCrawl, type PublishInput, type PublishResult } from './publish';
+import { CrawlRuntime } from './runtime';
+import { runSlice } from './slice';
+
+export type { PageFetcher, PageFetch, PageFetchRequest } from './fetcher';
+export { autoPageFetcher, plainPageFetcher } from './fetcher';
+
+export function crawlActivities(deps: ActivityDeps) {
+  const runtime = new CrawlRuntime({
+    db: deps.db,
+    fetcher: deps.pageFetcher,
+    hostConcurrency: deps.config.crawlHostConcurrency,
+    hostDelayMs: deps.config.crawlHostDelayMs,
+    retryAfterMaxMs: deps.config.crawlRetryAfterMaxMs,
+  });
+  const charges = new CrawlCharges(deps.db, deps.accounts);
+  const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
+  return {
+    /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */
+    async crawlSlice(input: SliceInput): Promise<SliceResult> {
+      return runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime }, input);
+    },
+    /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
+    async publishCrawl(input: PublishInput): Promise<PublishResult> {
+      return publishCrawl({ db: deps.db, activeJobs, runtime }, input);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * Fetching the pages of one slice: per-crawl and per-host limits, `Retry-After`, billing per page
+ * through the slice's bill, the crawl's end checked before each page starts (a stop lets pages in
+ * flight finish but starts no new one).
+ */
+import { decodeHtml } from '../../engine/outputs/decode';
+import { extractLinks, isHtml, type PageLinks } from '../../core/crawls/links';
+import type { SliceBill } from '../../core/crawls/charges';
+import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
+import type { HostGate, Semaphore } from './politeness';
+
+export interface WorkItem {
+  url: string;
+  depth: number;
+  /** Where the URL is a result (absent for the start page): the content id is `<k>-<index>`. */
+  src?: { k: number; index: number };
+  /** Open it for links (else it is fetched only for its HTML). */
+  open: boolean;
+}
+
+export interface PageOutcome {
+  /** `f` fetched, `x` failed, `p` not fetched (the crawl ended first). */
+  mark: 'f' | 'x' | 'p';
+  credits: number;
+  links?: PageLinks;
+  /** Text of the page, when it is HTML or text (for `output_format`). */
+  html?: string;
+  status?: number;
+  detail?: string;
+  refused?: boolean;
+}
+
+export interface PageRunner {
+  fetcher: PageFetcher;
+  gate: HostGate;
+  crawlLimit: Semaphore;
+  retryAfterMaxMs: number;
+  /** Whether the crawl has ended (checked before each page starts). */
+  ended(): Promise<boolean>;
+  signal?: AbortSignal;
+  heartbeat(): void;
+}
+
+const MAX_RETRY_AFTER_TRIES = 2;
+
+export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
+  const host = new URL(item.url).host;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0 && (await runner.ended())) return { mark: 'p', credits: 0 };
+    const leaveCrawl = await runner.crawlLimit.acquire();
+    let reserved = 0;
+    let outcome;
+    try {
+      const leaveHost = await runner.gate.enter(host, runner.signal);
+      try {
+        outcome = await runner.fetcher.fetch({
+          url: item.url,
+          ...(runner.signal ? { signal: runner.signal } : {}),
+          afford: async (credits) => {
+            if (credits <= reserved) return true;
+            const ok = await bill.need(credits - reserved);
+            if (ok) reserved = credits;
+            return ok;
+          },
+        });
+      } finally {
+        leaveHost();
+      }
+    } finally {
+      leaveCrawl();
+    }
+    runner.heartbeat();
+    if (!outcome.ok) {
+      bill.giveBack(reserved);
+      // A page the account cannot pay for is not fetched at all.
+      return outcome.vetoed ? { mark: 'p', credits: 0, detail: outcome.detail, refused: true } : { mark: 'x', credits: 0, detail: outcome.detail };
+    }
+    const wait = retryAfterMs(outcome.status, outcome.headers);
+    if (wait !== undefined) {
+      runner.gate.pause(host, Math.min(wait, runner.retryAfterMaxMs));
+      if (wait <= runner.retryAfterMaxMs && attempt < MAX_RETRY_AFTER_TRIES) {
+        bill.giveBack(reserved);
+        continue;
+      }
+    }
+    const { billable, failed } = billingOf(outcome.status);
+    const credits = billable ? outcome.credits : 0;
+    bill.giveBack(reserved - credits);
+    const result: PageOutcome = { mark: failed ? 'x' : 'f', credits, status: outcome.status };
+    if (failed) return { ...result, detail: `The page answered ${outcome.status}.` };
+    const text = outcome.html ?? (isHtml(outcome.contentType, outcome.body) || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
+    if (text !== undefined && (outcome.html !== undefined || isHtml(outcome.contentType, outcome.body)) && item.open) {
+      result.links = extractLinks(text, outcome.finalUrl);
+    }
+    if (keepHtml && text !== undefined) result.html = text;
+    return result;
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at once, in order of start; stops starting when `stop()` says so. */
+export async function forEachLimited<T>(items: T[], limit: number, stop: () => Promise<boolean>, work: (item: T, index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  let started = 0;
+  let halted = false;
+  const lane = async (): Promise<void> => {
+    while (!halted) {
+      const index = next++;
+      if (index >= items.length) return;
+      if (await stop()) {
+        halted = true;
+        return;
+      }
+      started++;
+      await work(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+  return started;
+}

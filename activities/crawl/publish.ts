@@ -1,0 +1,83 @@
+/**
+ * The workflow's single writer of a crawl's documents. It appends a batch of commits (slices whose
+ * kept URLs become readable results), sets the counters, and when the crawl's end is decided inserts
+ * the end record (the stop call may have inserted one first: the first insert wins and is returned)
+ * and frees the account's active-job slot. The workflow never runs two publishes of a crawl at once,
+ * so the crawl document has one writer (FerretDB updates are not atomic).
+ */
+import type { ActiveJobs } from '../../core/crawls/active-jobs';
+import { crawlCollections, ids, insertIgnoringDuplicates, isDuplicateKey, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
+import type { CrawlEnd, Progress } from '../../core/crawls/types';
+import type { Db } from 'mongodb';
+import type { CrawlRuntime } from './runtime';
+
+export interface PublishInput {
+  crawlId: string;
+  progress: Progress;
+  /** The end the workflow decided, to record if none is recorded yet. */
+  end?: CrawlEnd;
+}
+
+export interface PublishResult {
+  /** The recorded end (the stop call's when it came first). */
+  end?: CrawlEnd & { finished_at: string };
+  /** Kept URLs of commits dropped because they landed after the post-stop window. */
+  droppedKept: number;
+}
+
+export interface PublishDeps {
+  db: Db;
+  activeJobs: ActiveJobs;
+  runtime: CrawlRuntime;
+}
+
+export async function publishCrawl(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
+  const { crawlId, progress } = input;
+  const collections = crawlCollections(deps.db);
+  let end: CrawlEndDoc | null = null;
+  if (input.end) {
+    try {
+      await collections.ends.insertOne({ _id: crawlId, ...input.end, finished_at: new Date() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    end = await collections.ends.findOne({ _id: crawlId });
+    await deps.activeJobs.release(crawlId);
+  }
+
+  let commits = progress.commits;
+  let droppedKept = 0;
+  if (commits.length > 0) {
+    end ??= await collections.ends.findOne({ _id: crawlId });
+    if (end?.status === 'stopped' && Date.now() > end.finished_at.getTime() + POST_STOP_WINDOW_MS) {
+      droppedKept = commits.reduce((sum, commit) => sum + commit.kept, 0);
+      commits = [];
+    }
+    await insertIgnoringDuplicates(collections.commits, [{ _id: ids.commits(crawlId, progress.batch), crawl_id: crawlId, commits }]);
+  }
+
+  const set: Partial<CrawlDoc> = {
+    coverage: { ...progress.coverage, items_found: progress.coverage.items_found - droppedKept },
+    duplicates_removed: progress.duplicates_removed,
+    settled: progress.settled,
+  };
+  if (progress.commits.length > 0) set.published = progress.batch + 1;
+  if (end) {
+    set.status = end.status;
+    set.finished_at = end.finished_at;
+    if (end.stop_reason) set.stop_reason = end.stop_reason;
+    if (end.error) set.error = end.error;
+  }
+  await collections.crawls.updateOne({ _id: crawlId }, { $set: set });
+  if (progress.settled) deps.runtime.forget(crawlId);
+  if (!end) return { droppedKept };
+  return {
+    droppedKept,
+    end: {
+      status: end.status,
+      finished_at: end.finished_at.toISOString(),
+      ...(end.stop_reason ? { stop_reason: end.stop_reason } : {}),
+      ...(end.error ? { error: end.error } : {}),
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * What the crawl activities of one worker share: the page fetcher, the per-host gate, each crawl's
+ * page limit in this worker, a bounded cache of URLs known to be in each crawl's seen-set (a link in
+ * it is a duplicate without asking the database) and a short-lived cache of whether a crawl ended.
+ */
+import type { Db } from 'mongodb';
+import { crawlCollections } from '../../core/crawls/store';
+import type { PageFetcher } from './fetcher';
+import { HostGate, Semaphore } from './politeness';
+
+const ENDED_TTL_MS = 150;
+const SEEN_PER_CRAWL = 200_000;
+const CRAWLS_CACHED = 32;
+
+export interface CrawlRuntimeOptions {
+  db: Db;
+  fetcher: PageFetcher;
+  hostConcurrency: number;
+  hostDelayMs: number;
+  retryAfterMaxMs: number;
+}
+
+export class CrawlRuntime {
+  readonly fetcher: PageFetcher;
+  readonly gate: HostGate;
+  readonly retryAfterMaxMs: number;
+  private readonly limits = new Map<string, { limit: Semaphore; users: number }>();
+  private readonly seenSets = new Map<string, Set<string>>();
+  private readonly endChecks = new Map<string, { at: number; ended: Promise<boolean> }>();
+  private readonly ends;
+
+  constructor(options: CrawlRuntimeOptions) {
+    this.fetcher = options.fetcher;
+    this.gate = new HostGate(options.hostConcurrency, options.hostDelayMs);
+    this.retryAfterMaxMs = options.retryAfterMaxMs;
+    this.ends = crawlCollections(options.db).ends;
+  }
+
+  /** The crawl's page limit in this worker, shared by its slices running here; call `done` after. */
+  crawl(crawlId: string, concurrency: number): { limit: Semaphore; done(): void } {
+    let entry = this.limits.get(crawlId);
+    if (!entry) {
+      entry = { limit: new Semaphore(concurrency), users: 0 };
+      this.limits.set(crawlId, entry);
+    }
+    entry.users++;
+    const current = entry;
+    return {
+      limit: current.limit,
+      done: () => {
+        current.users--;
+        if (current.users === 0 && this.limits.get(crawlId) === current) this.limits.delete(crawlId);
+      },
+    };
+  }
+
+  /** Keys known to be in the crawl's seen-set (bounded; forgetting only costs a database insert). */
+  seen(crawlId: string): Set<string> {
+    let set = this.seenSets.get(crawlId);
+    if (set && set.size > SEEN_PER_CRAWL) set.clear();
+    if (!set) {
+      if (this.seenSets.size >= CRAWLS_CACHED) {
+        const oldest = this.seenSets.keys().next().value;
+        if (oldest !== undefined) this.seenSets.delete(oldest);
+      }
+      set = new Set();
+    } else {
+      this.seenSets.delete(crawlId);
+    }
+    this.seenSets.set(crawlId, set);
+    return set;
+  }
+
+  /** Whether the crawl has an end record (stop, limit, failure): then no new page starts. */
+  ended(crawlId: string): Promise<boolean> {
+    const now = Date.now();
+    const cached = this.endChecks.get(crawlId);
+    if (cached && now - cached.at < ENDED_TTL_MS) return cached.ended;
+    const ended = this.ends.findOne({ _id: crawlId }, { projection: { _id: 1 } }).then((doc) => doc !== null);
+    this.endChecks.set(crawlId, { at: now, ended });
+    if (this.endChecks.size > 1_000) {
+      for (const [id, check] of this.endChecks) if (now - check.at > ENDED_TTL_MS) this.endChecks.delete(id);
+    }
+    return ended;
+  }
+
+  /** Forgets a finished crawl. */
+  forget(crawlId: string): void {
+    this.seenSets.delete(crawlId);
+    this.endChecks.delete(crawlId);
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * One slice of a crawl: fetch a bounded list of pages, take the links of those opened, claim the new
+ * URLs in the seen-set and store them, in order, as this slice's found URLs; store kept pages' HTML
+ * and their fetch outcomes; bill the pages. Every write is an insert keyed so that a retried attempt
+ * (after a crash or a kill) neither duplicates nor bills twice:
+ *
+ *   items (found parts of earlier slices) ─> fetch pages ─> links ─> normalize, scope, patterns, dedup
+ *     ─> claim in crawl_urls (unique) ─> crawl_found parts (keyed by attempt) ─> outcomes ─> settle bill
+ *
+ * A retried attempt first loads the URLs its slice already claimed (they stay its own) and whether
+ * the slice was billed (then it bills nothing).
+ */
+import { Context } from '@temporalio/activity';
+import type { CrawlCharges } from '../../core/crawls/charges';
+import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
+import { crawlCollections, duplicateIndexes, ids, insertIgnoringDuplicates, isDuplicateKey, type ContentDoc, type UrlDoc } from '../../core/crawls/store';
+import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
+import type { Accounts } from '../../core/accounts';
+import type { Db } from 'mongodb';
+import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
+import type { CrawlRuntime } from './runtime';
+
+export interface SliceDeps {
+  db: Db;
+  accounts: Accounts;
+  charges: CrawlCharges;
+  runtime: CrawlRuntime;
+}
+
+/** Largest piece of HTML stored in one document (characters; at most ~6 MiB of UTF-8). */
+const CONTENT_CHUNK = 2 * 1024 * 1024;
+const CLAIM_BATCH = 1_000;
+
+export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<SliceResult> {
+  const context = Context.current();
+  const attempt = context.info.attempt;
+  const retried = attempt > 1;
+  const { spec, k } = input;
+  const collections = crawlCollections(deps.db);
+  const heartbeat = setInterval(() => context.heartbeat(), 2_000);
+  try {
+    const items = k === 0 ? [{ url: spec.url, depth: 0, open: true }] : await loadItems(deps, input);
+    const own = retried ? await ownClaims(deps, spec.crawlId, k) : new Map<string, UrlDoc>();
+    const payer = await deps.accounts.principalFor(spec.accountId, spec.keyId);
+    const bill = await deps.charges.open(spec.crawlId, k, payer, retried, items.length);
+    const outcomes: PageOutcome[] = items.map(() => ({ mark: 'p', credits: 0 }));
+    let refused = false;
+    const crawl = deps.runtime.crawl(spec.crawlId, input.tuning.concurrency);
+    const runner: PageRunner = {
+      fetcher: deps.runtime.fetcher,
+      gate: deps.runtime.gate,
+      crawlLimit: crawl.limit,
+      retryAfterMaxMs: deps.runtime.retryAfterMaxMs,
+      ended: () => deps.runtime.ended(spec.crawlId),
+      signal: context.cancellationSignal,
+      heartbeat: () => context.heartbeat(),
+    };
+    try {
+      await forEachLimited(items, input.tuning.concurrency, async () => refused || (await runner.ended()), async (item, index) => {
+        const keepHtml = Boolean(spec.outputFormat && item.src);
+        const outcome = await fetchPage(runner, item, bill, keepHtml);
+        if (outcome.refused) refused = true;
+        if (outcome.html !== undefined && item.src) {
+          await storeContent(collections.contents, spec.crawlId, item.url, ids.contentId(item.src.k, item.src.index), outcome.html);
+        }
+        delete outcome.html;
+        outcomes[index] = outcome;
+      });
+    } finally {
+      crawl.done();
+    }
+
+    const claimed = await claimLinks(deps, input, items, outcomes, own);
+    await writeFound(deps, spec.crawlId, k, attempt, claimed.found);
+    if (spec.outputFormat) await writeOutcomes(deps, input, items, outcomes);
+    const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
+    await bill.settle(bill.alreadyBilled ? 0 : credits);
+
+    const fetched = outcomes.filter((outcome) => outcome.mark !== 'p').length;
+    const failed = outcomes.filter((outcome) => outcome.mark === 'x').length;
+    const seed = k === 0 ? seedVerdict(outcomes[0]) : undefined;
+    return {
+      k,
+      attempt,
+      found: claimed.found.length,
+      foundDepth: (items[0]?.depth ?? 0) + 1,
+      fetched,
+      failed,
+      duplicates: claimed.duplicates,
+      credits: bill.alreadyBilled ? 0 : credits,
+      skipped: outcomes.length - fetched,
+      refused,
+      halted: await deps.runtime.ended(spec.crawlId),
+      ...(seed ? { seed } : {}),
+    };
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+function seedVerdict(outcome: PageOutcome | undefined): SliceResult['seed'] {
+  if (outcome?.mark === 'f') return { ok: true };
+  if (outcome?.mark === 'p') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
+  return { ok: false, detail: outcome?.detail ? `The start URL could not be read: ${outcome.detail}` : 'The start URL could not be read.' };
+}
+
+async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]> {
+  const { found } = crawlCollections(deps.db);
+  const items: WorkItem[] = [];
+  for (const range of input.ranges) {
+    for (let part = Math.floor(range.from / FOUND_PART); part * FOUND_PART < range.to; part++) {
+      const doc = await found.findOne({ _id: ids.found(input.spec.crawlId, range.k, range.a, part) });
+      if (!doc) throw new Error(`found part ${part} of slice ${range.k} is missing`);
+      for (let index = Math.max(range.from, part * FOUND_PART); index < Math.min(range.to, (part + 1) * FOUND_PART); index++) {
+        const url = doc.urls[index - part * FOUND_PART];
+        const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;
+        if (url === undefined) continue;
+        items.push({ url, depth, src: { k: range.k, index }, open: input.spec.depth === undefined || depth < input.spec.depth });
+      }
+    }
+  }
+  return items;
+}
+
+/** URLs an earlier attempt of this slice claimed: they are this slice's, not duplicates. */
+async function ownClaims(deps: SliceDeps, crawlId: string, k: number): Promise<Map<string, UrlDoc>> {
+  const docs = await crawlCollections(deps.db).urls.find({ crawl_id: crawlId, slice: k }).toArray();
+  return new Map(docs.map((doc) => [doc._id, doc]));
+}
+
+async function claimLinks(
+  deps: SliceDeps,
+  input: SliceInput,
+  items: WorkItem[],
+  outcomes: PageOutcome[],
+  own: Map<string, UrlDoc>,
+): Promise<{ found: Array<[string, number]>; duplicates: number }> {
+  const { spec, k } = input;
+  const scope = scopeOf(spec.url);
+  const start = startKey(spec.url);
+  const seen = deps.runtime.seen(spec.crawlId);
+  const local = new Set<string>();
+  const candidates: Array<{ key: string; doc: UrlDoc }> = [];
+  let duplicates = 0;
+  outcomes.forEach((outcome, index) => {
+    if (!outcome.links) return;
+    const depth = (items[index]?.depth ?? 0) + 1;
+    for (const href of outcome.links.hrefs) {
+      const link = normalizeLink(href, outcome.links.base, scope);
+      if (!link.ok || !passesPatterns(link.url, spec.include, spec.exclude)) continue;
+      if (link.key === start || local.has(link.key)) {
+        duplicates++;
+        continue;
+      }
+      local.add(link.key);
+      const id = ids.url(spec.crawlId, link.key);
+      if (!own.has(id) && seen.has(link.key)) {
+        duplicates++;
+        continue;
+      }
+      candidates.push({ key: link.key, doc: { _id: id, crawl_id: spec.crawlId, url: link.url, depth, slice: k } });
+    }
+    delete outcome.links;
+  });
+  const found: Array<[string, number]> = [];
+  const { urls } = crawlCollections(deps.db);
+  for (let from = 0; from < candidates.length; from += CLAIM_BATCH) {
+    const batch = candidates.slice(from, from + CLAIM_BATCH);
+    let taken = new Set<number>();
+    try {
+      await urls.insertMany(batch.map((candidate) => candidate.doc), { ordered: false });
+    } catch (error) {
+      taken = duplicateIndexes(error);
+    }
+    batch.forEach((candidate, index) => {
+      seen.add(candidate.key);
+      if (taken.has(index) && !own.has(candidate.doc._id)) duplicates++;
+      else found.push([candidate.doc.url, candidate.doc.depth]);
+    });
+  }
+  // URLs an earlier attempt claimed but this one did not meet again stay this slice's.
+  const met = new Set(candidates.map((candidate) => candidate.doc._id));
+  for (const doc of own.values()) if (!met.has(doc._id)) found.push([doc.url, doc.depth]);
+  return { found, duplicates };
+}
+
+async function writeFound(deps: SliceDeps, crawlId: string, k: number, attempt: number, found: Array<[string, number]>): Promise<void> {
+  const docs = [];
+  for (let part = 0; part * FOUND_PART < found.length; part++) {
+    const slice = found.slice(part * FOUND_PART, (part + 1) * FOUND_PART);
+    docs.push({ _id: ids.found(crawlId, k, attempt, part), crawl_id: crawlId, urls: slice.map(([url]) => url), depths: slice.map(([, depth]) => depth) });
+  }
+  await insertIgnoringDuplicates(crawlCollections(deps.db).found, docs);
+}
+
+/** One outcome document per block of results fetched here (ranges start on block boundaries). */
+async function writeOutcomes(deps: SliceDeps, input: SliceInput, items: WorkItem[], outcomes: PageOutcome[]): Promise<void> {
+  const blocks = new Map<string, string[]>();
+  items.forEach((item, index) => {
+    if (!item.src) return;
+    const block = Math.floor(item.src.index / OUTCOME_BLOCK);
+    const id = ids.outcome(input.spec.crawlId, item.src.k, block);
+    const marks = blocks.get(id) ?? [];
+    marks[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.mark ?? 'p';
+    blocks.set(id, marks);
+  });
+  const { outcomes: collection } = crawlCollections(deps.db);
+  for (const [id, marks] of blocks) {
+    const s = Array.from({ length: marks.length }, (_, index) => marks[index] ?? 'p').join('');
+    try {
+      await collection.insertOne({ _id: id, crawl_id: input.spec.crawlId, s });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      await collection.replaceOne({ _id: id }, { crawl_id: input.spec.crawlId, s });
+    }
+  }
+}
+
+async function storeContent(collection: ReturnType<typeof crawlCollections>['contents'], crawlId: string, url: string, contentId: string, html: string): Promise<void> {
+  const chunks = Math.max(1, Math.ceil(html.length / CONTENT_CHUNK));
+  const docs: ContentDoc[] = [];
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    docs.push({
+      _id: ids.content(crawlId, contentId, chunk),
+      crawl_id: crawlId,
+      content_id: contentId,
+      url,
+      chunk,
+      chunks,
+      html: html.slice(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK),
+    });
+  }
+  // Chunks after the first go in first: a reader finding chunk 0 finds them all.
+  await insertIgnoringDuplicates(collection, docs.slice(1));
+  await insertIgnoringDuplicates(collection, docs.slice(0, 1));
+}

@@ -1,0 +1,148 @@
+/** The Crawl surface under `/v1/crawls`: routes as data, handlers in handlers.ts and start.ts. */
+import { problem } from '../../core/errors';
+import { authenticate, principalOf, securityOf } from '../auth/authenticate';
+import type { ApiDeps } from '../deps';
+import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
+import { CrawlHandlers } from './handlers';
+import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
+import { CrawlStarter, type StartBody } from './start';
+
+/** Out-of-range body values read 422; missing or mistyped ones 400. */
+const startIssues: IssueMapper = (issue) => {
+  const error = defaultIssues(issue);
+  if (issue.kind === 'invalid' && /must be [<>]=|allowed values|must NOT have (more|fewer)/.test(issue.message)) {
+    return problem('invalid_parameter', error.detail, { status: 422 });
+  }
+  return error;
+};
+
+/** On the list, a bad `limit` or `cursor` is `invalid_request`. */
+const listIssues: IssueMapper = (issue) =>
+  issue.kind === 'invalid' ? problem('invalid_request', `"${issue.field}" ${issue.message}.`) : defaultIssues(issue);
+
+const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
+
+const errors = {
+  400: { description: 'Invalid request, parameter or cursor' },
+  401: { description: 'API key missing, malformed or unknown' },
+  404: { description: 'No such crawl on the account' },
+};
+
+export function crawlRoutes(deps: ApiDeps): Route[] {
+  const starter = new CrawlStarter(deps);
+  const handlers = new CrawlHandlers(deps, starter.activeJobs);
+  const common = { tags: ['Crawl'], security: securityOf('crawl'), before: [authenticate(deps, 'crawl')] };
+  const crawlIdOf = (params: Record<string, string>): string => params.crawl_id ?? '';
+  return [
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/crawls',
+      operationId: 'startCrawl',
+      summary: 'Start a crawl.',
+      description: 'Collects the URLs behind a start page (optionally each page’s HTML). Header `Idempotency-Key` (at most 255 characters): the same key and body return the same crawl.',
+      query: KEY_QUERY,
+      body: START_BODY,
+      issues: startIssues,
+      responses: {
+        202: { ...json('Crawl started', CRAWL), headers: { Location: { description: 'Path of the crawl', schema: { type: 'string' } } } },
+        ...errors,
+        402: { description: 'No credits left (AUTH004)' },
+        409: { description: 'A request with this Idempotency-Key is in progress' },
+        422: { description: 'Invalid start URL, out-of-range value, or Idempotency-Key reused with another body' },
+        429: { description: 'The account runs its active jobs already (Retry-After: 30)' },
+      },
+      async handler(ctx, input) {
+        const principal = principalOf(ctx);
+        const key = ctx.get('Idempotency-Key');
+        const crawlId = await starter.start(principal, input.body as StartBody, ctx.headers['idempotency-key'] === undefined ? undefined : key);
+        ctx.status = 202;
+        ctx.set('Location', `/v1/crawls/${crawlId}`);
+        ctx.body = await handlers.read(crawlId, principal.accountId, undefined, 0);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/crawls',
+      operationId: 'listCrawls',
+      summary: 'List crawls, newest first.',
+      query: LIST_QUERY,
+      issues: listIssues,
+      responses: { 200: json('A page of crawls (without results)', CRAWL_LIST), ...errors },
+      async handler(ctx, input) {
+        const limit = (input.query.limit as number | undefined) ?? 20;
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw problem('invalid_request', '"limit" must be 1 to 100.');
+        ctx.body = await handlers.list(principalOf(ctx).accountId, input.query.cursor as string | undefined, limit);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/crawls/{crawl_id}',
+      operationId: 'readCrawl',
+      summary: 'Read a crawl and one page of its results.',
+      query: READ_QUERY,
+      responses: { 200: json('The crawl with a page of results', CRAWL), ...errors },
+      async handler(ctx, input) {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await handlers.read(crawlIdOf(input.params), principalOf(ctx).accountId, input.query.cursor as string | undefined, input.query.limit as number | undefined);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/crawls/{crawl_id}/download',
+      operationId: 'downloadCrawl',
+      summary: 'Download all results as NDJSON (`{crawl_id}.jsonl`).',
+      query: KEY_QUERY,
+      responses: {
+        200: {
+          description: 'One JSON object per line',
+          content: { 'application/x-ndjson': {} },
+          headers: { 'X-Crawl-Status': { description: 'The crawl status', schema: { type: 'string' } } },
+        },
+        ...errors,
+      },
+      async handler(ctx, input) {
+        const view = await handlers.view(crawlIdOf(input.params), principalOf(ctx).accountId);
+        ctx.set('X-Crawl-Status', view.status);
+        ctx.set('Content-Disposition', `attachment; filename="${view.doc._id}.jsonl"`);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.type = 'application/x-ndjson';
+        ctx.body = handlers.download(view);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/crawls/{crawl_id}/contents/{content_id}',
+      operationId: 'readCrawlContent',
+      summary: 'Read the HTML of one kept page.',
+      query: CONTENT_QUERY,
+      responses: { 200: { description: 'The page HTML', content: { 'text/html': {} } }, ...errors },
+      async handler(ctx, input) {
+        const view = await handlers.view(crawlIdOf(input.params), principalOf(ctx).accountId);
+        const contentId = input.params.content_id ?? '';
+        const content = view.doc.output_format ? await handlers.reader.content(view.doc._id, contentId) : null;
+        if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
+        ctx.type = 'text/html; charset=utf-8';
+        if (input.query.download === true) ctx.set('Content-Disposition', `attachment; filename="${contentId}.html"`);
+        ctx.body = content.html;
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/crawls/{crawl_id}/stop',
+      operationId: 'stopCrawl',
+      summary: 'Stop a crawl.',
+      description: 'No new page is fetched after the stop; pages in flight finish, are billed and are kept for up to 10 minutes. A crawl that already ended answers its final state.',
+      query: KEY_QUERY,
+      responses: { 200: json('The crawl’s state after the stop', STOP_RESPONSE), ...errors },
+      async handler(ctx, input) {
+        ctx.body = await handlers.stop(crawlIdOf(input.params), principalOf(ctx).accountId);
+      },
+    },
+  ];
+}

@@ -1,0 +1,124 @@
+/** JSON Schemas of the crawl routes: validation (ajv) and the OpenAPI document from one source. */
+import { API_KEY_QUERY_PROPERTY } from '../auth/authenticate';
+import type { JsonSchema, ObjectSchema } from '../http/routes';
+
+const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 1, maximum: 100_000, description });
+
+export const START_BODY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', description: 'Public http or https start URL, at most 2,048 characters.' },
+    depth: count('Link steps to follow from the start URL: at 1, the links on the start page.'),
+    max_items: count('Stop after keeping this many URLs.'),
+    max_pages: count('Stop after fetching this many pages (both limits together: `max_pages`).'),
+    include_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Keep, and open, only URLs containing one of these texts.' },
+    exclude_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Drop URLs containing any of these texts.' },
+    output_format: { type: 'string', enum: ['html'], description: '`html`: also keep the HTML of each kept page.' },
+  },
+};
+
+export const KEY_QUERY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { apikey: API_KEY_QUERY_PROPERTY },
+};
+
+export const LIST_QUERY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    apikey: API_KEY_QUERY_PROPERTY,
+    cursor: { type: 'string', description: 'The previous page’s `next_cursor`.' },
+    limit: { type: 'integer', description: 'Crawls per page, 1 to 100 (default 20).' },
+  },
+};
+
+export const READ_QUERY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    apikey: API_KEY_QUERY_PROPERTY,
+    cursor: { type: 'string', description: 'The previous read’s `next_cursor`; omit to start from the first result.' },
+    limit: { type: 'integer', minimum: 1, maximum: 10_000, description: 'Results per read, 1 to 10,000 (default 1000).' },
+  },
+};
+
+export const CONTENT_QUERY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    apikey: API_KEY_QUERY_PROPERTY,
+    download: { type: 'boolean', description: 'Answer as a file to save (default false).' },
+  },
+};
+
+const RESULT: JsonSchema = {
+  type: 'object',
+  required: ['url'],
+  properties: {
+    url: { type: 'string', format: 'uri' },
+    content_status: { type: 'string', enum: ['pending', 'fetched', 'failed'] },
+    content_url: { type: 'string' },
+  },
+};
+
+const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
+  crawl_id: { type: 'string', pattern: '^c_' },
+  status: { type: 'string', enum: ['running', 'completed', 'stopped', 'failed'] },
+  stop_reason: { type: 'string', enum: ['max_items', 'max_pages', 'user'] },
+  error: {
+    type: 'object',
+    required: ['code', 'detail'],
+    properties: {
+      code: { type: 'string', enum: ['seed_unreachable', 'no_items_found', 'insufficient_credits', 'internal_error', 'domain_not_allowed'] },
+      detail: { type: 'string' },
+    },
+  },
+  url: { type: 'string', format: 'uri' },
+  depth: { type: 'integer' },
+  max_items: { type: 'integer' },
+  max_pages: { type: 'integer' },
+  include_patterns: { type: 'array', items: { type: 'string' } },
+  exclude_patterns: { type: 'array', items: { type: 'string' } },
+  output_format: { type: 'string', enum: ['html'] },
+  discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
+  extract_calls: { type: 'integer' },
+  coverage: {
+    type: 'object',
+    required: ['pages_fetched', 'pages_failed', 'items_found'],
+    properties: { pages_fetched: { type: 'integer' }, pages_failed: { type: 'integer' }, items_found: { type: 'integer' } },
+  },
+  duplicates_removed: { type: 'integer' },
+  created_at: { type: 'string', format: 'date-time' },
+  finished_at: { type: 'string', format: 'date-time' },
+};
+
+const CRAWL_REQUIRED = ['crawl_id', 'status', 'url', 'max_items', 'max_pages', 'discovery', 'extract_calls', 'coverage', 'duplicates_removed', 'created_at'];
+
+export const CRAWL: JsonSchema = {
+  type: 'object',
+  required: [...CRAWL_REQUIRED, 'results', 'next_cursor'],
+  properties: { ...CRAWL_PROPERTIES, results: { type: 'array', items: RESULT }, next_cursor: { type: ['string', 'null'] } },
+};
+
+export const CRAWL_LIST: JsonSchema = {
+  type: 'object',
+  required: ['crawls'],
+  properties: {
+    crawls: { type: 'array', items: { type: 'object', required: CRAWL_REQUIRED, properties: CRAWL_PROPERTIES } },
+    next_cursor: { type: 'string', description: 'Absent on the last page.' },
+  },
+};
+
+export const STOP_RESPONSE: JsonSchema = {
+  type: 'object',
+  required: ['crawl_id', 'status'],
+  properties: {
+    crawl_id: CRAWL_PROPERTIES.crawl_id as JsonSchema,
+    status: CRAWL_PROPERTIES.status as JsonSchema,
+    stop_reason: CRAWL_PROPERTIES.stop_reason as JsonSchema,
+    finished_at: CRAWL_PROPERTIES.finished_at as JsonSchema,
+  },
+};

@@ -1,0 +1,42 @@
+/**
+ * Links of an HTML page: `href` of `<a>` and `<area>`, resolved against `<base href>` when the page has
+ * one. At most `limit` links per page, so one huge page cannot take a worker's memory.
+ */
+import { parse } from 'node-html-parser';
+
+export const MAX_LINKS_PER_PAGE = 5_000;
+
+export interface PageLinks {
+  /** The URL relative links resolve against. */
+  base: string;
+  hrefs: string[];
+}
+
+export function extractLinks(html: string, pageUrl: string, limit = MAX_LINKS_PER_PAGE): PageLinks {
+  const root = parse(html, { lowerCaseTagName: false, comment: false, blockTextElements: { script: false, style: false, noscript: false, pre: true } });
+  let base = pageUrl;
+  const baseHref = root.querySelector('base[href]')?.getAttribute('href');
+  if (baseHref) {
+    try {
+      base = new URL(baseHref, pageUrl).href;
+    } catch {
+      // an unusable <base> is ignored, as browsers do
+    }
+  }
+  const hrefs: string[] = [];
+  for (const element of root.querySelectorAll('a[href], area[href]')) {
+    const href = element.getAttribute('href');
+    if (href === undefined || href === '' || href.startsWith('#')) continue;
+    if (/^\s*(javascript|mailto|tel|data):/i.test(href)) continue;
+    hrefs.push(href);
+    if (hrefs.length >= limit) break;
+  }
+  return { base, hrefs };
+}
+
+/** Whether a response is worth parsing for links and storing as the page's HTML. */
+export function isHtml(contentType: string | undefined, body: Buffer): boolean {
+  if (contentType) return /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
+  return head.startsWith('<!doctype html') || head.startsWith('<html');
+}

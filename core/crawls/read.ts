@@ -1,0 +1,156 @@
+/**
+ * Reading a crawl from MongoDB (never from the workflow): the crawl document merged with its end
+ * record, and its published results from any position, with `_id` look-ups only. Results are the
+ * kept URLs of the published commits, in commit order; with `output_format` each one's content
+ * status comes from the outcome block its position falls in.
+ */
+import type { ResultPosition } from './cursor';
+import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
+import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
+import type { Db } from 'mongodb';
+
+export interface CrawlView {
+  doc: CrawlDoc;
+  status: CrawlStatus;
+  end?: CrawlEnd & { finished_at: Date };
+  /** No result can land any more. */
+  settled: boolean;
+}
+
+export type ContentStatus = 'pending' | 'fetched' | 'failed';
+
+export interface ResultItem {
+  url: string;
+  /** Position: the slice that found it and its index there (the content id is `<k>-<index>`). */
+  k: number;
+  index: number;
+  contentStatus?: ContentStatus;
+}
+
+export class CrawlReader {
+  readonly collections: CrawlCollections;
+
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.collections = crawlCollections(db);
+  }
+
+  /** The crawl as its account sees it; null for a crawl of another account or none. */
+  async load(crawlId: string, accountId: string): Promise<CrawlView | null> {
+    const doc = await this.collections.crawls.findOne({ _id: crawlId });
+    if (!doc || doc.account_id !== accountId) return null;
+    return this.view(doc);
+  }
+
+  async view(doc: CrawlDoc): Promise<CrawlView> {
+    let end: CrawlEndDoc | null = null;
+    if (doc.status !== 'running' && doc.finished_at) {
+      end = { _id: doc._id, status: doc.status, finished_at: doc.finished_at, ...(doc.stop_reason ? { stop_reason: doc.stop_reason } : {}), ...(doc.error ? { error: doc.error } : {}) };
+    } else {
+      end = await this.collections.ends.findOne({ _id: doc._id });
+    }
+    if (!end) return { doc, status: 'running', settled: false };
+    const windowOver = end.status === 'stopped' && this.now() > end.finished_at.getTime() + POST_STOP_WINDOW_MS;
+    const { _id: _ignored, ...rest } = end;
+    return { doc, status: end.status, end: rest, settled: doc.settled || windowOver };
+  }
+
+  /** Up to `limit` results from `from`; `next` is where the following read starts, `exhausted` whether nothing more is published. */
+  async results(view: CrawlView, from: ResultPosition, limit: number): Promise<{ items: ResultItem[]; next: ResultPosition; exhausted: boolean }> {
+    const pages = new PageCache(this.collections, view.doc._id);
+    const items: ResultItem[] = [];
+    let { batch, commit, offset } = from;
+    while (items.length < limit && batch < view.doc.published) {
+      const commits = (await pages.batch(batch))?.commits ?? [];
+      const current = commits[commit];
+      if (!current) {
+        batch++;
+        commit = 0;
+        offset = 0;
+        continue;
+      }
+      if (offset >= current.kept) {
+        commit++;
+        offset = 0;
+        continue;
+      }
+      const part = Math.floor(offset / FOUND_PART);
+      const found = await pages.found(current.k, current.a, part);
+      const end = Math.min(current.kept, (part + 1) * FOUND_PART, offset + (limit - items.length));
+      for (let index = offset; index < end; index++) {
+        const url = found?.urls[index - part * FOUND_PART];
+        if (url === undefined) continue;
+        items.push({ url, k: current.k, index });
+      }
+      offset = end;
+    }
+    if (view.doc.output_format) await this.addContentStatus(view.doc._id, items);
+    const exhausted = batch >= view.doc.published;
+    return { items, next: { batch, commit, offset }, exhausted };
+  }
+
+  private async addContentStatus(crawlId: string, items: ResultItem[]): Promise<void> {
+    const blocks = new Map<string, Promise<string>>();
+    for (const item of items) {
+      const block = Math.floor(item.index / OUTCOME_BLOCK);
+      const id = ids.outcome(crawlId, item.k, block);
+      let statuses = blocks.get(id);
+      if (!statuses) {
+        statuses = this.collections.outcomes.findOne({ _id: id }).then((doc) => doc?.s ?? '');
+        blocks.set(id, statuses);
+      }
+      const mark = (await statuses)[item.index % OUTCOME_BLOCK];
+      item.contentStatus = mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+    }
+  }
+
+  /** The HTML of one kept page, joined from its chunks; null when there is none. */
+  async content(crawlId: string, contentId: string): Promise<{ url: string; html: string } | null> {
+    if (!/^\d{1,9}-\d{1,9}$/.test(contentId)) return null;
+    const first = await this.collections.contents.findOne({ _id: ids.content(crawlId, contentId, 0) });
+    if (!first) return null;
+    return { url: first.url, html: await this.joinChunks(crawlId, first) };
+  }
+
+  async joinChunks(crawlId: string, first: { content_id: string; chunks: number; html: string }): Promise<string> {
+    if (first.chunks <= 1) return first.html;
+    const parts = [first.html];
+    for (let chunk = 1; chunk < first.chunks; chunk++) {
+      const doc = await this.collections.contents.findOne({ _id: ids.content(crawlId, first.content_id, chunk) });
+      parts.push(doc?.html ?? '');
+    }
+    return parts.join('');
+  }
+}
+
+/** Per-read cache of the batch and found documents a read walks through. */
+class PageCache {
+  private readonly batches = new Map<number, Promise<CommitBatchDoc | null>>();
+  private readonly parts = new Map<string, Promise<FoundDoc | null>>();
+
+  constructor(
+    private readonly collections: CrawlCollections,
+    private readonly crawlId: string,
+  ) {}
+
+  batch(batch: number): Promise<CommitBatchDoc | null> {
+    let doc = this.batches.get(batch);
+    if (!doc) {
+      doc = this.collections.commits.findOne({ _id: ids.commits(this.crawlId, batch) });
+      this.batches.set(batch, doc);
+    }
+    return doc;
+  }
+
+  found(k: number, a: number, part: number): Promise<FoundDoc | null> {
+    const id = ids.found(this.crawlId, k, a, part);
+    let doc = this.parts.get(id);
+    if (!doc) {
+      doc = this.collections.found.findOne({ _id: id });
+      this.parts.set(id, doc);
+    }
+    return doc;
+  }
+}

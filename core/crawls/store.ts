@@ -1,0 +1,182 @@
+/**
+ * Where a crawl lives in MongoDB, shaped for FerretDB as much as for MongoDB: on FerretDB only inserts
+ * (checked by unique indexes) are cheap at any size, and every other read or update scans its whole
+ * collection, even by `_id`. So the hot path only inserts, large lists are stored in parts of a few
+ * hundred entries, and every read is an `_id` look-up whose key the reader can compute.
+ *
+ * | collection      | one document per                       | `_id`                          | written by                   |
+ * |-----------------|----------------------------------------|--------------------------------|------------------------------|
+ * | crawls          | crawl: request, counters, publish state | crawl id                      | API (insert), publish (only) |
+ * | crawl_ends      | ended crawl: status, reason, time      | crawl id                       | stop call or workflow, first insert wins |
+ * | crawl_urls      | normalized URL met (the seen-set)      | crawl id + URL key hash        | slices, insert-only          |
+ * | crawl_found     | part of a slice's new URLs, in order   | crawl, slice, attempt, part    | slices, insert-only          |
+ * | crawl_commits   | batch of slices whose URLs are results | crawl, batch number            | publish, insert-only         |
+ * | crawl_outcomes  | fetch outcome of a block of results    | crawl, slice, block            | slices                       |
+ * | crawl_contents  | chunk of a kept page's HTML            | crawl, content id, chunk       | slices, insert-only          |
+ * | crawl_charges   | billed slice (the settle marker)       | crawl, slice                   | slices, insert-only          |
+ * | active_jobs     | running Crawl or Batch job             | job id (`slot` unique)         | API, workflow                |
+ * | idempotency_keys| Idempotency-Key of a crawl start       | surface, account, key hash     | API                          |
+ */
+import { createHash } from 'node:crypto';
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
+
+export interface CrawlDoc {
+  _id: string;
+  account_id: string;
+  key_id: string;
+  url: string;
+  domain: string;
+  depth?: number;
+  max_items: number;
+  max_pages: number;
+  include_patterns: string[];
+  exclude_patterns: string[];
+  output_format?: 'html';
+  created_at: Date;
+  /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
+  status: CrawlStatus;
+  stop_reason?: StopReason;
+  error?: { code: CrawlErrorCode; detail: string };
+  finished_at?: Date;
+  coverage: Coverage;
+  duplicates_removed: number;
+  /** Commit batches written so far (`crawl_commits` 0 … published − 1). */
+  published: number;
+  /** True once no result can land any more. */
+  settled: boolean;
+}
+
+export interface CrawlEndDoc extends CrawlEnd {
+  _id: string;
+  finished_at: Date;
+}
+
+export interface UrlDoc {
+  _id: string;
+  crawl_id: string;
+  url: string;
+  depth: number;
+  /** Slice that claimed the URL (−1: the start URL). */
+  slice: number;
+}
+
+export interface FoundDoc {
+  _id: string;
+  crawl_id: string;
+  /** Found URLs in order, and each one's link steps from the start (FerretDB stores no nested arrays). */
+  urls: string[];
+  depths: number[];
+}
+
+export interface CommitBatchDoc {
+  _id: string;
+  crawl_id: string;
+  commits: Array<{ k: number; a: number; kept: number; base: number }>;
+}
+
+export interface OutcomeDoc {
+  _id: string;
+  crawl_id: string;
+  /** One character per result of the block: `f` fetched, `x` failed, `p` not fetched. */
+  s: string;
+}
+
+export interface ContentDoc {
+  _id: string;
+  crawl_id: string;
+  content_id: string;
+  url: string;
+  chunk: number;
+  chunks: number;
+  html: string;
+}
+
+export interface ChargeDoc {
+  _id: string;
+  crawl_id: string;
+  hold: string;
+  period: string;
+  credits: number;
+  at: Date;
+}
+
+export const CRAWL_INDEXES: Record<string, IndexDescription[]> = {
+  crawls: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
+  crawl_urls: [{ key: { crawl_id: 1, slice: 1 }, name: 'crawl_slice' }],
+  crawl_found: [{ key: { crawl_id: 1 }, name: 'crawl' }],
+  crawl_commits: [{ key: { crawl_id: 1 }, name: 'crawl' }],
+  crawl_outcomes: [{ key: { crawl_id: 1 }, name: 'crawl' }],
+  crawl_contents: [{ key: { crawl_id: 1 }, name: 'crawl' }],
+  crawl_charges: [{ key: { crawl_id: 1 }, name: 'crawl' }],
+  active_jobs: [
+    { key: { slot: 1 }, name: 'slot', unique: true },
+    { key: { account_id: 1 }, name: 'account_id' },
+  ],
+};
+
+export interface CrawlCollections {
+  crawls: Collection<CrawlDoc>;
+  ends: Collection<CrawlEndDoc>;
+  urls: Collection<UrlDoc>;
+  found: Collection<FoundDoc>;
+  commits: Collection<CommitBatchDoc>;
+  outcomes: Collection<OutcomeDoc>;
+  contents: Collection<ContentDoc>;
+  charges: Collection<ChargeDoc>;
+}
+
+export function crawlCollections(db: Db): CrawlCollections {
+  return {
+    crawls: db.collection<CrawlDoc>('crawls'),
+    ends: db.collection<CrawlEndDoc>('crawl_ends'),
+    urls: db.collection<UrlDoc>('crawl_urls'),
+    found: db.collection<FoundDoc>('crawl_found'),
+    commits: db.collection<CommitBatchDoc>('crawl_commits'),
+    outcomes: db.collection<OutcomeDoc>('crawl_outcomes'),
+    contents: db.collection<ContentDoc>('crawl_contents'),
+    charges: db.collection<ChargeDoc>('crawl_charges'),
+  };
+}
+
+/** Keys of the documents above; every reader computes them instead of searching. */
+export const ids = {
+  url: (crawlId: string, key: string): string => `${crawlId}|${createHash('sha256').update(key).digest('base64url').slice(0, 22)}`,
+  found: (crawlId: string, k: number, a: number, part: number): string => `${crawlId}|${k}|${a}|${part}`,
+  commits: (crawlId: string, batch: number): string => `${crawlId}|${batch}`,
+  outcome: (crawlId: string, k: number, block: number): string => `${crawlId}|${k}|${block}`,
+  contentId: (k: number, index: number): string => `${k}-${index}`,
+  content: (crawlId: string, contentId: string, chunk: number): string => (chunk === 0 ? `${crawlId}|${contentId}` : `${crawlId}|${contentId}|${chunk}`),
+  charge: (crawlId: string, k: number): string => `${crawlId}|${k}`,
+};
+
+export const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
+
+/** Write errors of an unordered insertMany that are all duplicate keys: their indexes; anything else rethrows. */
+export function duplicateIndexes(error: unknown): Set<number> {
+  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  if (list.length === 0) throw error;
+  const duplicates = new Set<number>();
+  for (const entry of list as Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }>) {
+    const code = entry.code ?? entry.err?.code;
+    const index = entry.index ?? entry.err?.index;
+    if (code !== 11000 || typeof index !== 'number') throw error;
+    duplicates.add(index);
+  }
+  return duplicates;
+}
+
+/** Inserts, ignoring documents that already exist (a retried write). */
+export async function insertIgnoringDuplicates<T extends { _id: string }>(collection: Collection<T>, docs: T[]): Promise<Set<number>> {
+  if (docs.length === 0) return new Set();
+  try {
+    await collection.insertMany(docs as never[], { ordered: false });
+    return new Set();
+  } catch (error) {
+    return duplicateIndexes(error);
+  }
+}
+
+/** Ten minutes after a stop, pages still in flight are no longer kept. */
+export const POST_STOP_WINDOW_MS = 10 * 60 * 1000;

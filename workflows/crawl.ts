@@ -1,0 +1,129 @@
+/**
+ * The crawl workflow, `crawl-<crawl_id>`: a sliding window of slice activities over a frontier kept in
+ * MongoDB, one publish activity at a time writing progress and results, continue-as-new when the
+ * history grows (after the window drains). Stop is a signal; the stop call also records the end, and
+ * slices check that record before each page, so a lost signal still stops the crawl.
+ *
+ *   seed slice ─> commit ─> frontier ─┬─> slice ─┐   (up to `window` at once)
+ *                                     ├─> slice ─┼─> commit, counters ─> publish (serial) ─> …
+ *                                     └─> slice ─┘
+ *   end decided ─> publish(end) ─> in-flight slices finish ─> publish(settled) ─> done
+ */
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CrawlEnd, CrawlSpec, CrawlTuning, Progress, SliceInput, SliceResult } from '../core/crawls/types';
+import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/crawls/workflow-names';
+import { applySlice, endWith, initialState, naturalEnd, nextProgress, nextSlice, published, type CrawlState } from './crawl-state';
+
+const { crawlSlice } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  // A killed worker's slice is retried elsewhere within this.
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
+const { publishCrawl } = proxyActivities<Activities>({
+  // A few small writes: a publish lost with its worker is retried after this.
+  startToCloseTimeout: '30 seconds',
+  // Unlimited attempts: a crawl's record must be written even after a long database outage.
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+export const stopCrawlSignal = defineSignal(STOP_CRAWL_SIGNAL);
+
+export interface CrawlWorkflowInput {
+  spec: CrawlSpec;
+  tuning: CrawlTuning;
+  /** Carried over by continue-as-new. */
+  state?: CrawlState;
+}
+
+function messageOf(error: unknown): string {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd> {
+  const { spec, tuning } = input;
+  const state = input.state ?? initialState();
+  let wake = 0;
+  let stopRequested = false;
+  setHandler(stopCrawlSignal, () => {
+    stopRequested = true;
+    wake++;
+  });
+
+  const running = new Map<number, number>();
+  const finished: Array<{ k: number; result?: SliceResult; error?: string }> = [];
+  let publishing = false;
+  let publishError: string | undefined;
+  let draining = false;
+
+  const start = (slice: SliceInput): void => {
+    running.set(slice.k, slice.ranges[0]?.depth ?? 0);
+    void crawlSlice(slice).then(
+      (result) => {
+        finished.push({ k: slice.k, result });
+        wake++;
+      },
+      (error: unknown) => {
+        finished.push({ k: slice.k, error: messageOf(error) });
+        wake++;
+      },
+    );
+  };
+
+  const publish = (progress: Progress, end: CrawlEnd | undefined): void => {
+    publishing = true;
+    void publishCrawl({ crawlId: spec.crawlId, progress, ...(end ? { end } : {}) }).then(
+      (result) => {
+        published(state, progress, result.droppedKept);
+        if (result.end && !state.endRecorded) {
+          const { finished_at: _at, ...recorded } = result.end;
+          state.end = recorded;
+          state.endRecorded = true;
+          upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: recorded.status }]);
+        }
+        publishing = false;
+        wake++;
+      },
+      (error: unknown) => {
+        publishError = messageOf(error);
+        publishing = false;
+        wake++;
+      },
+    );
+  };
+
+  for (;;) {
+    const seen = wake;
+    if (publishError) throw ApplicationFailure.nonRetryable(`crawl ${spec.crawlId} could not be recorded: ${publishError}`, 'CrawlPublishFailed');
+    if (stopRequested) endWith(state, { status: 'stopped', stop_reason: 'user' });
+    for (let done = finished.shift(); done; done = finished.shift()) {
+      running.delete(done.k);
+      if (done.result) applySlice(spec, state, done.result);
+      else endWith(state, { status: 'failed', error: { code: 'internal_error', detail: `A crawl step failed repeatedly: ${done.error ?? 'unknown error'}` } });
+    }
+    if (!draining) {
+      while (running.size < tuning.window) {
+        const slice = nextSlice(spec, tuning, state, [...running.values()], tuning.window - running.size);
+        if (!slice) break;
+        start(slice);
+      }
+      if (running.size === 0) naturalEnd(spec, state);
+    }
+    if (!publishing) {
+      const progress = nextProgress(state, running.size);
+      if (progress) publish(progress, state.end && !state.endRecorded ? state.end : undefined);
+    }
+    if (state.settled && !publishing && state.end) return state.end;
+
+    const info = workflowInfo();
+    if (!draining && !state.end && (info.historyLength >= tuning.historyLimit || info.continueAsNewSuggested)) draining = true;
+    if (draining && !state.end && running.size === 0 && !publishing) {
+      await continueAsNew<typeof crawlWorkflow>({ spec, tuning, state });
+    }
+    if (draining && state.end) draining = false;
+    await condition(() => wake !== seen);
+  }
+}
