@@ -6,7 +6,7 @@
  * is what workers use.
  */
 import type { FetchEngine } from '../../engine';
-import type { Retrieval } from '../../engine/retrieve';
+import type { Page, Retrieval } from '../../engine/retrieve';
 
 export interface PageFetchRequest {
   url: string;
@@ -16,18 +16,10 @@ export interface PageFetchRequest {
 }
 
 export type PageFetch =
-  | {
-      ok: true;
-      status: number;
-      headers: Array<[string, string]>;
-      body: Buffer;
-      contentType?: string;
-      /** Set when the page was rendered (already text). */
-      html?: string;
-      finalUrl: string;
+  | (Pick<Page, 'ok' | 'status' | 'headers' | 'body' | 'contentType' | 'html' | 'finalUrl'> & {
       /** Credits of the configuration that returned the page. */
       credits: number;
-    }
+    })
   | { ok: false; vetoed: boolean; detail: string };
 
 export interface PageFetcher {

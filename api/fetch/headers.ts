@@ -4,28 +4,13 @@
  */
 import type { AppContext } from '../http/context';
 
-/** The caller's headers that are about the call to this service, not about the target. */
-const OWN_HEADERS = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'content-length',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-  'accept-encoding',
-  'x-api-key',
-  'authorization',
-  'x-request-id',
-  'forwarded',
-  'via',
-  'proxy-authorization',
-  'proxy-connection',
-]);
+/**
+ * The caller's headers that are about the call to this service, not about the target. Hop-by-hop and
+ * framing headers are not listed: both engines drop those themselves.
+ */
+const OWN_HEADERS = new Set(['x-api-key', 'x-request-id', 'forwarded', 'via', 'x-real-ip']);
 
-const isOwn = (name: string): boolean => OWN_HEADERS.has(name) || name.startsWith('x-forwarded-') || name.startsWith('x-real-ip');
+const isOwn = (name: string): boolean => OWN_HEADERS.has(name) || name.startsWith('x-forwarded-');
 
 /**
  * What goes to the target: with `custom_headers`, every caller header but ours; without it, only the
