@@ -67,12 +67,17 @@ describe('browser pool', function () {
     const pool = newPool(100, 2);
     let open = 0;
     let peak = 0;
+    // The first pages wait until two are open at once, so the cap is reached whatever the timing.
+    let bothOpen!: () => void;
+    const twoOpen = new Promise<void>((resolve) => (bothOpen = resolve));
     try {
       await Promise.all(
         Array.from({ length: 5 }, () =>
           pool.withPage({}, async ({ page }) => {
             open++;
             peak = Math.max(peak, open);
+            if (open === 2) bothOpen();
+            await Promise.race([twoOpen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
             await page.goto(site.at('/dynamic'));
             open--;
           }),
