@@ -8,7 +8,7 @@ import { refusalError, type Principal } from '../../core/accounts';
 import { ActiveJobs } from '../../core/crawls/active-jobs';
 import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/crawls/idempotency';
 import { crawlJobChecker } from '../../core/crawls/jobs';
-import { crawlCollections, type CrawlDoc } from '../../core/crawls/store';
+import { crawlCollections, newCrawlDocument } from '../../core/crawls/store';
 import type { CrawlSpec, CrawlTuning } from '../../core/crawls/types';
 import { checkStartUrl } from '../../core/crawls/urls';
 import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
@@ -90,7 +90,7 @@ export class CrawlStarter {
     }
     const { crawls } = crawlCollections(db.db);
     try {
-      const doc: CrawlDoc = {
+      const doc = newCrawlDocument({
         _id: crawlId,
         account_id: principal.accountId,
         key_id: principal.keyId,
@@ -102,13 +102,7 @@ export class CrawlStarter {
         include_patterns: body.include_patterns ?? [],
         exclude_patterns: body.exclude_patterns ?? [],
         ...(body.output_format ? { output_format: body.output_format } : {}),
-        created_at: new Date(),
-        status: 'running',
-        coverage: { pages_fetched: 0, pages_failed: 0, items_found: 0 },
-        duplicates_removed: 0,
-        published: 0,
-        settled: false,
-      };
+      });
       await crawls.insertOne(doc);
       const spec: CrawlSpec = {
         crawlId,

@@ -47,6 +47,25 @@ export interface CrawlDoc {
   settled: boolean;
 }
 
+/** The request part of a crawl document; everything else starts zeroed. */
+export type CrawlRequestFields = Pick<
+  CrawlDoc,
+  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format'
+>;
+
+/** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */
+export function newCrawlDocument(request: CrawlRequestFields, now: Date = new Date()): CrawlDoc {
+  return {
+    ...request,
+    created_at: now,
+    status: 'running',
+    coverage: { pages_fetched: 0, pages_failed: 0, items_found: 0 },
+    duplicates_removed: 0,
+    published: 0,
+    settled: false,
+  };
+}
+
 export interface CrawlEndDoc extends CrawlEnd {
   _id: string;
   finished_at: Date;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { crawlCollections, type CrawlDoc } from '../../core/crawls/store';
+import { crawlCollections, newCrawlDocument } from '../../core/crawls/store';
 import type { CrawlSpec, CrawlTuning } from '../../core/crawls/types';
 import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
 import { newId } from '../../core/ids';
@@ -24,7 +24,7 @@ describe('crawls: the workflow', function () {
   it('continues as new to bound its history, losing nothing', async () => {
     const account = await crawlAccount();
     const crawlId = newId('c');
-    const doc: CrawlDoc = {
+    const doc = newCrawlDocument({
       _id: crawlId,
       account_id: account.accountId,
       key_id: account.keyId,
@@ -34,13 +34,7 @@ describe('crawls: the workflow', function () {
       max_pages: 10_000,
       include_patterns: [],
       exclude_patterns: [],
-      created_at: new Date(),
-      status: 'running',
-      coverage: { pages_fetched: 0, pages_failed: 0, items_found: 0 },
-      duplicates_removed: 0,
-      published: 0,
-      settled: false,
-    };
+    });
     await crawlCollections((await accountsHandle()).db.db).crawls.insertOne(doc);
     const spec: CrawlSpec = { crawlId, accountId: account.accountId, keyId: account.keyId, url: site.url, domain: 'fixture.test', maxItems: 10_000, maxPages: 10_000, include: [], exclude: [] };
     const tuning: CrawlTuning = { slicePages: 25, window: 2, concurrency: 4, historyLimit: 120 };
