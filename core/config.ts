@@ -134,6 +134,13 @@ const planList: Parser<Array<{ name: string; credits: number; concurrency: numbe
 
 const variables = {
   PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
+  API_PROCESSES: {
+    parse: integer(1, 64),
+    fallback: '1',
+    scope: 'api',
+    description:
+      'API processes sharing PORT (Node cluster); each has its own connections, slot claims, credit allowance and browser pool. One per core the API may use.',
+  },
   HOST: {
     parse: text,
     fallback: '127.0.0.1',
@@ -198,6 +205,19 @@ const variables = {
     fallback: '900000',
     scope: 'all',
     description: 'How long reserved credits stay held when their holder never settles nor releases them (a crashed process).',
+  },
+  CREDIT_ALLOWANCE: {
+    parse: integer(0, 1_000_000),
+    fallback: '1000',
+    scope: 'api',
+    description:
+      'Most credits an API process sets aside at once, beyond what its requests need, to take Fetch reservations in memory; 0 writes every reservation to the database.',
+  },
+  CREDIT_FLUSH_MS: {
+    parse: integer(50, 60_000),
+    fallback: '500',
+    scope: 'api',
+    description: 'How often an API process charges the credits its Fetch requests settled; a process killed without stopping leaves at most this much unbilled.',
   },
   AGENT_SIGNUP: {
     parse: boolean,

@@ -49,7 +49,7 @@ async function handleFetch(deps: ApiDeps, ctx: AppContext, input: RouteInput): P
   const headers = forwardedHeaders(ctx, params.customHeaders, body !== undefined);
 
   await withSlot(ctx, deps.accounts, principal, async (signal) => {
-    const hold: Hold = await deps.accounts.charging.reserve(principal, firstCost(params), 'fetch');
+    const hold: Hold = await deps.accounts.charging.reservePooled(principal, firstCost(params), 'fetch');
     let refused: Refusal | undefined;
     try {
       const result = await deps.fetching.retrieval.retrieve({

@@ -17,6 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { problem, type ApiError } from '../errors';
+import type { Allowance, Allowances } from './allowances';
 import type { Clock } from './clock';
 import type { Ledger, LedgerResult, PeriodUsage, Refusal } from './ledger';
 import { periodOf, type Period } from './periods';
@@ -61,6 +62,8 @@ export class Hold {
     /** The period the hold was taken in; it is settled in that period's ledger. */
     readonly period: Period,
     public credits: number,
+    /** The process's allowance this hold draws on (`reservePooled`); none for a hold of its own. */
+    readonly allowance?: Allowance,
   ) {}
 
   /** Raises the reservation to `credits` in total (escalation); refused with the surface's 402. */
@@ -104,7 +107,22 @@ export class Charging {
     private readonly ledger: Ledger,
     private readonly clock: Clock,
     private readonly holdMs: number,
+    private readonly allowances?: Allowances,
   ) {}
+
+  /**
+   * Like `reserve`, drawing on this process's allowance of the account (allowances.ts): no database
+   * write unless the allowance runs short. For short synchronous requests; a plain hold when
+   * allowances are off.
+   */
+  async reservePooled(payer: Payer, credits: number, surface: ChargeSurface): Promise<Hold> {
+    checkCredits(credits);
+    if (!this.allowances?.enabled) return this.reserve(payer, credits, surface);
+    const period = periodOf(this.clock.now());
+    const { allowance, result } = await this.allowances.take(payer, period, credits);
+    if (!result.ok) throw refusalError(result.refused, surface, payer);
+    return new Hold(this, allowance.hold, payer, period, credits, allowance);
+  }
 
   /** Reserves `credits`, or throws the surface's 402 when the account or the key has not enough left. */
   async reserve(payer: Payer, credits: number, surface: ChargeSurface): Promise<Hold> {
@@ -147,8 +165,9 @@ export class Charging {
     }
   }
 
-  /** The usage record of a period (the current one by default). */
-  usage(accountId: string, period: Period = periodOf(this.clock.now())): Promise<PeriodUsage> {
+  /** The usage record of a period (the current one by default), with this process's allowances charged. */
+  async usage(accountId: string, period: Period = periodOf(this.clock.now())): Promise<PeriodUsage> {
+    await this.allowances?.flushAccount(accountId);
     return this.ledger.usage(accountId, period);
   }
 
@@ -157,7 +176,13 @@ export class Charging {
   }
 
   /** @internal used by Hold */
-  submit(hold: Hold, op: HoldOp): Promise<LedgerResult> {
+  async submit(hold: Hold, op: HoldOp): Promise<LedgerResult> {
+    if (hold.allowance && this.allowances) {
+      if (op.kind === 'grow') return this.allowances.reserveFrom(hold.allowance, Math.max(0, op.credits - hold.credits));
+      if (op.kind === 'settle') this.allowances.settle(hold.allowance, hold.credits, op.credits);
+      else this.allowances.release(hold.allowance, hold.credits);
+      return { ok: true };
+    }
     const base = { hold: hold.id, key: hold.payer.keyId };
     return this.ledger.submit(
       hold.payer.accountId,

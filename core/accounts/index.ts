@@ -10,6 +10,7 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config';
 import type { Logger } from '../log';
+import { Allowances } from './allowances';
 import type { ChainDocument } from './chain';
 import { Charging } from './charging';
 import { systemClock, type Clock } from './clock';
@@ -22,7 +23,7 @@ import { SlotPool, type ClaimState } from './slots';
 import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
-  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
+  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
 
 export interface Accounts {
   clock: Clock;
@@ -30,14 +31,16 @@ export interface Accounts {
   store: AccountStore;
   keys: KeyCache;
   charging: Charging;
+  /** This process's credit allowances (the Fetch surface's reservations). */
+  allowances: Allowances;
   ledger: Ledger;
   slots: SlotPool;
   signups: Signups;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
   principalFor(accountId: string, keyId: string): Promise<Principal>;
-  /** Starts background work (renewing slot claims, giving back unused slots). */
+  /** Starts background work (renewing slot claims, giving back unused slots, charging allowances). */
   start(): void;
-  /** Gives back this process's unused slots and stops background work. */
+  /** Gives back this process's unused slots and credit allowances and stops background work. */
   stop(): Promise<void>;
 }
 
@@ -48,7 +51,8 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
   const store = new AccountStore(db, clock);
   const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs);
   const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock);
-  const charging = new Charging(ledger, clock, config.creditHoldMs);
+  const allowances = new Allowances(ledger, clock, { maxHeadroom: config.creditAllowance, flushMs: config.creditFlushMs });
+  const charging = new Charging(ledger, clock, config.creditHoldMs, allowances);
   const claims = db.collection<ChainDocument<ClaimState>>('slot_claims');
   const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs);
   const signups = new Signups(db.collection<SignupDoc>('signups'), store, clock, config.signupRateLimit, config.signupRateWindowMs);
@@ -58,6 +62,7 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     store,
     keys,
     charging,
+    allowances,
     ledger,
     slots,
     signups,
@@ -74,8 +79,13 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
         claimed: Boolean(account.claimed_at),
       };
     },
-    start: () => slots.start(),
-    stop: () => slots.stop(),
+    start() {
+      slots.start();
+      allowances.start();
+    },
+    async stop() {
+      await Promise.all([slots.stop(), allowances.stop()]);
+    },
   };
 }
 

@@ -42,10 +42,20 @@ export type LedgerOp =
   | { kind: 'reserve'; hold: string; key: string; credits: number; limits: Limits; ttlMs: number }
   | { kind: 'grow'; hold: string; key: string; credits: number; limits: Limits; ttlMs: number }
   | { kind: 'settle'; hold: string; key: string; credits: number }
-  | { kind: 'release'; hold: string };
+  | { kind: 'release'; hold: string }
+  /**
+   * A process's allowance (allowances.ts): charge `drain` settled credits out of the hold, then make
+   * the hold at least `need` credits, plus up to `want - need` more but never more than half of what
+   * the account and the key have left beside it. Refused (the hold keeps what it had, minus the
+   * drain) when `need` does not fit. The result's `credits` is what the hold carries afterwards.
+   */
+  | { kind: 'allot'; hold: string; key: string; drain: number; need: number; want: number; limits: Limits; ttlMs: number }
+  /** Charges `drain` settled credits out of an allowance's hold and leaves it `keep` credits (0 closes it). */
+  | { kind: 'drain'; hold: string; key: string; drain: number; keep: number; limits: Limits; ttlMs: number };
 
 export type Refusal = 'credits' | 'key_cap';
-export type LedgerResult = { ok: true } | { ok: false; refused: Refusal };
+/** `credits`: what an allowance's hold carries after an `allot` or a `drain`. */
+export type LedgerResult = { ok: true; credits?: number } | { ok: false; refused: Refusal; credits?: number };
 
 const initial = (): LedgerState => ({ used: 0, keys: {}, holds: {} });
 
@@ -63,6 +73,25 @@ function fits(state: LedgerState, key: string, extra: number, limits: Limits): L
     return { ok: false, refused: 'key_cap' };
   }
   return { ok: true };
+}
+
+/** Credits the account and the key have left beside what `hold` already carries. */
+function leftBeside(state: LedgerState, hold: string, key: string, limits: Limits): { left: number; refused: Refusal } {
+  const own = state.holds[hold]?.c ?? 0;
+  const account = limits.credits - state.used - (held(state) - own);
+  if (limits.keyCap === null) return { left: account, refused: 'credits' };
+  const keyOwn = state.holds[hold]?.k === key ? own : 0;
+  const keyLeft = limits.keyCap - (state.keys[key] ?? 0) - (held(state, key) - keyOwn);
+  return keyLeft < account ? { left: keyLeft, refused: 'key_cap' } : { left: account, refused: 'credits' };
+}
+
+/** Moves `credits` settled under `hold` into `used` (the hold shrinks by as much). */
+function charge(state: LedgerState, hold: string, key: string, credits: number): void {
+  if (credits <= 0) return;
+  state.used += credits;
+  state.keys[key] = (state.keys[key] ?? 0) + credits;
+  const open = state.holds[hold];
+  if (open) state.holds[hold] = { ...open, c: Math.max(0, open.c - credits) };
 }
 
 export function applyLedger(previous: LedgerState, ops: LedgerOp[], now: number): Applied<LedgerState, LedgerResult> {
@@ -84,6 +113,28 @@ export function applyLedger(previous: LedgerState, ops: LedgerOp[], now: number)
       if (!verdict.ok || (open && extra === 0)) continue;
       state.holds[op.hold] = { k: op.key, c: op.credits, e: Math.max(open?.e ?? 0, now + op.ttlMs) };
       log.push({ op: op.kind, hold: op.hold, key: op.key, credits: op.credits });
+    } else if (op.kind === 'allot' || op.kind === 'drain') {
+      charge(state, op.hold, op.key, op.drain);
+      const current = state.holds[op.hold]?.c ?? 0;
+      let credits = current;
+      if (op.kind === 'drain') {
+        // A hold that lapsed meanwhile (its process stalled) may only come back within what is left.
+        credits = op.keep <= current ? op.keep : Math.min(op.keep, Math.max(current, leftBeside(state, op.hold, op.key, op.limits).left));
+        results.push({ ok: true, credits });
+      } else if (op.need > current) {
+        const { left, refused } = leftBeside(state, op.hold, op.key, op.limits);
+        if (op.need > left) {
+          results.push({ ok: false, refused, credits: current });
+          // A refusal with nothing to charge changes nothing (and writes nothing).
+          if (op.drain === 0) continue;
+        } else {
+          credits = op.need + Math.max(0, Math.min(op.want - op.need, Math.floor((left - op.need) / 2)));
+          results.push({ ok: true, credits });
+        }
+      } else results.push({ ok: true, credits });
+      if (credits > 0) state.holds[op.hold] = { k: op.key, c: credits, e: now + op.ttlMs };
+      else delete state.holds[op.hold];
+      log.push({ op: op.kind, hold: op.hold, key: op.key, credits: op.drain, held: credits });
     } else if (op.kind === 'settle') {
       // Always accepted: the work succeeded. A lapsed hold is charged all the same.
       delete state.holds[op.hold];

@@ -1,0 +1,252 @@
+/**
+ * Credit allowances: reservations without a database write per request, for the synchronous Fetch
+ * surface whose requests last milliseconds.
+ *
+ * A process holds, per account, API key and period, ONE hold in the usage ledger (its allowance) and
+ * hands out reservations from it in memory. Settled credits collect in memory and are charged out of
+ * the hold in one ledger entry every CREDIT_FLUSH_MS (`drain`); when the allowance runs short, one
+ * ledger entry charges what collected and grows the hold (`allot`). So the chain's rule still decides
+ * every credit (no two processes can spend the same one), while a busy account costs a few writes a
+ * second instead of two per request.
+ *
+ * Sizing: an allot grows the hold by what the waiting request needs plus headroom, the headroom being
+ * at most CREDIT_ALLOWANCE and at most half of what the account (and the key) have left beside it, so
+ * within one process the last credit goes exactly as with per-request holds, and processes sharing
+ * an account near its limit leave each other half of what is left. An allowance unused for
+ * IDLE_FLUSHES flushes is charged and closed.
+ *
+ * Trade-offs: a process killed without stopping loses the credits settled since its last flush (at
+ * most CREDIT_FLUSH_MS of its fetches go unbilled) and its hold lapses after ALLOWANCE_HOLD_MS; another
+ * process may refuse a request while this one still holds unused headroom, until that allowance
+ * shrinks or closes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from './clock';
+import type { Ledger, LedgerOp, LedgerResult, Limits } from './ledger';
+import type { Period } from './periods';
+import type { Payer } from './principal';
+
+export interface AllowanceOptions {
+  /** Most headroom (credits) one allot takes beyond what is needed; 0 turns allowances off. */
+  maxHeadroom: number;
+  /** How often settled credits are charged to the ledger. */
+  flushMs: number;
+}
+
+/** An allowance's hold lapses this long after its last write (a dead process's credits come back). */
+export const ALLOWANCE_HOLD_MS = 60_000;
+/** A hold is renewed when its last write is older than this. */
+const RENEW_AFTER_MS = ALLOWANCE_HOLD_MS / 3;
+/** An allowance with nothing reserved for this many flushes is charged and closed. */
+export const IDLE_FLUSHES = 4;
+
+/** One process's share of an account's credits for one key and period. */
+export class Allowance {
+  readonly hold = `h_pool_${randomBytes(10).toString('hex')}`;
+  /** Credits the ledger hold carries (as last written: the ledger may carry more during a write). */
+  granted = 0;
+  /** Credits reserved by requests in flight. */
+  reserved = 0;
+  /** Credits settled and not yet charged to the ledger. */
+  pending = 0;
+  /** Flushes in a row that found nothing reserved and nothing taken. */
+  idle = 0;
+  /** Taken from since the last flush. */
+  used = false;
+  lastWrite = 0;
+  /** Charged and given back by a flush; requests take from a new allowance. */
+  closed = false;
+  /** Ledger writes of this allowance run one at a time, in order. */
+  turn: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly payer: Payer,
+    readonly period: Period,
+  ) {}
+
+  get free(): number {
+    return this.granted - this.reserved - this.pending;
+  }
+}
+
+export class Allowances {
+  private readonly open = new Map<string, Allowance>();
+  /** Allowances whose closing write failed after another took their place: flushed until charged. */
+  private readonly orphans = new Set<Allowance>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly clock: Clock,
+    private readonly options: AllowanceOptions,
+  ) {}
+
+  get enabled(): boolean {
+    return this.options.maxHeadroom > 0;
+  }
+
+  /** Reserves `credits` from this process's allowance, growing it in the ledger when it runs short. */
+  async take(payer: Payer, period: Period, credits: number): Promise<{ allowance: Allowance; result: LedgerResult }> {
+    for (;;) {
+      const id = idOf(payer, period);
+      let allowance = this.open.get(id);
+      if (!allowance) {
+        allowance = new Allowance(payer, period);
+        this.open.set(id, allowance);
+      }
+      allowance.used = true;
+      const result = await this.tryFrom(allowance, credits);
+      // Closed by a flush while this request waited for its write: start over on a new allowance.
+      if (result !== 'closed') return { allowance, result };
+    }
+  }
+
+  /** Reserves `credits` more from an allowance a hold already draws on (escalation). */
+  async reserveFrom(allowance: Allowance, credits: number): Promise<LedgerResult> {
+    const result = await this.tryFrom(allowance, credits);
+    // An allowance with credits reserved is never closed.
+    if (result === 'closed') throw new Error(`allowance ${allowance.hold} closed while credits were reserved`);
+    return result;
+  }
+
+  private async tryFrom(allowance: Allowance, credits: number): Promise<LedgerResult | 'closed'> {
+    while (allowance.free < credits) {
+      if (allowance.closed) return 'closed';
+      const result = await this.write(allowance, () => {
+        if (allowance.free >= credits || allowance.closed) return undefined;
+        const need = allowance.reserved + credits;
+        return {
+          kind: 'allot' as const,
+          hold: allowance.hold,
+          key: allowance.payer.keyId,
+          drain: allowance.pending,
+          need,
+          want: need + this.options.maxHeadroom,
+          limits: limitsOf(allowance.payer),
+          ttlMs: ALLOWANCE_HOLD_MS,
+        };
+      });
+      if (result && !result.ok) return result;
+    }
+    if (allowance.closed) return 'closed';
+    allowance.reserved += credits;
+    return { ok: true };
+  }
+
+  /** A hold drawing `held` credits settled at `credits`. */
+  settle(allowance: Allowance, held: number, credits: number): void {
+    allowance.reserved -= held;
+    allowance.pending += credits;
+  }
+
+  /** A hold drawing `held` credits released (nothing charged). */
+  release(allowance: Allowance, held: number): void {
+    allowance.reserved -= held;
+  }
+
+  /** Charges what the account's allowances in this process settled (before a usage read). */
+  async flushAccount(accountId: string): Promise<void> {
+    await Promise.all([...this.open.values()].filter((allowance) => allowance.payer.accountId === accountId).map((allowance) => this.flushOne(allowance, 'charge')));
+  }
+
+  /** Charges every allowance's settled credits, closes idle ones and renews the rest. */
+  async flush(): Promise<void> {
+    const all = [...this.open.values(), ...this.orphans];
+    this.orphans.clear();
+    const outcomes = await Promise.allSettled(all.map((allowance) => this.flushOne(allowance, 'periodic')));
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  start(): void {
+    if (!this.enabled || this.timer) return;
+    const tick = (): void => {
+      this.timer = undefined;
+      this.flush()
+        .catch(() => undefined) // the database is away: the credits stay pending for the next flush
+        .finally(() => {
+          if (this.running) this.timer = setTimeout(tick, this.options.flushMs).unref();
+        });
+    };
+    this.running = true;
+    this.timer = setTimeout(tick, this.options.flushMs).unref();
+  }
+
+  /** Charges everything settled and closes every allowance with nothing reserved (graceful stop). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const all = [...this.open.values(), ...this.orphans];
+    this.orphans.clear();
+    await Promise.all(all.map((allowance) => this.flushOne(allowance, 'stop')));
+  }
+
+  private running = false;
+
+  /** `charge`: write what was settled; `periodic`: also renew, and close when idle; `stop`: close unless in use. */
+  private async flushOne(allowance: Allowance, mode: 'charge' | 'periodic' | 'stop'): Promise<void> {
+    if (mode === 'stop') allowance.idle = IDLE_FLUSHES;
+    if (mode === 'periodic') {
+      allowance.idle = allowance.reserved === 0 && !allowance.used ? allowance.idle + 1 : 0;
+      allowance.used = false;
+    }
+    let closing = false;
+    try {
+      await this.write(allowance, () => {
+        // Decided when the write's turn comes: a request may have reserved while earlier writes ran.
+        closing = allowance.idle >= IDLE_FLUSHES && allowance.reserved === 0 && !allowance.closed;
+        const renew = allowance.granted > 0 && this.clock.now() - allowance.lastWrite > RENEW_AFTER_MS;
+        if (!closing && !renew && allowance.pending === 0) return undefined;
+        if (closing) {
+          allowance.closed = true;
+          if (this.open.get(idOf(allowance.payer, allowance.period)) === allowance) this.open.delete(idOf(allowance.payer, allowance.period));
+          // Never granted anything (refused from the start): nothing to write.
+          if (allowance.granted === 0 && allowance.pending === 0) return undefined;
+        }
+        return {
+          kind: 'drain' as const,
+          hold: allowance.hold,
+          key: allowance.payer.keyId,
+          drain: allowance.pending,
+          keep: closing ? 0 : allowance.granted - allowance.pending,
+          limits: limitsOf(allowance.payer),
+          ttlMs: ALLOWANCE_HOLD_MS,
+        };
+      });
+    } catch (error) {
+      if (closing) {
+        // Not charged: keep it open so that the next flush tries again.
+        allowance.closed = false;
+        const id = idOf(allowance.payer, allowance.period);
+        if (!this.open.has(id)) this.open.set(id, allowance);
+        else this.orphans.add(allowance);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Runs one ledger write for the allowance after the ones before it; `op` is built when its turn
+   * comes (undefined: nothing to write any more). Memory follows what the ledger says it carries.
+   */
+  private write(
+    allowance: Allowance,
+    op: () => Extract<LedgerOp, { kind: 'allot' | 'drain' }> | undefined,
+  ): Promise<LedgerResult | undefined> {
+    const next = allowance.turn.then(async () => {
+      const chosen = op();
+      if (!chosen) return undefined;
+      const result = await this.ledger.submit(allowance.payer.accountId, allowance.period, chosen);
+      allowance.pending -= chosen.drain;
+      allowance.granted = result.credits ?? 0;
+      allowance.lastWrite = this.clock.now();
+      return result;
+    });
+    allowance.turn = next.catch(() => undefined);
+    return next;
+  }
+}
+
+const idOf = (payer: Payer, period: Period): string => `${payer.accountId}/${payer.keyId}/${period}`;
+const limitsOf = (payer: Payer): Limits => ({ credits: payer.plan.credits, keyCap: payer.keyCap });
