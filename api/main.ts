@@ -1,4 +1,8 @@
-/** The API process: Koa on PORT, started by the launcher locally or by the container in production. */
+/**
+ * The API process: Koa on PORT, started by the launcher locally or by the container in production.
+ * With API_PROCESSES > 1 it supervises that many such processes instead (cluster.ts).
+ */
+import cluster from 'node:cluster';
 import http from 'node:http';
 import { createAccounts } from '../core/accounts';
 import { config as loadConfig } from '../core/config';
@@ -8,10 +12,16 @@ import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { createFetchService } from '../engine/service';
 import { createAccountApp, createApp } from './app';
+import { superviseApiProcesses } from './cluster';
 import { answerClientErrors } from './http/client-errors';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  if (config.apiProcesses > 1 && cluster.isPrimary) {
+    const log = createLogger(config.logLevel, { component: 'api-supervisor' });
+    await superviseApiProcesses({ processes: config.apiProcesses, port: config.port, log, shutdownTimeoutMs: config.shutdownTimeoutMs });
+    return;
+  }
   const log = createLogger(config.logLevel, { component: 'api' });
   const db = await retryUntil('database', log, () => openDatabase(config, log));
   const temporal = connectTemporal(config);

@@ -24,6 +24,7 @@ const argument = (name: string, fallback: number): number => {
 };
 const SECONDS = argument('seconds', 10);
 const CONCURRENCY = argument('concurrency', 32);
+const API_PROCESSES = argument('api-processes', 2);
 const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
 
 interface Run {
@@ -76,7 +77,12 @@ async function main(): Promise<void> {
   const stack = new Stack({
     config: { ...loadConfig(), dataDir },
     ports: { api, ferretdb, temporal, temporalUi },
-    serviceEnv: { LOG_LEVEL: 'warn', TARGET_ALLOWLIST: '127.0.0.1', FREE_PLAN_CONCURRENCY: String(CONCURRENCY * 2) },
+    serviceEnv: {
+      LOG_LEVEL: 'warn',
+      TARGET_ALLOWLIST: '127.0.0.1',
+      FREE_PLAN_CONCURRENCY: String(CONCURRENCY * 2),
+      API_PROCESSES: String(API_PROCESSES),
+    },
   });
   const log = createLogger('warn');
   const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 30_000 });

@@ -82,9 +82,16 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
       bodyMs: request.timeouts?.bodyMs ?? config.fetchBodyTimeoutMs,
       totalMs: request.timeouts?.totalMs ?? config.fetchTotalTimeoutMs,
     };
+    // One signal for the attempt: the deadline or the caller's (AbortSignal.any costs more per request).
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error('fetch deadline')), timeouts.totalMs);
-    const combined = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+    let deadlinePassed = false;
+    const timer = setTimeout(() => {
+      deadlinePassed = true;
+      deadline.abort(new Error('fetch deadline'));
+    }, timeouts.totalMs);
+    const onCallerAbort = (): void => deadline.abort(signal?.reason);
+    signal?.addEventListener('abort', onCallerAbort, { once: true });
+    if (signal?.aborted) onCallerAbort();
     const tried = new Set<string>();
     const choiceRequest: ProxyChoiceRequest = {
       premium: request.premiumProxy === true,
@@ -99,7 +106,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
         const choice = pools.choose(choiceRequest);
         if (!choice.ok) return lastFailure ?? engineError('proxy_unavailable', choice.reason, { url: request.url });
         const proxy = choice.proxy;
-        const result = await runOnce(first.hop, request, proxy, timeouts, combined, () => deadline.signal.aborted, signal);
+        const result = await runOnce(first.hop, request, proxy, timeouts, deadline.signal, () => deadlinePassed, signal);
         if (result.ok || result.error.kind !== 'proxy_failed' || !proxy) {
           engineLog.debug('fetched', outcome(request, result, proxy));
           return result;
@@ -112,6 +119,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
       return lastFailure ?? engineError('internal', 'no fetch attempt was made', { url: request.url });
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 

@@ -34,6 +34,17 @@ const validValue = (value: string): boolean => !/[\r\n\0]/.test(value) && /^[\t\
 export function echoTargetHeaders(ctx: AppContext, headers: ReadonlyArray<readonly [string, string]>): void {
   for (const [name, value] of headers) {
     if (!validValue(value)) continue;
-    ctx.append(`Z-${name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase())}`, value);
+    ctx.append(echoedName(name), value);
   }
+}
+
+/** `content-type` → `Z-Content-Type`; the common names are remembered (a bounded cache). */
+const echoedNames = new Map<string, string>();
+function echoedName(name: string): string {
+  let echoed = echoedNames.get(name);
+  if (echoed === undefined) {
+    echoed = `Z-${name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase())}`;
+    if (echoedNames.size < 1_000) echoedNames.set(name, echoed);
+  }
+  return echoed;
 }
