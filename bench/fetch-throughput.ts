@@ -4,7 +4,10 @@
  * same concurrency and duration, in one run. Prints requests per second, p50 and p99 of both, and the
  * ratio service/direct (goal ≥ 0.5).
  *
- *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--concurrency 32]
+ * Also prints the CPU seconds each part used in each phase (this process is both the client and the
+ * target site).
+ *
+ *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--concurrency 32] [--api-processes 1]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -15,7 +18,8 @@ import { createAccounts } from '../core/accounts';
 import { config as loadConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { createLogger } from '../core/log';
-import { Stack } from '../scripts/stack/stack';
+import { childPids, cpuSeconds } from '../scripts/stack/proc';
+import { Stack, type ComponentName } from '../scripts/stack/stack';
 import { freePort } from '../test/helpers/ports';
 
 const argument = (name: string, fallback: number): number => {
@@ -24,7 +28,7 @@ const argument = (name: string, fallback: number): number => {
 };
 const SECONDS = argument('seconds', 10);
 const CONCURRENCY = argument('concurrency', 32);
-const API_PROCESSES = argument('api-processes', 2);
+const API_PROCESSES = argument('api-processes', 1);
 const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
 
 interface Run {
@@ -64,6 +68,28 @@ function report(name: string, run: Run): number {
   return rate;
 }
 
+/** CPU seconds each part used since the last call: this process (client and target), the API, the rest of the stack. */
+function cpuMeter(stack: Stack): () => string {
+  const pidsOf = (name: ComponentName): number[] => {
+    const pid = stack.component(name).pid;
+    return pid === undefined ? [] : [pid, ...childPids(pid)];
+  };
+  const read = () => ({
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    api: pidsOf('api').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    ferretdb: pidsOf('ferretdb').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    temporal: pidsOf('temporal').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    worker: pidsOf('worker').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+  });
+  let last = read();
+  return () => {
+    const now = read();
+    const used = Object.entries(now).map(([name, value]) => `${name} ${(value - last[name as keyof typeof last]).toFixed(1)}`);
+    last = now;
+    return used.join(', ');
+  };
+}
+
 async function main(): Promise<void> {
   const target = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -101,9 +127,12 @@ async function main(): Promise<void> {
       await (await request(targetUrl, { dispatcher })).body.arrayBuffer();
       await (await request(serviceUrl, { dispatcher })).body.arrayBuffer();
     }
-    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each`);
+    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each, API_PROCESSES=${API_PROCESSES}`);
+    const cpu = cpuMeter(stack);
     const direct = report('direct (undici)', await load(targetUrl, dispatcher));
+    console.log(`  CPU s: ${cpu()}`);
     const service = report('through the service', await load(serviceUrl, dispatcher));
+    console.log(`  CPU s: ${cpu()}`);
     console.log(`ratio service/direct: ${(service / direct).toFixed(3)} (goal ≥ 0.5)`);
   } finally {
     await dispatcher.close();

@@ -1,18 +1,12 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { ManagedProcess } from '../../scripts/stack/process';
+import { childPids as childrenOf } from '../../scripts/stack/proc';
 import { freePort } from '../helpers/ports';
 import { eventually, testStack } from '../helpers/stack';
-
-/** The pids of a process's children, from /proc. */
-const childrenOf = (pid: number): number[] =>
-  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
 
 const alive = (pid: number): boolean => {
   try {
