@@ -135,6 +135,8 @@ async function renderOnPage(lease: PageLease, request: RenderRequest, url: URL, 
         });
     }
     if (request.wait) await page.waitForTimeout(Math.min(request.wait, left()));
+    // A wait cut short by the deadline must not end as a success when the deadline's own timer runs late.
+    if (Date.now() >= deadline) throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
     const instructionsReport = request.instructions?.length
       ? await runInstructions(page, request.instructions, { budgetMs: Math.min(limits.instructionsBudgetMs, left()), actionTimeoutMs: limits.actionTimeoutMs })
       : undefined;
