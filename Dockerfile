@@ -2,12 +2,12 @@
 FROM node:20-bookworm-slim
 
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation fonts-noto-core ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium-headless-shell fonts-liberation fonts-noto-core ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
 ENV NODE_ENV=production \
-    CHROMIUM_PATH=/usr/bin/chromium \
+    CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell \
     STACK_DIR=/app/.stack \
     DATA_DIR=/var/lib/fetchplane
 

@@ -379,7 +379,8 @@ const variables = {
   CHROMIUM_PATH: {
     parse: text,
     scope: 'all',
-    description: 'Chromium executable; unset: `chromium` or `chromium-browser` found on PATH.',
+    description:
+      'Chromium executable; unset: Debian\'s headless shell `/usr/lib/chromium/chromium-headless-shell`, else the full browser `/usr/lib/chromium/chromium`, else `chromium` on PATH.',
   },
   BROWSER_MAX_PAGES: {
     parse: integer(1, 64),

