@@ -1,17 +1,24 @@
 /**
  * Rendered pages per second through the browser pool, against launching a browser for each request,
  * on the same local pages in the same run, with the peak memory of this process and of Chromium (the
- * resident memory of every Chromium process summed, from /proc).
+ * resident memory of every Chromium process summed, from /proc: pages shared between processes, the
+ * browser's code for one, count in each) and the CPU time per rendered page.
  *
- *   npx tsx bench/render.ts [--pages=60] [--concurrency=2]
+ *   npx tsx bench/render.ts [--pages=60] [--concurrency=2]        (CHROMIUM_PATH picks the browser)
  *
  * Both sides go through `render()` with the same request gate and settings; the baseline gets a fresh
  * one-page pool per request (launch, render, close and wait for its processes to be gone), which is
  * what rendering without a pool costs. Goal: the pool ≥ 5× the baseline.
+ *
+ * CPU counts this process and every process of the browsers: the main process, zygotes, renderers, GPU
+ * and network service (found by session, see engine/browser/processes.ts; before, only the main
+ * process was seen, about half of the real figure), and is shown by kind of process as well. Checked against the rusage of a child subreaper
+ * over the same work: exact for the pool; the baseline loses what its helpers use in their last
+ * ≤100 ms as the browser closes (about 8% of its figure), so its CPU per page reads a little low.
  */
 import { config } from '../core/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
-import { cpuSeconds, markedProcesses, residentBytes } from '../engine/browser/processes';
+import { CpuMeter, markedProcesses, residentBytes } from '../engine/browser/processes';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';
 import { startBrowserSite, startPrivateListener, type BrowserSite } from '../test/fixtures/browser/site';
 
@@ -32,30 +39,37 @@ const requests = (site: BrowserSite): RenderRequest[] =>
 const newPool = (maxPages: number): BrowserPool =>
   new BrowserPool({ executablePath, maxPages, retireAfterPages: 1_000, hostOverrides: FIXTURE_HOSTS });
 
-/** Samples memory every 100 ms while `work` runs; Chromium processes are found by the pools' marks. */
+/**
+ * Samples memory and CPU every 100 ms while `work` runs. Chromium's processes are found by the pools'
+ * marks and sessions (all helpers: renderers, GPU, network service); CPU counts this process and every
+ * Chromium process, less what the sampling itself costs here.
+ */
 async function measured<T>(
   marks: () => ReadonlySet<string>,
   work: () => Promise<T>,
-): Promise<{ result: T; seconds: number; nodePeak: number; chromiumPeak: number; cpu: number }> {
+): Promise<{ result: T; seconds: number; nodePeak: number; chromiumPeak: number; cpu: number; kinds: Record<string, number> }> {
   let nodePeak = 0;
   let chromiumPeak = 0;
-  // CPU of each Chromium process as last seen (a process's last ~100 ms before it exits are missed).
-  const cpu = new Map<number, number>();
+  let samplingCpu = 0;
+  const meter = new CpuMeter(marks);
   const sample = (): void => {
+    const before = process.cpuUsage();
     nodePeak = Math.max(nodePeak, process.memoryUsage().rss);
-    const pids = markedProcesses(marks()).map(({ pid }) => pid);
-    chromiumPeak = Math.max(chromiumPeak, residentBytes(pids));
-    for (const pid of pids) cpu.set(pid, Math.max(cpu.get(pid) ?? 0, cpuSeconds(pid)));
+    chromiumPeak = Math.max(chromiumPeak, residentBytes(meter.sample().map(({ pid }) => pid)));
+    const spent = process.cpuUsage(before);
+    samplingCpu += (spent.user + spent.system) / 1e6;
   };
   const timer = setInterval(sample, 100);
   const started = process.hrtime.bigint();
   const nodeCpu = process.cpuUsage();
   try {
     const result = await work();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     sample();
     const own = process.cpuUsage(nodeCpu);
-    const total = [...cpu.values()].reduce((sum, value) => sum + value, 0) + (own.user + own.system) / 1e6;
-    return { result, seconds: Number(process.hrtime.bigint() - started) / 1e9, nodePeak, chromiumPeak, cpu: total };
+    const kinds = { node: (own.user + own.system) / 1e6 - samplingCpu, ...meter.byKind() };
+    const cpu = Object.values(kinds).reduce((sum, value) => sum + value, 0);
+    return { result, seconds, nodePeak, chromiumPeak, cpu, kinds };
   } finally {
     clearInterval(timer);
   }
@@ -123,6 +137,16 @@ async function main(): Promise<void> {
       console.log(
         `${name.padEnd(22)} ${String(side.result).padStart(4)} ${side.seconds.toFixed(1).padStart(9)} ${rate(side).toFixed(2).padStart(8)} ${mb(side.nodePeak).padStart(10)} ${mb(side.chromiumPeak).padStart(14)} ${(side.cpu / side.result).toFixed(2).padStart(11)}`,
       );
+    }
+    for (const [name, side] of [
+      ['browser per request', perRequest],
+      ['pool', pooled],
+    ] as const) {
+      const parts = Object.entries(side.kinds)
+        .filter(([, seconds]) => Math.abs(seconds) >= 0.0005 * side.result)
+        .sort((a, b) => b[1] - a[1])
+        .map(([kind, seconds]) => `${kind} ${((seconds / side.result) * 1000).toFixed(0)}`);
+      console.log(`CPU ms per page, ${name}: ${parts.join(', ')}`);
     }
     const ratio = rate(pooled) / rate(perRequest);
     console.log(`pool / per request: ${ratio.toFixed(1)}x (goal >= 5x) ${ratio >= 5 ? 'OK' : 'BELOW GOAL'}`);

@@ -6,11 +6,16 @@
  *   2. refused if its resource type is blocked (`block_resources`);
  *   3. sent on, with the caller's headers when it goes to the target's own origin, and with the
  *      caller's method and body when it is the first top-level navigation.
- * WebSockets do not pass through `Fetch`; `context.routeWebSocket` gates them with the same check.
+ * WebSockets do not pass through `Fetch`; websocket-gate.ts puts them through the same check.
+ *
+ * The gate is installed on a fresh page (`installGate`, possibly ahead of the request, see pool.ts)
+ * and takes the request's rules when the request starts (`start`); anything the page asked for before
+ * that waits for them.
  */
-import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
-import type { BlockableType, RefusedRequest, RequestGuard } from './types';
+import type { BlockableType, GuardVerdict, RefusedRequest, RequestGuard } from './types';
+import { gateWebSockets, type WebSocketAsk } from './websocket-gate';
 
 export interface InterceptOptions {
   guard: RequestGuard;
@@ -22,8 +27,6 @@ export interface InterceptOptions {
 }
 
 export interface Interception {
-  /** The page's own DevTools session (cheap reads without playwright's injected scripts). */
-  session: CDPSession;
   refused: RefusedRequest[];
   blockedCount: number;
   /** The refusal that stopped a top-level navigation, if one did. */
@@ -54,24 +57,66 @@ const BLOCKABLE: Readonly<Record<string, BlockableType>> = {
 /** URLs that never leave the browser. */
 const LOCAL_SCHEMES = new Set(['data:', 'blob:', 'about:']);
 
-export async function interceptRequests(context: BrowserContext, page: Page, options: InterceptOptions): Promise<Interception> {
-  const session = await context.newCDPSession(page);
-  const { frameTree } = await session.send('Page.getFrameTree');
-  const mainFrameId = frameTree.frame.id;
+export interface RequestGate {
+  /** The page's own DevTools session. */
+  session: CDPSession;
+  /** Applies one request's rules; requests held until now go through them. Call once. */
+  start(options: InterceptOptions): Promise<Interception>;
+}
+
+/** Pauses every request of `page` (WebSockets included) until `start` gives the rules to apply. */
+export async function installGate(page: Page): Promise<RequestGate> {
+  const session = await page.context().newCDPSession(page);
+  let handle: ((event: Protocol.Fetch.requestPausedPayload) => Promise<void>) | undefined;
+  let decideSocket: ((ask: WebSocketAsk) => Promise<void>) | undefined;
+  const heldRequests: Protocol.Fetch.requestPausedPayload[] = [];
+  const heldSockets: WebSocketAsk[] = [];
+  // A request left paused would hang the page: every path ends in continue or fail; sends to a page
+  // that closed meanwhile are the only expected failures.
+  const onPaused = (event: Protocol.Fetch.requestPausedPayload): void => {
+    handle?.(event).catch(() => session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined));
+  };
+  const onSocket = (ask: WebSocketAsk): void => {
+    decideSocket?.(ask).catch(() => ask.answer(false));
+  };
+  session.on('Fetch.requestPaused', (event) => (handle ? onPaused(event) : heldRequests.push(event)));
+  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
+  await gateWebSockets(session, page, (ask) => (decideSocket ? onSocket(ask) : heldSockets.push(ask)));
+
+  return {
+    session,
+    async start(options) {
+      const rules = await requestRules(session, options);
+      handle = rules.request;
+      decideSocket = rules.socket;
+      for (const event of heldRequests.splice(0)) onPaused(event);
+      for (const ask of heldSockets.splice(0)) onSocket(ask);
+      return rules.interception;
+    },
+  };
+}
+
+async function requestRules(
+  session: CDPSession,
+  options: InterceptOptions,
+): Promise<{ request(event: Protocol.Fetch.requestPausedPayload): Promise<void>; socket(ask: WebSocketAsk): Promise<void>; interception: Interception }> {
   const refused: RefusedRequest[] = [];
   let navigationRefusal: RefusedRequest | undefined;
   let blockedCount = 0;
   let navigationPending = options.navigation !== undefined;
+  // The page is blank until the request navigates it: the first document it asks for is the top-level one.
+  let mainFrameId: string | undefined;
   const kinds = options.blocked.has('xhr') !== options.blocked.has('fetch') ? await networkKinds(session) : undefined;
+  const check = (url: URL | undefined): Promise<GuardVerdict> =>
+    url ? options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : Promise.resolve({ allowed: false, reason: 'not a valid URL' });
 
-  const handle = async (event: Protocol.Fetch.requestPausedPayload): Promise<void> => {
+  const request = async (event: Protocol.Fetch.requestPausedPayload): Promise<void> => {
     const { requestId, request, resourceType, frameId } = event;
+    if (resourceType === 'Document') mainFrameId ??= frameId;
     const isNavigation = resourceType === 'Document' && frameId === mainFrameId;
     const url = safeUrl(request.url);
     if (!url || !LOCAL_SCHEMES.has(url.protocol)) {
-      const verdict = url
-        ? await options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' }))
-        : ({ allowed: false, reason: 'not a valid URL' } as const);
+      const verdict = await check(url);
       if (!verdict.allowed) {
         const entry = { url: request.url, resourceType: resourceType.toLowerCase(), reason: verdict.reason };
         refused.push(entry);
@@ -102,34 +147,29 @@ export async function interceptRequests(context: BrowserContext, page: Page, opt
     });
   };
 
-  session.on('Fetch.requestPaused', (event) => {
-    // A request left paused would hang the page: every path ends in continue or fail; sends to a page
-    // that closed meanwhile are the only expected failures.
-    handle(event).catch(() => session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined));
-  });
-  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
-
-  await context.routeWebSocket(/.*/, async (socket) => {
-    const url = safeUrl(socket.url());
-    const verdict = url ? await options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : { allowed: false as const, reason: 'not a valid URL' };
+  const socket = async (ask: WebSocketAsk): Promise<void> => {
+    const verdict = await check(safeUrl(ask.url));
     if (!verdict.allowed) {
-      refused.push({ url: socket.url(), resourceType: 'websocket', reason: verdict.reason });
-      await socket.close({ code: 1008, reason: 'refused' });
+      refused.push({ url: ask.url, resourceType: 'websocket', reason: verdict.reason });
+      await ask.answer(false);
     } else if (options.blocked.has('websocket')) {
       blockedCount++;
-      await socket.close({ code: 1008, reason: 'blocked' });
+      await ask.answer(false);
     } else {
-      socket.connectToServer();
+      await ask.answer(true);
     }
-  });
+  };
 
   return {
-    session,
-    refused,
-    get blockedCount() {
-      return blockedCount;
+    request,
+    socket,
+    interception: {
+      refused,
+      get blockedCount() {
+        return blockedCount;
+      },
+      navigationRefusal: () => navigationRefusal,
     },
-    navigationRefusal: () => navigationRefusal,
   };
 }
 

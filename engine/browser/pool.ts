@@ -2,8 +2,13 @@
  * The browser pool of one process (the API and the worker each own one).
  *
  *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES) ──▶ current browser (launched lazily)
- *            ──▶ new context (proxy, cookies, viewport, device) ──▶ new page ──▶ work(lease)
+ *            ──▶ new context (proxy, viewport, device) or the spare made ahead with the same options
+ *            ──▶ new page ──▶ prepare(page) (the request gate) ──▶ work(lease)
  *            ──▶ finally: close page and context, free the slot
+ *
+ * Once a browser served a page, the context of the next request in the common configuration (no proxy,
+ * no per-caller setting) is made ahead while the current one renders (`Spare`): one at most, never used
+ * twice, dropped with its browser.
  *
  * A browser that served BROWSER_RETIRE_AFTER_PAGES pages is retired: new pages go to a fresh browser
  * and the old one closes when its last page does. A browser that crashes or disconnects is dropped at
@@ -47,21 +52,49 @@ export interface BrowserPoolOptions {
   hooks?: PoolHooks;
 }
 
-export interface PageLease {
+export interface PageLease<P = undefined> {
   page: Page;
   context: BrowserContext;
+  /** What the request's `prepare` made of the fresh page. */
+  prepared: P;
   browser: Browser;
   browserId: string;
   /** False once the browser serving this page crashed, disconnected or was closed. */
   browserAlive(): boolean;
 }
 
-export interface PageRequest {
+export interface PageRequest<P = undefined> {
   /** Options of the request's context; a function gets the browser (for its version, say). */
   context?: BrowserContextOptions | ((browser: Browser) => BrowserContextOptions);
+  /** Set-up of the fresh page before any navigation (the request gate, say); made ahead with a spare. */
+  prepare?: (page: Page) => Promise<P>;
+  /**
+   * These options are the common configuration (no proxy, no per-caller settings): a context with the
+   * same options may be made ahead for the next such request (see `Spare`).
+   */
+  warmable?: boolean;
   /** Epoch milliseconds after which waiting for a slot or a launch gives up (`timeout`). */
   deadline?: number;
   signal?: AbortSignal;
+}
+
+/**
+ * A context and page made ahead with the options of the last warmable request, while the pool is busy
+ * with others: the next request with exactly the same options takes it instead of waiting for a new
+ * one. It is never used by a second request, and it is made only on a browser that already served a
+ * page, so a pool used once (the per-request baseline of bench/render.ts) never makes one.
+ */
+interface Spare {
+  managed: Managed;
+  key: string;
+  prepare: ((page: Page) => Promise<unknown>) | undefined;
+  ready: Promise<Made<unknown> | undefined>;
+}
+
+interface Made<P> {
+  context: BrowserContext;
+  page: Page;
+  prepared: P;
 }
 
 interface Managed {
@@ -94,16 +127,18 @@ export class BrowserPool {
   private readonly marks = new Set<string>();
   private readonly closings = new Set<Promise<void>>();
   private current: Managed | undefined;
+  private spare: Spare | undefined;
   private launching: Promise<Managed> | undefined;
   private closed = false;
   private launchedCount = 0;
+  private readonly spareCounts = { made: 0, used: 0 };
 
   constructor(private readonly options: BrowserPoolOptions) {
     this.slots = new Slots(options.maxPages);
   }
 
   /** Runs `work` on a fresh page in its own context; the page and the context are closed afterwards. */
-  async withPage<T>(request: PageRequest, work: (lease: PageLease) => Promise<T>): Promise<T> {
+  async withPage<T, P = undefined>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
     if (this.closed) throw stopWith('pool_closed', 'the browser pool is shutting down');
     const release = await this.slots.acquire(request.deadline, request.signal);
     let managed: Managed | undefined;
@@ -115,9 +150,18 @@ export class BrowserPool {
       serving.pagesServed++;
       if (serving.pagesServed >= this.options.retireAfterPages) this.retire(serving, 'page_limit');
       const options = typeof request.context === 'function' ? request.context(serving.browser) : request.context;
-      context = await serving.browser.newContext(options);
-      const page = await context.newPage();
-      return await work({ page, context, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected });
+      const key = JSON.stringify(options ?? {});
+      const spare = await this.takeSpare(serving, key, request.prepare);
+      let made: Made<P>;
+      if (spare) {
+        made = spare as Made<P>;
+        context = made.context;
+      } else {
+        context = await serving.browser.newContext(options);
+        made = await makePage(context, request.prepare);
+      }
+      if (request.warmable && serving.pagesServed > 1) this.makeSpare(serving, options, key, request.prepare);
+      return await work({ ...made, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected });
     } catch (error) {
       if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
       if (managed && (await diedDuring(managed, error))) throw stopWith('browser_crashed', 'the browser stopped while rendering the page');
@@ -141,6 +185,11 @@ export class BrowserPool {
     return this.launchedCount;
   }
 
+  /** Contexts made ahead so far, and how many of them served a request (see `Spare`). */
+  get spares(): { made: number; used: number } {
+    return { ...this.spareCounts };
+  }
+
   /** Marks of the browsers whose processes may still exist (see processes.ts), for measurements. */
   browserMarks(): string[] {
     return [...this.marks];
@@ -160,6 +209,7 @@ export class BrowserPool {
     this.slots.close();
     await this.launching?.catch(() => undefined);
     for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    this.dropSpare();
     for (const managed of [...this.browsers]) this.closeBrowser(managed, 'pool_closing');
     while (this.closings.size > 0) await Promise.all([...this.closings]);
     // Helpers exit a moment after the browser; stragglers after a second are killed, by pid.
@@ -220,6 +270,7 @@ export class BrowserPool {
   private retire(managed: Managed, reason: RetireReason): void {
     if (managed.retired) return;
     managed.retired = true;
+    if (this.spare?.managed === managed) this.dropSpare();
     if (this.current === managed) this.current = undefined;
     this.options.log?.info('browser retired', { browser: managed.id, reason, pages: managed.pagesServed });
     this.options.hooks?.browserRetired?.(info(managed), reason);
@@ -234,6 +285,46 @@ export class BrowserPool {
     killPids(markedProcesses(new Set([managed.id])).map(({ pid }) => pid));
   }
 
+  /** The spare made on `managed` with exactly these options and set-up, if there is one (it is then no longer the spare). */
+  private async takeSpare(managed: Managed, key: string, prepare: ((page: Page) => Promise<unknown>) | undefined): Promise<Made<unknown> | undefined> {
+    const spare = this.spare;
+    if (!spare || spare.managed !== managed || spare.key !== key || spare.prepare !== prepare) return undefined;
+    this.spare = undefined;
+    const made = await spare.ready;
+    if (made && !made.page.isClosed() && managed.connected) {
+      this.spareCounts.used++;
+      return made;
+    }
+    await made?.context.close().catch(() => undefined);
+    return undefined;
+  }
+
+  private makeSpare(managed: Managed, options: BrowserContextOptions | undefined, key: string, prepare: ((page: Page) => Promise<unknown>) | undefined): void {
+    if (this.spare || this.closed || managed.retired || !managed.connected) return;
+    // A spare that would outlive the browser's page budget is not worth making.
+    if (managed.pagesServed + 1 >= this.options.retireAfterPages) return;
+    const ready = managed.browser
+      .newContext(options)
+      .then((context) => makePage(context, prepare))
+      .catch(() => undefined);
+    this.spare = { managed, key, prepare, ready };
+    this.spareCounts.made++;
+  }
+
+  /** Closes the spare (its browser is retired, gone or the pool closes). */
+  private dropSpare(): void {
+    const spare = this.spare;
+    if (!spare) return;
+    this.spare = undefined;
+    const closing = spare.ready
+      .then((made) => made?.context.close())
+      .catch(() => undefined)
+      .then(() => {
+        this.closings.delete(closing);
+      });
+    this.closings.add(closing);
+  }
+
   private closeBrowser(managed: Managed, reason?: RetireReason): void {
     if (reason) this.retire(managed, reason);
     const closing = managed.browser
@@ -244,6 +335,17 @@ export class BrowserPool {
         this.closings.delete(closing);
       });
     this.closings.add(closing);
+  }
+}
+
+/** A page in `context` and its set-up; the context is closed again when either fails. */
+async function makePage<P>(context: BrowserContext, prepare: ((page: Page) => Promise<P>) | undefined): Promise<Made<P>> {
+  try {
+    const page = await context.newPage();
+    return { context, page, prepared: prepare ? await prepare(page) : (undefined as P) };
+  } catch (error) {
+    await context.close().catch(() => undefined);
+    throw error;
   }
 }
 

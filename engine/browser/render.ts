@@ -15,7 +15,7 @@ import type { Config } from '../../core/config';
 import type { Logger } from '../../core/log';
 import { renderPdf, takeScreenshot } from './capture';
 import { ACTION_TIMEOUT_MS, runInstructions } from './instructions-run';
-import { interceptRequests } from './intercept';
+import { installGate, type RequestGate } from './intercept';
 import { blockedTypes } from './params';
 import type { BrowserPool, PageLease } from './pool';
 import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
@@ -79,9 +79,14 @@ export async function render(request: RenderRequest, deps: RenderDeps): Promise<
   if (!verdict.allowed) return renderFailure('target_forbidden', verdict.reason, { url: url.href });
   const deadline = Date.now() + (request.timeoutMs ?? limits.timeoutMs);
   try {
-    return await deps.pool.withPage({ context: (browser) => contextOptions(request, browser), deadline, signal: request.signal }, (lease) =>
-      renderOnPage(lease, request, url, limits, deadline, deps),
-    );
+    const pageRequest = {
+      context: (browser: Browser) => contextOptions(request, browser),
+      prepare: installGate,
+      warmable: isDefaultConfiguration(request),
+      deadline,
+      signal: request.signal,
+    };
+    return await deps.pool.withPage(pageRequest, (lease) => renderOnPage(lease, request, url, limits, deadline, deps));
   } catch (error) {
     if (isRenderStop(error)) return error.failure;
     deps.log?.error('render failed unexpectedly', { error, url: url.href });
@@ -89,7 +94,7 @@ export async function render(request: RenderRequest, deps: RenderDeps): Promise<
   }
 }
 
-async function renderOnPage(lease: PageLease, request: RenderRequest, url: URL, limits: RenderLimits, deadline: number, deps: RenderDeps): Promise<RenderSuccess> {
+async function renderOnPage(lease: PageLease<RequestGate>, request: RenderRequest, url: URL, limits: RenderLimits, deadline: number, deps: RenderDeps): Promise<RenderSuccess> {
   const { page, context } = lease;
   const left = (): number => Math.max(1, deadline - Date.now());
   let ended: 'timeout' | 'aborted' | undefined;
@@ -108,7 +113,7 @@ async function renderOnPage(lease: PageLease, request: RenderRequest, url: URL, 
     if (cookieHeader) await context.addCookies(parseCookies(cookieHeader, url));
     const contentType = headers.find(([name]) => name.toLowerCase() === 'content-type');
     const forwarded = headers.filter(([name]) => !['cookie', 'user-agent', 'content-type'].includes(name.toLowerCase()));
-    const interception = await interceptRequests(context, page, {
+    const interception = await lease.prepared.start({
       guard: deps.guard,
       blocked: blockedTypes(request),
       ...(forwarded.length > 0 ? { originHeaders: { origin: url.origin, headers: forwarded } } : {}),
@@ -143,7 +148,7 @@ async function renderOnPage(lease: PageLease, request: RenderRequest, url: URL, 
     await navigations.settle(left(), limits.loadGraceMs);
     const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left()) : undefined;
     const pdf = request.pdf ? await renderPdf(page) : undefined;
-    const html = await navigations.content(() => readHtml(interception.session), left());
+    const html = await navigations.content(() => readHtml(lease.prepared.session), left());
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
     const final = navigations.lastResponse() ?? response;
     return {
@@ -188,6 +193,17 @@ function contextOptions(request: RenderRequest, browser: Browser): BrowserContex
     acceptDownloads: false,
     ...(request.proxy ? { proxy: { ...request.proxy } } : {}),
   };
+}
+
+/** No proxy and no per-caller browser setting: a context for it may be made ahead (see pool.ts). */
+function isDefaultConfiguration(request: RenderRequest): boolean {
+  return (
+    request.proxy === undefined &&
+    (request.device ?? 'desktop') === 'desktop' &&
+    request.windowWidth === undefined &&
+    request.windowHeight === undefined &&
+    !request.headers?.some(([name]) => name.toLowerCase() === 'user-agent')
+  );
 }
 
 function parseCookies(header: string, url: URL): Array<{ name: string; value: string; url: string }> {

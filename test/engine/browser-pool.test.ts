@@ -1,9 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { config } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';
-import { startBrowserSite, startPrivateListener, type BrowserSite, type PrivateListener } from '../fixtures/browser/site';
+import { startBrowserSite, startPrivateListener, startResidentialProxy, type BrowserSite, type PrivateListener } from '../fixtures/browser/site';
+
+/** The command line of a process as its arguments ('' when it is gone). */
+const commandLine = (pid: number): string[] => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+};
 
 describe('browser pool', function () {
   let site: BrowserSite;
@@ -35,6 +45,71 @@ describe('browser pool', function () {
       expect(pool.processIds().length).to.be.greaterThan(1);
     } finally {
       await pool.close();
+    }
+    expect(pool.processIds()).to.deep.equal([]);
+  });
+
+  it('finds every process of a browser, its renderers and other helpers included, and none is left after close', async () => {
+    const pool = newPool();
+    let seen: Array<[number, string]> = [];
+    try {
+      await pool.withPage({}, async ({ page }) => {
+        await page.goto(site.at('/dynamic'));
+        seen = pool.processIds().map((pid) => [pid, commandLine(pid).join(' ')]);
+      });
+      // Helpers rewrite their process title: the type shows in the command line as one string.
+      const types = seen.map(([, command]) => /--type=([a-z-]+)/.exec(command)?.[1] ?? 'main');
+      expect(types).to.include.members(['main', 'zygote', 'renderer']);
+    } finally {
+      await pool.close();
+    }
+    expect(pool.processIds()).to.deep.equal([]);
+    expect(seen.filter(([pid, command]) => commandLine(pid).join(' ') === command)).to.deep.equal([]);
+  });
+
+  it("keeps playwright's own disabled features when it adds its own", async () => {
+    const pool = newPool();
+    try {
+      success(await render({ url: site.at('/dynamic') }, { pool, guard }));
+      const args = commandLine(pool.browserInfos()[0]?.pid ?? 0);
+      const lists = args.filter((arg) => arg.startsWith('--disable-features=')).map((arg) => arg.slice('--disable-features='.length).split(','));
+      // Chromium takes the last switch only: it must carry every feature of the earlier ones.
+      const last = lists.at(-1) ?? [];
+      expect(lists.length).to.be.greaterThan(1);
+      for (const earlier of lists) expect(last).to.include.members(earlier);
+      expect(last).to.include('SpareRendererForSitePerProcess');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('makes the next context ahead for the common configuration, serves it to one request only, and never for a one-off pool', async () => {
+    const once = newPool();
+    try {
+      success(await render({ url: site.at('/dynamic') }, { pool: once, guard }));
+    } finally {
+      await once.close();
+    }
+    expect(once.spares).to.deep.equal({ made: 0, used: 0 });
+
+    const pool = newPool(100, 1);
+    const proxy = await startResidentialProxy();
+    try {
+      for (let i = 0; i < 5; i++) {
+        // Each context is new: no cookie or storage of an earlier request.
+        const result = success(await render({ url: site.at('/storage') }, { pool, guard }));
+        expect(result.html).to.contain('<div id="out">{"cookie":"","stored":null}</div>');
+      }
+      expect(pool.spares.used).to.be.greaterThan(0);
+      expect(pool.spares.used).to.be.at.most(pool.spares.made);
+      // A request with its own proxy never gets a context made for others.
+      const url = site.at('/', 'residential.fixture.test');
+      const through = success(await render({ url, proxy: { server: proxy.url, username: proxy.username, password: proxy.password } }, { pool, guard }));
+      expect(through.html).to.contain('Welcome, resident');
+      expect(proxy.forwarded).to.include(url);
+    } finally {
+      await pool.close();
+      await proxy.close();
     }
     expect(pool.processIds()).to.deep.equal([]);
   });

@@ -1,8 +1,16 @@
 import { expect } from 'chai';
 import { success, useHarness } from '../fixtures/browser/harness';
+import { startSocketEcho, type SocketEcho } from '../fixtures/browser/site';
 
 describe('target check inside the browser', function () {
   const h = useHarness();
+  let echo: SocketEcho;
+  before(async () => {
+    echo = await startSocketEcho();
+  });
+  after(async () => {
+    await echo?.close();
+  });
 
   it('refuses every request a page makes to a private address: fetch, image, redirect hop, WebSocket', async () => {
     const result = success(await h.render({ url: h.site.at('/private'), wait: 500, blockResources: [] }));
@@ -15,6 +23,39 @@ describe('target check inside the browser', function () {
     // The redirect hop was asked of the site (allowed), and its target never reached.
     expect(h.site.requests.some((request) => request.url === '/redirect-private')).to.equal(true);
     expect(h.privateListener.connections(), h.privateListener.received.join('\n')).to.equal(0);
+  });
+
+  it('lets an allowed WebSocket through the gate, and block_resources=websocket stops it', async () => {
+    const url = h.site.at(`/socket?to=${encodeURIComponent(`${echo.origin}/echo`)}`);
+    const allowed = success(await h.render({ url, waitFor: '#out[data-done]' }));
+    expect(allowed.html).to.contain('got ping open=true instance=true');
+    expect(allowed.refused).to.deep.equal([]);
+    expect(h.guard.checked).to.include(`${echo.origin}/echo`);
+    expect(echo.received).to.deep.equal(['ping']);
+    const blocked = success(await h.render({ url, waitFor: '#out[data-done]', blockResources: ['websocket'] }));
+    expect(blocked.html).to.contain('<div id="out" data-done="yes">failed</div>');
+    expect(blocked.blockedCount).to.equal(1);
+    expect(echo.received).to.deep.equal(['ping']);
+  });
+
+  it('keeps a page from approving its own refused WebSocket', async () => {
+    const result = success(await h.render({ url: h.site.at('/socket-forge'), waitFor: '#out[data-done]' }));
+    expect(result.html).to.contain('<div id="out" data-done="yes">failed</div>');
+    expect(result.refused.map((entry) => entry.url)).to.include(`${h.privateListener.origin.replace(/^http:/, 'ws:')}/forged`);
+    expect(h.privateListener.connections(), h.privateListener.received.join('\n')).to.equal(0);
+  });
+
+  it('refuses WebSockets and fetches from a blank iframe, a srcdoc iframe and workers', async () => {
+    const result = success(await h.render({ url: h.site.at('/socket-escape'), waitFor: '#out[data-done]' }));
+    // No shared workers, no workers started by a worker and no WebSocketStream, WebTransport or WebRTC:
+    // they would connect outside the request gate.
+    expect(result.html.match(/<div id="out"[^<]*/)?.[0]).to.equal('<div id="out" data-done="yes">iframe:failed,shared:none,srcdoc:failed,window:undefined/undefined/undefined,worker:failed,worker:nested-undefined/undefined/undefined');
+    expect(h.privateListener.connections(), h.privateListener.received.join('\n')).to.equal(0);
+  });
+
+  it('runs a page\'s classic and module workers, relative imports and fetches included', async () => {
+    const result = success(await h.render({ url: h.site.at('/workers'), waitFor: '#out[data-done]' }));
+    expect(result.html.match(/<div id="out"[^<]*/)?.[0]).to.equal('<div id="out" data-done="yes">lib classic true true,module /workers/module.js');
   });
 
   it('refuses an iframe whose document is at a private address: not one byte reaches it', async () => {
