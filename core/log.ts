@@ -13,6 +13,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** Whether entries at `level` are written (to skip building fields nobody reads). */
+  enabled(level: LogLevel): boolean;
   child(fields: LogFields): Logger;
 }
 
@@ -29,19 +31,50 @@ function serialize(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(level: LogLevel, base: LogFields = {}, sink: LogSink = stdoutSink): Logger {
-  const threshold = rank[level];
-  const write = (at: LogLevel, msg: string, fields?: LogFields): void => {
-    if (rank[at] < threshold) return;
-    const entry: LogFields = { level: at, time: new Date().toISOString(), msg, ...base };
+/** One JSON line per entry; a child shares the sink and level and adds its fields to every entry. */
+class JsonLogger implements Logger {
+  private readonly threshold: number;
+
+  constructor(
+    private readonly level: LogLevel,
+    private readonly base: LogFields,
+    private readonly sink: LogSink,
+  ) {
+    this.threshold = rank[level];
+  }
+
+  enabled(at: LogLevel): boolean {
+    return rank[at] >= this.threshold;
+  }
+
+  debug(msg: string, fields?: LogFields): void {
+    this.write('debug', msg, fields);
+  }
+
+  info(msg: string, fields?: LogFields): void {
+    this.write('info', msg, fields);
+  }
+
+  warn(msg: string, fields?: LogFields): void {
+    this.write('warn', msg, fields);
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    this.write('error', msg, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    return new JsonLogger(this.level, { ...this.base, ...fields }, this.sink);
+  }
+
+  private write(at: LogLevel, msg: string, fields?: LogFields): void {
+    if (rank[at] < this.threshold) return;
+    const entry: LogFields = { level: at, time: new Date().toISOString(), msg, ...this.base };
     if (fields) for (const [key, value] of Object.entries(fields)) entry[key] = serialize(value);
-    sink(JSON.stringify(entry));
-  };
-  return {
-    debug: (msg, fields) => write('debug', msg, fields),
-    info: (msg, fields) => write('info', msg, fields),
-    warn: (msg, fields) => write('warn', msg, fields),
-    error: (msg, fields) => write('error', msg, fields),
-    child: (fields) => createLogger(level, { ...base, ...fields }, sink),
-  };
+    this.sink(JSON.stringify(entry));
+  }
+}
+
+export function createLogger(level: LogLevel, base: LogFields = {}, sink: LogSink = stdoutSink): Logger {
+  return new JsonLogger(level, base, sink);
 }

@@ -4,11 +4,17 @@
  */
 type Labels = Record<string, string>;
 
-const key = (labels: Labels): string =>
-  Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
-    .join(',');
+const escapeValue = (value: string): string =>
+  /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
+
+/** The series id of a label set: names in order, values escaped (called on every request: kept cheap). */
+function key(labels: Labels): string {
+  const names = Object.keys(labels);
+  if (names.length > 1) names.sort();
+  let id = '';
+  for (const name of names) id += `${id ? ',' : ''}${name}="${escapeValue(labels[name] ?? '')}"`;
+  return id;
+}
 
 interface Metric {
   render(): string[];
@@ -48,9 +54,9 @@ export class Histogram implements Metric {
       entry = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.series.set(id, entry);
     }
-    this.buckets.forEach((bound, index) => {
-      if (value <= bound) entry.counts[index] = (entry.counts[index] ?? 0) + 1;
-    });
+    for (let index = 0; index < this.buckets.length; index++) {
+      if (value <= (this.buckets[index] ?? Infinity)) entry.counts[index] = (entry.counts[index] ?? 0) + 1;
+    }
     entry.sum += value;
     entry.count += 1;
   }

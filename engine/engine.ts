@@ -108,7 +108,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
         const proxy = choice.proxy;
         const result = await runOnce(first.hop, request, proxy, timeouts, deadline.signal, () => deadlinePassed, signal);
         if (result.ok || result.error.kind !== 'proxy_failed' || !proxy) {
-          engineLog.debug('fetched', outcome(request, result, proxy));
+          if (engineLog.enabled('debug')) engineLog.debug('fetched', outcome(request, result, proxy));
           return result;
         }
         engineLog.warn('proxy failed; resting it', { proxy: proxy.id, at: proxy.label, detail: result.error.detail });

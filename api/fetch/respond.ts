@@ -47,12 +47,14 @@ const json = (status: number, value: unknown): Shaped => ({
 
 export function shapeResponse(page: Page, params: FetchParams): Shaped {
   const status = answerStatus(page, params);
-  const html = page.html ?? decodeHtml(page.body, page.contentType);
+  // Decoded only for the shapes that read it: the page as received goes out as its bytes.
+  let decoded: string | undefined;
+  const html = (): string => (decoded ??= page.html ?? decodeHtml(page.body, page.contentType));
   const url = page.finalUrl;
 
   if (params.jsonResponse) {
     return json(status, {
-      html,
+      html: html(),
       status: page.status,
       headers: Object.fromEntries(foldHeaders(page.headers)),
       xhr: page.xhr ?? [],
@@ -61,20 +63,20 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
     });
   }
   if (params.cssExtractor !== undefined) {
-    const extracted = cssExtract(html, url, params.cssExtractor);
+    const extracted = cssExtract(html(), url, params.cssExtractor);
     // Validated before the fetch; a failure here is impossible but answered as the same 400.
     if (!extracted.ok) throw problem('RESP004', extracted.detail);
     return json(status, extracted.data);
   }
-  if (params.autoparse) return json(status, autoparse(html, url));
-  if (params.outputs) return json(status, extractOutputs(html, url, params.outputs as OutputKind[]));
+  if (params.autoparse) return json(status, autoparse(html(), url));
+  if (params.outputs) return json(status, extractOutputs(html(), url, params.outputs as OutputKind[]));
   if (page.screenshot) return { status, contentType: page.screenshot.contentType, body: page.screenshot.data };
   if (params.responseType === 'pdf' && page.pdf) return { status, contentType: 'application/pdf', body: page.pdf };
   if (params.responseType === 'markdown' && isHtml(page)) {
-    return { status, contentType: 'text/markdown; charset=utf-8', body: toMarkdown(html, url) };
+    return { status, contentType: 'text/markdown; charset=utf-8', body: toMarkdown(html(), url) };
   }
   if (params.responseType === 'plaintext' && isHtml(page)) {
-    return { status, contentType: 'text/plain; charset=utf-8', body: toPlainText(html) };
+    return { status, contentType: 'text/plain; charset=utf-8', body: toPlainText(html()) };
   }
   if (page.html !== undefined) return { status, contentType: 'text/html; charset=utf-8', body: page.html };
   return { status, contentType: page.contentType ?? 'text/html; charset=utf-8', body: page.body };
