@@ -9,6 +9,8 @@
  * taken while requests 100 to 150 ran, "at the end" the median over the last 50, so one renderer
  * starting or exiting at the sampling instant does not decide the verdict. Browsers are retired every `--retire-after` pages
  * (BROWSER_RETIRE_AFTER_PAGES's default), so the soak also runs through several browser replacements.
+ * Three accounts' requests take turns on recycled contexts (engine/browser/pool.ts), the rest get fresh
+ * ones, so contexts are reused, evicted and closed with their browsers all along.
  */
 import { config } from '../core/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
@@ -64,7 +66,10 @@ async function main(): Promise<void> {
   const worker = async (): Promise<void> => {
     while (next < REQUESTS) {
       const index = next++;
-      const result = await render(pages[index % pages.length] as RenderRequest, { pool, guard });
+      // Three accounts taking turns on recycled contexts (pool.ts), and requests without one.
+      const reuseKey = ['account-1', 'account-2', 'account-3', undefined][index % 4];
+      const request = pages[index % pages.length] as RenderRequest;
+      const result = await render(reuseKey ? { ...request, reuseKey } : request, { pool, guard });
       if (!result.ok) failed++;
       done++;
       if (done % 100 === 0) console.log(`  ${done} requests, ${((Date.now() - started) / 1000).toFixed(0)} s, ${pool.launched} browsers launched`);

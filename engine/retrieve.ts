@@ -46,6 +46,8 @@ export interface RetrieveRequest {
   beforeRung?: (rung: Rung) => Promise<boolean>;
   /** Under mode=auto: answers to return as they are instead of escalating (a crawl waits out `Retry-After`). */
   acceptAsIs?: (page: Page) => boolean;
+  /** Renders with the same key (the caller's account) may take turns on a browser context, cleared in between. */
+  reuseKey?: string;
 }
 
 export interface Page {
@@ -157,6 +159,7 @@ export function createRetrieval(deps: RetrievalDeps) {
         body: request.body,
         headers: request.headers,
         ...(proxy.proxy ? { proxy: proxy.proxy } : {}),
+        ...(request.reuseKey !== undefined ? { reuseKey: request.reuseKey } : {}),
         signal: request.signal,
       },
       { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },

@@ -13,6 +13,8 @@ export interface PageFetchRequest {
   signal?: AbortSignal;
   /** Reserve up to `credits` in total for this page; false: the account cannot pay, do not try. */
   afford(credits: number): Promise<boolean>;
+  /** The crawl's account: its rendered pages may take turns on a browser context (engine/browser/pool.ts). */
+  reuseKey?: string;
 }
 
 export type PageFetch =
@@ -53,12 +55,13 @@ export function plainPageFetcher(engine: FetchEngine): PageFetcher {
  */
 export function autoPageFetcher(retrieval: Retrieval): PageFetcher {
   return {
-    async fetch({ url, signal, afford }) {
+    async fetch({ url, signal, afford, reuseKey }) {
       let vetoed = false;
       const result = await retrieval.retrieve({
         url,
         mode: { kind: 'auto', needsBrowser: false },
         signal,
+        ...(reuseKey !== undefined ? { reuseKey } : {}),
         beforeRung: async (rung) => {
           const affordable = await afford(rung.cost);
           vetoed ||= !affordable;

@@ -38,6 +38,8 @@ export interface PageRunner {
   /** Whether the crawl has ended (checked before each page starts). */
   ended(): Promise<boolean>;
   signal?: AbortSignal;
+  /** The crawl's account (see `PageFetchRequest.reuseKey`). */
+  reuseKey?: string;
   heartbeat(): void;
 }
 
@@ -56,6 +58,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
         outcome = await runner.fetcher.fetch({
           url: item.url,
           ...(runner.signal ? { signal: runner.signal } : {}),
+          ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
           afford: async (credits) => {
             if (credits <= reserved) return true;
             const ok = await bill.need(credits - reserved);

@@ -53,6 +53,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
       retryAfterMaxMs: deps.runtime.retryAfterMaxMs,
       ended: () => deps.runtime.ended(spec.crawlId),
       signal: context.cancellationSignal,
+      reuseKey: spec.accountId,
       heartbeat: () => context.heartbeat(),
     };
     try {

@@ -62,6 +62,7 @@ async function handleFetch(deps: ApiDeps, ctx: AppContext, input: RouteInput): P
         browser: params.browser,
         mode: modeOf(params),
         signal,
+        reuseKey: principal.accountId,
         // Escalating to a dearer configuration first grows the reservation; no credits, no escalation.
         beforeRung: async (rung) => {
           if (rung.cost <= hold.credits) return true;

@@ -95,6 +95,9 @@ const DISABLED_FEATURES = [
   'WebUIOmniboxFullPopup',
   'PreloadTopChromeWebUI',
   'SpareRendererForSitePerProcess',
+  // A page left for another request of the same account (pool.ts) must not keep its last document
+  // alive in the back/forward cache.
+  'BackForwardCache',
 ];
 
 /** Switches on top of playwright's own (which already disable extensions, breakpad and the like). */

@@ -60,8 +60,14 @@ const LOCAL_SCHEMES = new Set(['data:', 'blob:', 'about:']);
 export interface RequestGate {
   /** The page's own DevTools session. */
   session: CDPSession;
-  /** Applies one request's rules; requests held until now go through them. Call once. */
+  /** Applies one request's rules; requests held until now go through them. */
   start(options: InterceptOptions): Promise<Interception>;
+  /**
+   * Ends the request's rules: until the next `start`, everything the page asks for is refused. Gives
+   * the origins whose documents the page loaded since `start` (the only ones that can have stored
+   * anything in the context).
+   */
+  stop(): string[];
 }
 
 /** Pauses every request of `page` (WebSockets included) until `start` gives the rules to apply. */
@@ -71,6 +77,7 @@ export async function installGate(page: Page): Promise<RequestGate> {
   let decideSocket: ((ask: WebSocketAsk) => Promise<void>) | undefined;
   const heldRequests: Protocol.Fetch.requestPausedPayload[] = [];
   const heldSockets: WebSocketAsk[] = [];
+  const state: GateState = { mainFrameId: undefined, documentOrigins: new Set() };
   // A request left paused would hang the page: every path ends in continue or fail; sends to a page
   // that closed meanwhile are the only expected failures.
   const onPaused = (event: Protocol.Fetch.requestPausedPayload): void => {
@@ -86,34 +93,46 @@ export async function installGate(page: Page): Promise<RequestGate> {
   return {
     session,
     async start(options) {
-      const rules = await requestRules(session, options);
+      const rules = await requestRules(session, options, state);
       handle = rules.request;
       decideSocket = rules.socket;
       for (const event of heldRequests.splice(0)) onPaused(event);
       for (const ask of heldSockets.splice(0)) onSocket(ask);
       return rules.interception;
     },
+    stop() {
+      handle = (event) => session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' }).then(() => undefined);
+      decideSocket = (ask) => ask.answer(false);
+      const origins = [...state.documentOrigins];
+      state.documentOrigins.clear();
+      return origins;
+    },
   };
+}
+
+interface GateState {
+  /** The page is blank until its first request navigates it: the first document it asks for is the top-level one. */
+  mainFrameId: string | undefined;
+  documentOrigins: Set<string>;
 }
 
 async function requestRules(
   session: CDPSession,
   options: InterceptOptions,
+  state: GateState,
 ): Promise<{ request(event: Protocol.Fetch.requestPausedPayload): Promise<void>; socket(ask: WebSocketAsk): Promise<void>; interception: Interception }> {
   const refused: RefusedRequest[] = [];
   let navigationRefusal: RefusedRequest | undefined;
   let blockedCount = 0;
   let navigationPending = options.navigation !== undefined;
-  // The page is blank until the request navigates it: the first document it asks for is the top-level one.
-  let mainFrameId: string | undefined;
   const kinds = options.blocked.has('xhr') !== options.blocked.has('fetch') ? await networkKinds(session) : undefined;
   const check = (url: URL | undefined): Promise<GuardVerdict> =>
     url ? options.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : Promise.resolve({ allowed: false, reason: 'not a valid URL' });
 
   const request = async (event: Protocol.Fetch.requestPausedPayload): Promise<void> => {
     const { requestId, request, resourceType, frameId } = event;
-    if (resourceType === 'Document') mainFrameId ??= frameId;
-    const isNavigation = resourceType === 'Document' && frameId === mainFrameId;
+    if (resourceType === 'Document') state.mainFrameId ??= frameId;
+    const isNavigation = resourceType === 'Document' && frameId === state.mainFrameId;
     const url = safeUrl(request.url);
     if (!url || !LOCAL_SCHEMES.has(url.protocol)) {
       const verdict = await check(url);
@@ -125,6 +144,7 @@ async function requestRules(
         return;
       }
     }
+    if (resourceType === 'Document' && url && !LOCAL_SCHEMES.has(url.protocol)) state.documentOrigins.add(url.origin);
     let type = BLOCKABLE[resourceType];
     if (type === 'xhr' && kinds && event.networkId) type = await kinds(event.networkId);
     if (type && options.blocked.has(type)) {

@@ -10,6 +10,12 @@
  * no per-caller setting) is made ahead while the current one renders (`Spare`): one at most, never used
  * twice, dropped with its browser.
  *
+ * A request with a `reuseKey` (one account's requests, with the same context options) may get the
+ * context and page an earlier request with that key left, once its `recycle` readied them (cookies and
+ * storage cleared, the page frozen): the renderer process of the site stays, which halves the CPU of
+ * a page (engine/browser/README.md). Requests with different keys never share a context. At most
+ * BROWSER_MAX_PAGES contexts wait, each for IDLE_MS at most and for REUSE_LIMIT requests in all.
+ *
  * A browser that served BROWSER_RETIRE_AFTER_PAGES pages is retired: new pages go to a fresh browser
  * and the old one closes when its last page does. A browser that crashes or disconnects is dropped at
  * once and its leftover processes are killed by pid. `close()` closes every browser and checks in
@@ -57,6 +63,8 @@ export interface PageLease<P = undefined> {
   context: BrowserContext;
   /** What the request's `prepare` made of the fresh page. */
   prepared: P;
+  /** The context and page served an earlier request with the same reuse key. */
+  reused: boolean;
   browser: Browser;
   browserId: string;
   /** False once the browser serving this page crashed, disconnected or was closed. */
@@ -76,6 +84,24 @@ export interface PageRequest<P = undefined> {
   /** Epoch milliseconds after which waiting for a slot or a launch gives up (`timeout`). */
   deadline?: number;
   signal?: AbortSignal;
+  /** Requests with the same key (and the same context options) may use one context in turn. */
+  reuseKey?: string;
+  /**
+   * Readies the context and page `work` used for the next request with the same key; false (or a
+   * throw) closes them instead. Called only when `work` succeeded and its browser is still serving.
+   */
+  recycle?: (used: PageLease<P>) => Promise<boolean>;
+}
+
+/** How long a recycled context waits for the next request with its key, and how many requests it serves. */
+const IDLE_MS = 30_000;
+const REUSE_LIMIT = 50;
+
+interface Idle {
+  managed: Managed;
+  made: Made<unknown>;
+  uses: number;
+  timer: NodeJS.Timeout;
 }
 
 /**
@@ -132,12 +158,22 @@ export class BrowserPool {
   private closed = false;
   private launchedCount = 0;
   private readonly spareCounts = { made: 0, used: 0 };
+  /** Recycled contexts by reuse key, oldest first. */
+  private readonly idle = new Map<string, Idle[]>();
+  private idleCount = 0;
+  private readonly uses = new WeakMap<BrowserContext, number>();
+  /** Pages whose renderer crashed: never handed to another request. */
+  private readonly crashed = new WeakSet<Page>();
+  private readonly reuseCounts = { recycled: 0, reused: 0 };
 
   constructor(private readonly options: BrowserPoolOptions) {
     this.slots = new Slots(options.maxPages);
   }
 
-  /** Runs `work` on a fresh page in its own context; the page and the context are closed afterwards. */
+  /**
+   * Runs `work` on a page in a context of its own: a fresh one, or one an earlier request with the same
+   * reuse key left readied. Afterwards the context is closed, or readied and kept for the next one.
+   */
   async withPage<T, P = undefined>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
     if (this.closed) throw stopWith('pool_closed', 'the browser pool is shutting down');
     const release = await this.slots.acquire(request.deadline, request.signal);
@@ -151,17 +187,22 @@ export class BrowserPool {
       if (serving.pagesServed >= this.options.retireAfterPages) this.retire(serving, 'page_limit');
       const options = typeof request.context === 'function' ? request.context(serving.browser) : request.context;
       const key = JSON.stringify(options ?? {});
-      const spare = await this.takeSpare(serving, key, request.prepare);
+      const reuseKey = request.reuseKey === undefined || !request.recycle ? undefined : `${request.reuseKey}\n${key}`;
+      const recycled = reuseKey === undefined ? undefined : this.takeIdle(serving, reuseKey);
+      const spare = recycled ? undefined : await this.takeSpare(serving, key, request.prepare);
       let made: Made<P>;
-      if (spare) {
-        made = spare as Made<P>;
+      if (recycled ?? spare) {
+        made = (recycled ?? spare) as Made<P>;
         context = made.context;
       } else {
         context = await serving.browser.newContext(options);
         made = await makePage(context, request.prepare);
       }
-      if (request.warmable && serving.pagesServed > 1) this.makeSpare(serving, options, key, request.prepare);
-      return await work({ ...made, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected });
+      if (!recycled && request.warmable && serving.pagesServed > 1) this.makeSpare(serving, options, key, request.prepare);
+      const lease: PageLease<P> = { ...made, reused: recycled !== undefined, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
+      const result = await work(lease);
+      if (reuseKey !== undefined && request.recycle && (await this.recycle(serving, reuseKey, made, () => (request.recycle ? request.recycle(lease) : Promise.resolve(false))))) context = undefined;
+      return result;
     } catch (error) {
       if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
       if (managed && (await diedDuring(managed, error))) throw stopWith('browser_crashed', 'the browser stopped while rendering the page');
@@ -190,6 +231,11 @@ export class BrowserPool {
     return { ...this.spareCounts };
   }
 
+  /** Contexts readied for another request so far, and how many requests got one. */
+  get reuse(): { recycled: number; reused: number; waiting: number } {
+    return { ...this.reuseCounts, waiting: this.idleCount };
+  }
+
   /** Marks of the browsers whose processes may still exist (see processes.ts), for measurements. */
   browserMarks(): string[] {
     return [...this.marks];
@@ -210,6 +256,7 @@ export class BrowserPool {
     await this.launching?.catch(() => undefined);
     for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));
     this.dropSpare();
+    this.dropIdle(() => true);
     for (const managed of [...this.browsers]) this.closeBrowser(managed, 'pool_closing');
     while (this.closings.size > 0) await Promise.all([...this.closings]);
     // Helpers exit a moment after the browser; stragglers after a second are killed, by pid.
@@ -271,6 +318,7 @@ export class BrowserPool {
     if (managed.retired) return;
     managed.retired = true;
     if (this.spare?.managed === managed) this.dropSpare();
+    this.dropIdle((idle) => idle.managed === managed);
     if (this.current === managed) this.current = undefined;
     this.options.log?.info('browser retired', { browser: managed.id, reason, pages: managed.pagesServed });
     this.options.hooks?.browserRetired?.(info(managed), reason);
@@ -309,6 +357,75 @@ export class BrowserPool {
       .catch(() => undefined);
     this.spare = { managed, key, prepare, ready };
     this.spareCounts.made++;
+  }
+
+  /** A recycled context of `managed` left with this key, if one is waiting and usable. */
+  private takeIdle(managed: Managed, key: string): Made<unknown> | undefined {
+    const waiting = this.idle.get(key);
+    while (waiting && waiting.length > 0) {
+      const idle = waiting.shift() as Idle;
+      this.idleCount--;
+      clearTimeout(idle.timer);
+      if (idle.managed === managed && managed.connected && !idle.made.page.isClosed() && !this.crashed.has(idle.made.page)) {
+        this.reuseCounts.reused++;
+        if (waiting.length === 0) this.idle.delete(key);
+        return idle.made;
+      }
+      this.closeIdle(idle);
+    }
+    this.idle.delete(key);
+    return undefined;
+  }
+
+  /** Readies a used context for the next request with its key; true when it now waits for one. */
+  private async recycle(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>): Promise<boolean> {
+    const uses = (this.uses.get(made.context) ?? 0) + 1;
+    if (this.closed || managed.retired || !managed.connected || made.page.isClosed() || this.crashed.has(made.page) || uses >= REUSE_LIMIT) return false;
+    if (!(await ready().catch(() => false))) return false;
+    if (this.closed || managed.retired || !managed.connected) return false;
+    if (uses === 1) made.page.on('crash', () => this.crashed.add(made.page));
+    this.uses.set(made.context, uses);
+    // The oldest waiting context makes room: at most BROWSER_MAX_PAGES wait.
+    while (this.idleCount >= this.options.maxPages) {
+      const [oldestKey, list] = [...this.idle.entries()][0] ?? [];
+      const oldest = list?.shift();
+      if (!oldest || oldestKey === undefined) break;
+      if (list?.length === 0) this.idle.delete(oldestKey);
+      this.idleCount--;
+      clearTimeout(oldest.timer);
+      this.closeIdle(oldest);
+    }
+    const idle: Idle = { managed, made, uses, timer: setTimeout(() => this.dropIdle((entry) => entry === idle), IDLE_MS) };
+    idle.timer.unref();
+    this.idle.set(key, [...(this.idle.get(key) ?? []), idle]);
+    this.idleCount++;
+    this.reuseCounts.recycled++;
+    return true;
+  }
+
+  /** Closes the waiting contexts `which` picks. */
+  private dropIdle(which: (idle: Idle) => boolean): void {
+    for (const [key, list] of this.idle) {
+      const keep = list.filter((idle) => !which(idle));
+      for (const idle of list) {
+        if (keep.includes(idle)) continue;
+        clearTimeout(idle.timer);
+        this.idleCount--;
+        this.closeIdle(idle);
+      }
+      if (keep.length > 0) this.idle.set(key, keep);
+      else this.idle.delete(key);
+    }
+  }
+
+  private closeIdle(idle: Idle): void {
+    const closing = idle.made.context
+      .close()
+      .catch(() => undefined)
+      .then(() => {
+        this.closings.delete(closing);
+      });
+    this.closings.add(closing);
   }
 
   /** Closes the spare (its browser is retired, gone or the pool closes). */

@@ -19,8 +19,8 @@ import { installGate, type RequestGate } from './intercept';
 import { blockedTypes } from './params';
 import type { BrowserPool, PageLease } from './pool';
 import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
-import { trackNavigations } from './settle';
-import { recordXhr } from './xhr';
+import { trackNavigations, type NavigationTracker } from './settle';
+import { recordXhr, type XhrRecorder } from './xhr';
 
 export interface RenderLimits {
   timeoutMs: number;
@@ -85,6 +85,8 @@ export async function render(request: RenderRequest, deps: RenderDeps): Promise<
       warmable: isDefaultConfiguration(request),
       deadline,
       signal: request.signal,
+      // print media emulation (PDF) would outlive the request.
+      ...(request.reuseKey !== undefined && !request.pdf ? { reuseKey: request.reuseKey, recycle: readyForReuse } : {}),
     };
     return await deps.pool.withPage(pageRequest, (lease) => renderOnPage(lease, request, url, limits, deadline, deps));
   } catch (error) {
@@ -107,7 +109,10 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
   request.signal?.addEventListener('abort', onAbort, { once: true });
   // Cancelled while waiting for a slot or a browser launch: the listener above came too late.
   if (request.signal?.aborted) end('aborted');
+  let navigations: NavigationTracker | undefined;
+  let xhr: XhrRecorder | undefined;
   try {
+    if (lease.reused) await lease.prepared.session.send('Page.setWebLifecycleState', { state: 'active' });
     const headers = request.headers ?? [];
     const cookieHeader = headers.find(([name]) => name.toLowerCase() === 'cookie')?.[1];
     if (cookieHeader) await context.addCookies(parseCookies(cookieHeader, url));
@@ -121,15 +126,16 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
         ? { navigation: { method: request.method, body: request.body, headers: contentType ? [contentType] : [] } }
         : {}),
     });
-    const xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
-    const navigations = trackNavigations(page);
+    xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
+    const tracker = trackNavigations(page);
+    navigations = tracker;
 
     const response = await page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() }).catch((error: unknown) => {
       const refusal = interception.navigationRefusal();
       if (refusal) throw stopWith('target_forbidden', `${refusal.reason} (${refusal.url})`, { url: refusal.url });
       throw navigationError(error, url);
     });
-    await navigations.settle(left(), limits.loadGraceMs);
+    await tracker.settle(left(), limits.loadGraceMs);
     if (request.waitFor) {
       await page
         .locator(request.waitFor)
@@ -145,12 +151,12 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     const instructionsReport = request.instructions?.length
       ? await runInstructions(page, request.instructions, { budgetMs: Math.min(limits.instructionsBudgetMs, left()), actionTimeoutMs: limits.actionTimeoutMs })
       : undefined;
-    await navigations.settle(left(), limits.loadGraceMs);
+    await tracker.settle(left(), limits.loadGraceMs);
     const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left()) : undefined;
     const pdf = request.pdf ? await renderPdf(page) : undefined;
-    const html = await navigations.content(() => readHtml(lease.prepared.session), left());
+    const html = await tracker.content(() => readHtml(lease.prepared.session), left());
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
-    const final = navigations.lastResponse() ?? response;
+    const final = tracker.lastResponse() ?? response;
     return {
       ok: true,
       status: final?.status() ?? 200,
@@ -173,7 +179,35 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', onAbort);
+    navigations?.dispose();
+    xhr?.dispose();
   }
+}
+
+/** More origins than this in one render: its context is closed rather than cleared origin by origin. */
+const REUSE_MAX_ORIGINS = 20;
+
+/**
+ * Readies a context for the next render with the same reuse key: nothing of this render may reach it.
+ * The gate refuses everything until the next render starts; cookies go, and so does what every
+ * origin the page loaded a document from stored (local and session storage, IndexedDB, caches); the
+ * page is frozen, so its scripts stop until the next render navigates it away.
+ */
+async function readyForReuse(lease: PageLease<RequestGate>): Promise<boolean> {
+  const { context, prepared } = lease;
+  const origins = prepared.stop();
+  if (origins.length > REUSE_MAX_ORIGINS) return false;
+  const { session } = prepared;
+  await Promise.all([
+    context.clearCookies(),
+    ...origins.flatMap((origin) => [
+      session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' }),
+      // Session storage belongs to the page, not the context; 'all' above clears it too in Chromium 156, this says so.
+      session.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }),
+    ]),
+  ]);
+  await session.send('Page.setWebLifecycleState', { state: 'frozen' });
+  return true;
 }
 
 function contextOptions(request: RenderRequest, browser: Browser): BrowserContextOptions {

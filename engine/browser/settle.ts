@@ -15,6 +15,8 @@ export interface NavigationTracker {
   lastResponse(): Response | undefined;
   /** `read()` (the page's HTML), retried across a navigation that replaces the document. */
   content(read: () => Promise<string>, timeoutMs: number): Promise<string>;
+  /** Stops listening to the page (which may serve another request). */
+  dispose(): void;
 }
 
 export function trackNavigations(page: Page): NavigationTracker {
@@ -25,13 +27,15 @@ export function trackNavigations(page: Page): NavigationTracker {
     if (!inFlight.delete(request) || inFlight.size > 0) return;
     for (const wake of idle.splice(0)) wake();
   };
-  page.on('request', (request) => {
+  const onRequest = (request: Request): void => {
     if (isTopLevel(request)) inFlight.add(request);
-  });
+  };
   let last: Response | undefined;
-  page.on('response', (response) => {
+  const onResponse = (response: Response): void => {
     if (isTopLevel(response.request()) && (response.status() < 300 || response.status() >= 400)) last = response;
-  });
+  };
+  page.on('request', onRequest);
+  page.on('response', onResponse);
   page.on('requestfinished', done);
   page.on('requestfailed', done);
 
@@ -47,6 +51,12 @@ export function trackNavigations(page: Page): NavigationTracker {
         });
 
   return {
+    dispose() {
+      page.off('request', onRequest);
+      page.off('response', onResponse);
+      page.off('requestfinished', done);
+      page.off('requestfailed', done);
+    },
     lastResponse: () => last,
     async settle(timeoutMs, loadGraceMs) {
       const deadline = Date.now() + timeoutMs;

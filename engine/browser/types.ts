@@ -80,6 +80,11 @@ export interface RenderRequest {
   /** Deadline of this render; defaults to the configured `RENDER_TIMEOUT_MS`. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Renders with the same key may use one browser context in turn, cleared in between (pool.ts): the
+   * caller's account. Without it every render gets a fresh context.
+   */
+  reuseKey?: string;
 }
 
 /** One XHR/fetch call of the page, shaped as `json_response` carries it. */

@@ -16,6 +16,8 @@ export interface XhrLimits {
 export interface XhrRecorder {
   /** Waits (at most `waitMs`) for calls still in flight, then returns the records. */
   finish(waitMs: number): Promise<XhrRecord[]>;
+  /** Stops listening to the page (which may serve another request). */
+  dispose(): void;
 }
 
 const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|[\w.+-]+\+(json|xml)))/i;
@@ -24,13 +26,13 @@ export function recordXhr(page: Page, limits: XhrLimits): XhrRecorder {
   const entries: Array<{ request: Request; record?: XhrRecord; done?: Promise<void> }> = [];
   const byRequest = new Map<Request, (typeof entries)[number]>();
 
-  page.on('request', (request) => {
+  const onRequest = (request: Request): void => {
     const type = request.resourceType();
     if ((type !== 'xhr' && type !== 'fetch') || entries.length >= limits.maxEntries) return;
     const entry: (typeof entries)[number] = { request };
     entries.push(entry);
     byRequest.set(request, entry);
-  });
+  };
   const settle = (request: Request, failed: boolean): void => {
     const entry = byRequest.get(request);
     if (!entry) return;
@@ -39,10 +41,18 @@ export function recordXhr(page: Page, limits: XhrLimits): XhrRecorder {
       entry.record = record;
     });
   };
-  page.on('requestfinished', (request) => settle(request, false));
-  page.on('requestfailed', (request) => settle(request, true));
+  const onFinished = (request: Request): void => settle(request, false);
+  const onFailed = (request: Request): void => settle(request, true);
+  page.on('request', onRequest);
+  page.on('requestfinished', onFinished);
+  page.on('requestfailed', onFailed);
 
   return {
+    dispose() {
+      page.off('request', onRequest);
+      page.off('requestfinished', onFinished);
+      page.off('requestfailed', onFailed);
+    },
     async finish(waitMs) {
       const pending = entries.map((entry) => entry.done).filter((done): done is Promise<void> => done !== undefined);
       await Promise.race([Promise.all(pending), new Promise((resolve) => setTimeout(resolve, waitMs))]);

@@ -114,6 +114,33 @@ describe('browser pool', function () {
     expect(pool.processIds()).to.deep.equal([]);
   });
 
+  it('lets renders with the same reuse key take turns on one context, with nothing of the one before left', async () => {
+    const pool = newPool();
+    const stored = async (reuseKey: string): Promise<unknown> => {
+      const result = success(await render({ url: site.at('/store'), waitFor: '#out[data-done]', reuseKey }, { pool, guard }));
+      return JSON.parse(/<div id="out"[^>]*>([^<]*)</.exec(result.html)?.[1]?.replace(/&quot;/g, '"') ?? 'null');
+    };
+    const fresh = { cookie: '', local: null, session: null, idb: 'none', frame: { local: null, session: null } };
+    try {
+      expect(await stored('account-1')).to.deep.equal(fresh);
+      expect(pool.reuse).to.deep.equal({ recycled: 1, reused: 0, waiting: 1 });
+      // The same context and page again: every kind of storage the last render left is gone.
+      expect(await stored('account-1')).to.deep.equal(fresh);
+      expect(pool.reuse).to.deep.equal({ recycled: 2, reused: 1, waiting: 1 });
+      // Another key never gets that context.
+      expect(await stored('account-2')).to.deep.equal(fresh);
+      expect(pool.reuse).to.deep.equal({ recycled: 3, reused: 1, waiting: 2 });
+      // A render that fails does not leave its context for the next one.
+      const failed = await render({ url: site.at('/dynamic'), waitFor: '#never', timeoutMs: 1_500, reuseKey: 'account-1' }, { pool, guard });
+      expect(failed.ok).to.equal(false);
+      expect(pool.reuse).to.deep.equal({ recycled: 3, reused: 2, waiting: 1 });
+    } finally {
+      await pool.close();
+    }
+    expect(pool.reuse.waiting).to.equal(0);
+    expect(pool.processIds()).to.deep.equal([]);
+  });
+
   it('retires a browser after N pages and replaces it, closing the old one', async () => {
     const launched: string[] = [];
     const retired: string[] = [];
