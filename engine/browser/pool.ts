@@ -100,7 +100,6 @@ const REUSE_LIMIT = 50;
 interface Idle {
   managed: Managed;
   made: Made<unknown>;
-  uses: number;
   timer: NodeJS.Timeout;
 }
 
@@ -187,7 +186,8 @@ export class BrowserPool {
       if (serving.pagesServed >= this.options.retireAfterPages) this.retire(serving, 'page_limit');
       const options = typeof request.context === 'function' ? request.context(serving.browser) : request.context;
       const key = JSON.stringify(options ?? {});
-      const reuseKey = request.reuseKey === undefined || !request.recycle ? undefined : `${request.reuseKey}\n${key}`;
+      const { recycle } = request;
+      const reuseKey = request.reuseKey === undefined || !recycle ? undefined : `${request.reuseKey}\n${key}`;
       const recycled = reuseKey === undefined ? undefined : this.takeIdle(serving, reuseKey);
       const spare = recycled ? undefined : await this.takeSpare(serving, key, request.prepare);
       let made: Made<P>;
@@ -201,7 +201,7 @@ export class BrowserPool {
       if (!recycled && request.warmable && serving.pagesServed > 1) this.makeSpare(serving, options, key, request.prepare);
       const lease: PageLease<P> = { ...made, reused: recycled !== undefined, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
       const result = await work(lease);
-      if (reuseKey !== undefined && request.recycle && (await this.recycle(serving, reuseKey, made, () => (request.recycle ? request.recycle(lease) : Promise.resolve(false))))) context = undefined;
+      if (reuseKey !== undefined && recycle && (await this.recycle(serving, reuseKey, made, () => recycle(lease)))) context = undefined;
       return result;
     } catch (error) {
       if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
@@ -385,17 +385,13 @@ export class BrowserPool {
     if (this.closed || managed.retired || !managed.connected) return false;
     if (uses === 1) made.page.on('crash', () => this.crashed.add(made.page));
     this.uses.set(made.context, uses);
-    // The oldest waiting context makes room: at most BROWSER_MAX_PAGES wait.
+    // At most BROWSER_MAX_PAGES wait: the first of the longest-waiting key makes room.
     while (this.idleCount >= this.options.maxPages) {
-      const [oldestKey, list] = [...this.idle.entries()][0] ?? [];
-      const oldest = list?.shift();
-      if (!oldest || oldestKey === undefined) break;
-      if (list?.length === 0) this.idle.delete(oldestKey);
-      this.idleCount--;
-      clearTimeout(oldest.timer);
-      this.closeIdle(oldest);
+      const first = this.idle.values().next().value?.[0];
+      if (!first) break;
+      this.dropIdle((entry) => entry === first);
     }
-    const idle: Idle = { managed, made, uses, timer: setTimeout(() => this.dropIdle((entry) => entry === idle), IDLE_MS) };
+    const idle: Idle = { managed, made, timer: setTimeout(() => this.dropIdle((entry) => entry === idle), IDLE_MS) };
     idle.timer.unref();
     this.idle.set(key, [...(this.idle.get(key) ?? []), idle]);
     this.idleCount++;

@@ -127,15 +127,14 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
         : {}),
     });
     xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
-    const tracker = trackNavigations(page);
-    navigations = tracker;
+    navigations = trackNavigations(page);
 
     const response = await page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() }).catch((error: unknown) => {
       const refusal = interception.navigationRefusal();
       if (refusal) throw stopWith('target_forbidden', `${refusal.reason} (${refusal.url})`, { url: refusal.url });
       throw navigationError(error, url);
     });
-    await tracker.settle(left(), limits.loadGraceMs);
+    await navigations.settle(left(), limits.loadGraceMs);
     if (request.waitFor) {
       await page
         .locator(request.waitFor)
@@ -151,12 +150,12 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     const instructionsReport = request.instructions?.length
       ? await runInstructions(page, request.instructions, { budgetMs: Math.min(limits.instructionsBudgetMs, left()), actionTimeoutMs: limits.actionTimeoutMs })
       : undefined;
-    await tracker.settle(left(), limits.loadGraceMs);
+    await navigations.settle(left(), limits.loadGraceMs);
     const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left()) : undefined;
     const pdf = request.pdf ? await renderPdf(page) : undefined;
-    const html = await tracker.content(() => readHtml(lease.prepared.session), left());
+    const html = await navigations.content(() => readHtml(lease.prepared.session), left());
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
-    const final = tracker.lastResponse() ?? response;
+    const final = navigations.lastResponse() ?? response;
     return {
       ok: true,
       status: final?.status() ?? 200,

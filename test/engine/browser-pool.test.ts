@@ -130,10 +130,15 @@ describe('browser pool', function () {
       // Another key never gets that context.
       expect(await stored('account-2')).to.deep.equal(fresh);
       expect(pool.reuse).to.deep.equal({ recycled: 3, reused: 1, waiting: 2 });
+      // At most maxPages (2) wait: account-1's, waiting longest, makes room for account-3's.
+      expect(await stored('account-3')).to.deep.equal(fresh);
+      expect(pool.reuse).to.deep.equal({ recycled: 4, reused: 1, waiting: 2 });
       // A render that fails does not leave its context for the next one.
-      const failed = await render({ url: site.at('/dynamic'), waitFor: '#never', timeoutMs: 1_500, reuseKey: 'account-1' }, { pool, guard });
+      const failed = await render({ url: site.at('/dynamic'), waitFor: '#never', timeoutMs: 1_500, reuseKey: 'account-2' }, { pool, guard });
       expect(failed.ok).to.equal(false);
-      expect(pool.reuse).to.deep.equal({ recycled: 3, reused: 2, waiting: 1 });
+      expect(pool.reuse).to.deep.equal({ recycled: 4, reused: 2, waiting: 1 });
+      expect(await stored('account-1')).to.deep.equal(fresh);
+      expect(pool.reuse).to.deep.equal({ recycled: 5, reused: 2, waiting: 2 });
     } finally {
       await pool.close();
     }
