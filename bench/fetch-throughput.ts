@@ -4,10 +4,12 @@
  * same concurrency and duration, in one run. Prints requests per second, p50 and p99 of both, and the
  * ratio service/direct (goal ≥ 0.5).
  *
- * Also prints the CPU seconds each part used in each phase (this process is both the client and the
+ * The two sides alternate in `--rounds` short phases, so that the machine's speed drifting during the
+ * run (seen here: ±25% over minutes) weighs on both alike; the ratio of each round is printed too.
+ * Also prints the CPU seconds each part used on each side (this process is both the client and the
  * target site).
  *
- *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--concurrency 32] [--api-processes 1]
+ *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--rounds 5] [--concurrency 32] [--api-processes 1]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -29,6 +31,7 @@ const argument = (name: string, fallback: number): number => {
 const SECONDS = argument('seconds', 10);
 const CONCURRENCY = argument('concurrency', 32);
 const API_PROCESSES = argument('api-processes', 1);
+const ROUNDS = Math.max(1, argument('rounds', 5));
 const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
 
 interface Run {
@@ -38,11 +41,11 @@ interface Run {
   seconds: number;
 }
 
-async function load(url: string, dispatcher: Agent): Promise<Run> {
+async function load(url: string, dispatcher: Agent, seconds: number): Promise<Run> {
   const latencies: number[] = [];
   let failures = 0;
   const started = performance.now();
-  const deadline = started + SECONDS * 1000;
+  const deadline = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < deadline) {
@@ -68,13 +71,22 @@ function report(name: string, run: Run): number {
   return rate;
 }
 
+const merge = (total: Run, run: Run): Run => ({
+  requests: total.requests + run.requests,
+  failures: total.failures + run.failures,
+  latencies: total.latencies.concat(run.latencies),
+  seconds: total.seconds + run.seconds,
+});
+
+type Parts = Record<'bench' | 'api' | 'ferretdb' | 'temporal' | 'worker', number>;
+
 /** CPU seconds each part used since the last call: this process (client and target), the API, the rest of the stack. */
-function cpuMeter(stack: Stack): () => string {
+function cpuMeter(stack: Stack): () => Parts {
   const pidsOf = (name: ComponentName): number[] => {
     const pid = stack.component(name).pid;
     return pid === undefined ? [] : [pid, ...childPids(pid)];
   };
-  const read = () => ({
+  const read = (): Parts => ({
     bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     api: pidsOf('api').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     ferretdb: pidsOf('ferretdb').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
@@ -84,11 +96,14 @@ function cpuMeter(stack: Stack): () => string {
   let last = read();
   return () => {
     const now = read();
-    const used = Object.entries(now).map(([name, value]) => `${name} ${(value - last[name as keyof typeof last]).toFixed(1)}`);
+    const used = Object.fromEntries(Object.entries(now).map(([name, value]) => [name, value - last[name as keyof Parts]])) as Parts;
     last = now;
-    return used.join(', ');
+    return used;
   };
 }
+
+const addParts = (a: Parts, b: Parts): Parts => Object.fromEntries(Object.entries(a).map(([name, value]) => [name, value + b[name as keyof Parts]])) as Parts;
+const showParts = (parts: Parts): string => Object.entries(parts).map(([name, value]) => `${name} ${value.toFixed(1)}`).join(', ');
 
 async function main(): Promise<void> {
   const target = http.createServer((_req, res) => {
@@ -122,17 +137,30 @@ async function main(): Promise<void> {
     await db.close();
     const serviceUrl = `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}`;
 
-    // Warm both paths (connection pools, key cache, JIT) before measuring.
-    for (let index = 0; index < 50; index++) {
-      await (await request(targetUrl, { dispatcher })).body.arrayBuffer();
-      await (await request(serviceUrl, { dispatcher })).body.arrayBuffer();
-    }
-    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each, API_PROCESSES=${API_PROCESSES}`);
+    // Warm both paths (connection pools, key cache, credit allowance, JIT) under the same load first.
+    await load(targetUrl, dispatcher, 2);
+    await load(serviceUrl, dispatcher, 2);
+    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each in ${ROUNDS} alternating rounds, API_PROCESSES=${API_PROCESSES}`);
     const cpu = cpuMeter(stack);
-    const direct = report('direct (undici)', await load(targetUrl, dispatcher));
-    console.log(`  CPU s: ${cpu()}`);
-    const service = report('through the service', await load(serviceUrl, dispatcher));
-    console.log(`  CPU s: ${cpu()}`);
+    const empty: Run = { requests: 0, failures: 0, latencies: [], seconds: 0 };
+    const zero: Parts = { bench: 0, api: 0, ferretdb: 0, temporal: 0, worker: 0 };
+    const totals = { direct: { run: empty, cpu: zero }, service: { run: empty, cpu: zero } };
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const rates: number[] = [];
+      for (const [side, url] of [['direct', targetUrl], ['service', serviceUrl]] as const) {
+        cpu();
+        const run = await load(url, dispatcher, SECONDS / ROUNDS);
+        totals[side] = { run: merge(totals[side].run, run), cpu: addParts(totals[side].cpu, cpu()) };
+        rates.push(run.requests / run.seconds);
+      }
+      rounds.push((rates[1] ?? 0) / (rates[0] ?? 1));
+    }
+    const direct = report('direct (undici)', totals.direct.run);
+    console.log(`  CPU s: ${showParts(totals.direct.cpu)}`);
+    const service = report('through the service', totals.service.run);
+    console.log(`  CPU s: ${showParts(totals.service.cpu)}, API ${((totals.service.cpu.api / totals.service.run.requests) * 1e6).toFixed(0)} µs per request`);
+    console.log(`ratio of each round: ${rounds.map((ratio) => ratio.toFixed(3)).join(' ')}`);
     console.log(`ratio service/direct: ${(service / direct).toFixed(3)} (goal ≥ 0.5)`);
   } finally {
     await dispatcher.close();
