@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
@@ -8,8 +9,9 @@ import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { healthRoutes } from './health/routes';
 import type { RequestState } from './http/context';
+import { leanDispatcher } from './http/lean';
 import { httpMetrics, problemMiddleware } from './http/problem-middleware';
-import { buildRouter, type Route } from './http/routes';
+import { buildRouter, routeChain, type LeanRoute, type Route } from './http/routes';
 
 /** Every route of the service; each surface contributes its own list. */
 export function allRoutes(deps: ApiDeps): Route[] {
@@ -44,10 +46,15 @@ function metricsRoute(registry: Registry): Route {
 }
 
 export function createApp(deps: ApiDeps, routes: Route[] = allRoutes(deps)): Koa<RequestState> {
+  return buildApp(deps, routes).app;
+}
+
+function buildApp(deps: ApiDeps, routes: Route[]): { app: Koa<RequestState>; problems: ReturnType<typeof problemMiddleware> } {
   const app = new Koa<RequestState>({ proxy: false });
   app.silent = true;
   const registry = new Registry();
-  app.use(problemMiddleware({ log: deps.log, docsUrl: deps.config.docsUrl, metrics: httpMetrics(registry) }));
+  const problems = problemMiddleware({ log: deps.log, docsUrl: deps.config.docsUrl, metrics: httpMetrics(registry) });
+  app.use(problems);
   const router = buildRouter([...routes, metricsRoute(registry)], { bodyLimit: deps.config.bodyLimit });
   app.use(router.routes());
   app.use(
@@ -57,7 +64,25 @@ export function createApp(deps: ApiDeps, routes: Route[] = allRoutes(deps)): Koa
       notImplemented: () => problem('method_not_allowed', 'This method is not supported.'),
     }),
   );
-  return app;
+  return { app, problems };
+}
+
+/**
+ * The request listener of the API: the lean routes (the Fetch surface, see http/lean.ts) without Koa,
+ * everything else through the Koa app, both with the same middleware and one metrics registry.
+ */
+export function createListener(deps: ApiDeps, routes: Route[] = allRoutes(deps)): (req: IncomingMessage, res: ServerResponse) => void {
+  const { app, problems } = buildApp(deps, routes);
+  const koa = app.callback();
+  const lean = leanDispatcher({
+    routes: routes.filter((route): route is LeanRoute => route.lean === true).map((route) => ({ route, chain: routeChain(route, deps.config.bodyLimit) })),
+    first: problems,
+    log: deps.log,
+    docsUrl: deps.config.docsUrl,
+  });
+  return (req, res) => {
+    if (!lean(req, res)) void koa(req, res);
+  };
 }
 
 /** The {app_url} listener used when APP_PORT is set: agent signup, agent account, claim page. */

@@ -1,5 +1,6 @@
 /**
- * The API process: Koa on PORT, started by the launcher locally or by the container in production.
+ * The API process: its request listener (Fetch through http/lean.ts, the rest through Koa) on PORT,
+ * started by the launcher locally or by the container in production.
  * With API_PROCESSES > 1 it supervises that many such processes instead (cluster.ts).
  */
 import cluster from 'node:cluster';
@@ -11,7 +12,7 @@ import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { createFetchService } from '../engine/service';
-import { createAccountApp, createApp } from './app';
+import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { answerClientErrors } from './http/client-errors';
 
@@ -29,9 +30,7 @@ async function main(): Promise<void> {
   accounts.start();
   const fetching = createFetchService({ config, log, db: db.db });
   const deps = { config, log, db, temporal, accounts, fetching };
-  const app = createApp(deps);
-
-  const server = http.createServer(app.callback());
+  const server = http.createServer(createListener(deps));
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server, config.docsUrl);
   await new Promise<void>((resolve, reject) => {

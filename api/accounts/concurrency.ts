@@ -4,7 +4,7 @@
  */
 import type { Accounts, Principal } from '../../core/accounts';
 import { problem } from '../../core/errors';
-import type { AppContext } from '../http/context';
+import type { HttpContext } from '../http/context';
 
 /**
  * Runs `work` holding one of the account's concurrency slots. All in use: 429 AUTH008. The slot is
@@ -13,7 +13,7 @@ import type { AppContext } from '../http/context';
  * (core/accounts/slots.ts); only growing this process's claim on the account's slots is awaited.
  */
 export async function withSlot<T>(
-  ctx: AppContext,
+  ctx: HttpContext,
   accounts: Pick<Accounts, 'slots'>,
   principal: Principal,
   work: (signal: AbortSignal) => Promise<T>,
@@ -45,7 +45,7 @@ export async function withSlot<T>(
 }
 
 /** `X-Request-Cost` and `X-Request-Credits`: the credits charged for this request. */
-export function setCostHeaders(ctx: AppContext, credits: number): void {
+export function setCostHeaders(ctx: HttpContext, credits: number): void {
   ctx.set('X-Request-Cost', String(credits));
   ctx.set('X-Request-Credits', String(credits));
 }

@@ -16,11 +16,10 @@
  * Keys never reach a log: the access log records the path without its query, and no detail echoes
  * what was sent.
  */
-import type { Middleware } from 'koa';
 import type { Accounts, Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
 import { problem, type ApiError } from '../../core/errors';
-import type { AppContext, RequestState } from '../http/context';
+import type { HttpContext, HttpMiddleware, RequestState } from '../http/context';
 import type { JsonSchema } from '../http/routes';
 
 export type Surface = 'fetch' | 'extract' | 'prepared-domains' | 'crawl' | 'batch' | 'usage' | 'agent';
@@ -79,7 +78,7 @@ function failure(rule: KeyRule, reason: Failure): ApiError {
 }
 
 /** Where the request put its key, or why it cannot be used. */
-function presentedKey(ctx: AppContext, rule: KeyRule): { key: string } | { failure: Failure } {
+function presentedKey(ctx: HttpContext, rule: KeyRule): { key: string } | { failure: Failure } {
   if (rule.refuseInUrl && Object.keys(ctx.query).some((name) => KEY_IN_URL.test(name))) return { failure: 'in_url' };
   const given: string[] = [];
   if (rule.header) {
@@ -102,7 +101,7 @@ interface AuthState extends RequestState {
   principal?: Principal;
 }
 
-export function authenticate(deps: { accounts: Accounts }, surface: Surface): Middleware<RequestState> {
+export function authenticate(deps: { accounts: Accounts }, surface: Surface): HttpMiddleware {
   const rule = KEY_RULES[surface];
   return async (ctx, next) => {
     const presented = presentedKey(ctx, rule);
@@ -115,14 +114,14 @@ export function authenticate(deps: { accounts: Accounts }, surface: Surface): Mi
 }
 
 /** The principal `authenticate` established; a route without it is a programming error. */
-export function principalOf(ctx: AppContext): Principal {
+export function principalOf(ctx: HttpContext): Principal {
   const principal = (ctx.state as AuthState).principal;
   if (!principal) throw new Error(`route ${ctx.method} ${ctx.path} reads a principal but does not authenticate`);
   return principal;
 }
 
 /** Sets the principal without a key (the benchmark's unauthenticated baseline, tests). */
-export function assumePrincipal(principal: Principal): Middleware<RequestState> {
+export function assumePrincipal(principal: Principal): HttpMiddleware {
   return async (ctx, next) => {
     (ctx.state as AuthState).principal = principal;
     await next();

@@ -2,7 +2,7 @@
  * Headers across the Fetch proxy boundary: which of the caller's headers go to the target
  * (`custom_headers`), and how the target's headers come back (`Z-` prefixed, never as ours).
  */
-import type { AppContext } from '../http/context';
+import type { HttpContext } from '../http/context';
 
 /**
  * The caller's headers that are about the call to this service, not about the target. Hop-by-hop and
@@ -16,7 +16,7 @@ const isOwn = (name: string): boolean => OWN_HEADERS.has(name) || name.startsWit
  * What goes to the target: with `custom_headers`, every caller header but ours; without it, only the
  * body's Content-Type of a POST/PUT (a forwarded body is meaningless without it).
  */
-export function forwardedHeaders(ctx: AppContext, customHeaders: boolean, hasBody: boolean): Array<[string, string]> {
+export function forwardedHeaders(ctx: HttpContext, customHeaders: boolean, hasBody: boolean): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   const raw = ctx.req.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
@@ -31,7 +31,7 @@ export function forwardedHeaders(ctx: AppContext, customHeaders: boolean, hasBod
 const validValue = (value: string): boolean => !/[\r\n\0]/.test(value) && /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 
 /** Echoes the target's headers with a `Z-` prefix (`Z-Set-Cookie`), repeated headers kept apart. */
-export function echoTargetHeaders(ctx: AppContext, headers: ReadonlyArray<readonly [string, string]>): void {
+export function echoTargetHeaders(ctx: HttpContext, headers: ReadonlyArray<readonly [string, string]>): void {
   for (const [name, value] of headers) {
     if (!validValue(value)) continue;
     ctx.append(echoedName(name), value);

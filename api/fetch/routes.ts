@@ -16,8 +16,8 @@ import type { RetrievalError, RetrievalMode } from '../../engine/retrieve';
 import { setCostHeaders, withSlot } from '../accounts/concurrency';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import type { AppContext } from '../http/context';
-import type { Method, Route, RouteInput } from '../http/routes';
+import type { HttpContext } from '../http/context';
+import type { LeanRoute, Method, RouteInput } from '../http/routes';
 import { echoTargetHeaders, forwardedHeaders } from './headers';
 import { FETCH_QUERY, fetchIssues, parseFetchParams, type FetchParams } from './params';
 import { shapeResponse, targetStatusError } from './respond';
@@ -35,7 +35,7 @@ function modeOf(params: FetchParams): RetrievalMode {
 const firstCost = (params: FetchParams): number =>
   params.auto ? costOf({ jsRender: params.needsBrowser, premiumProxy: false }) : costOf(params);
 
-async function handleFetch(deps: ApiDeps, ctx: AppContext, input: RouteInput): Promise<void> {
+async function handleFetch(deps: ApiDeps, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query, ctx.query);
   if (params.extract) {
     throw problem(
@@ -92,8 +92,9 @@ async function handleFetch(deps: ApiDeps, ctx: AppContext, input: RouteInput): P
   });
 }
 
-export function fetchRoutes(deps: ApiDeps): Route[] {
-  const route = (method: Method): Route => ({
+export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
+  const route = (method: Method): LeanRoute => ({
+    lean: true,
     method,
     path: '/v1/',
     operationId: `fetch${method[0]}${method.slice(1).toLowerCase()}`,

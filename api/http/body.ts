@@ -1,10 +1,10 @@
 import { problem } from '../../core/errors';
-import type { AppContext } from './context';
+import type { HttpContext } from './context';
 
 /**
  * Reads the raw request body, refusing more than `limit` bytes with 413 before or while reading.
  */
-export async function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
+export async function readRawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('Content-Length') || 0);
   if (declared > limit) throw problem('payload_too_large', `The request body exceeds ${limit} bytes.`);
   const chunks: Buffer[] = [];
@@ -23,7 +23,7 @@ export async function readRawBody(ctx: AppContext, limit: number): Promise<Buffe
 export type JsonBody = { ok: true; value: unknown } | { ok: false; reason: string };
 
 /** Parses a JSON body; an empty body is an empty object, since clients send none for "no options". */
-export async function readJsonBody(ctx: AppContext, limit: number): Promise<JsonBody> {
+export async function readJsonBody(ctx: HttpContext, limit: number): Promise<JsonBody> {
   const raw = await readRawBody(ctx, limit);
   const text = raw.toString('utf8').trim();
   if (text === '') return { ok: true, value: {} };

@@ -3,12 +3,11 @@
  * log line, and turns every error thrown below into an `application/problem+json` document. Errors
  * that are not `ApiError`s become a generic 500 whose body reveals nothing of the fault.
  */
-import type { Middleware } from 'koa';
 import { newRequestId } from '../../core/ids';
 import { isApiError, problem, type ApiError } from '../../core/errors';
 import type { Logger } from '../../core/log';
 import type { Counter, Histogram, Registry } from '../../core/metrics';
-import type { AppContext, RequestState } from './context';
+import type { HttpContext, HttpMiddleware } from './context';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -28,7 +27,7 @@ export function httpMetrics(registry: Registry): HttpMetrics {
   };
 }
 
-export function problemMiddleware(options: { log: Logger; docsUrl: string; metrics: HttpMetrics }): Middleware<RequestState> {
+export function problemMiddleware(options: { log: Logger; docsUrl: string; metrics: HttpMetrics }): HttpMiddleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
@@ -54,7 +53,7 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string; metri
   };
 }
 
-function toApiError(ctx: AppContext, error: unknown): ApiError {
+function toApiError(ctx: HttpContext, error: unknown): ApiError {
   if (isApiError(error)) return error;
   // Errors Koa itself raises (for example a client that sent a malformed header) carry `expose`.
   const status = (error as { status?: unknown }).status;
@@ -82,7 +81,7 @@ export function problemDocument(error: ApiError, requestId: string, docsUrl: str
   });
 }
 
-export function renderProblem(ctx: AppContext, error: ApiError, docsUrl: string): void {
+export function renderProblem(ctx: HttpContext, error: ApiError, docsUrl: string): void {
   ctx.status = error.status;
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
   ctx.body = problemDocument(error, ctx.state.requestId, docsUrl);

@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
 import { problem, type ApiError } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
-import type { AppContext, RequestState } from './context';
+import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -45,7 +45,7 @@ export interface RouteInput {
   params: Record<string, string>;
 }
 
-export interface Route {
+interface RouteBase {
   method: Method;
   /** OpenAPI style: `/v1/crawls/{crawl_id}`. */
   path: string;
@@ -61,12 +61,29 @@ export interface Route {
   responses: Record<number, ResponseSpec>;
   /** How validation failures read on this route's surface. */
   issues?: IssueMapper;
-  /** Runs before validation, for example authentication. */
-  before?: Array<Middleware<RequestState>>;
-  handler(ctx: AppContext, input: RouteInput): Promise<void> | void;
   /** Keeps the route out of the OpenAPI document (operational endpoints). */
   internal?: boolean;
 }
+
+/** A route served by Koa: its handler may use anything of a Koa context. */
+export interface KoaRoute extends RouteBase {
+  lean?: false;
+  /** Runs before validation, for example authentication. */
+  before?: Array<Middleware<RequestState> | HttpMiddleware>;
+  handler(ctx: AppContext, input: RouteInput): Promise<void> | void;
+}
+
+/**
+ * A hot route, served without Koa (lean.ts) when its path has no parameters: everything it runs takes
+ * an `HttpContext`. Koa serves it too (HEAD, and the same path spelled otherwise), with the same code.
+ */
+export interface LeanRoute extends RouteBase {
+  lean: true;
+  before?: HttpMiddleware[];
+  handler(ctx: HttpContext, input: RouteInput): Promise<void> | void;
+}
+
+export type Route = KoaRoute | LeanRoute;
 
 /** The default mapping, as the Crawl surface spells its codes. */
 export const defaultIssues: IssueMapper = (issue) => {
@@ -88,12 +105,13 @@ addFormats(ajv);
 /** Query values arrive as strings; this turns them into what the schema declares, or says why not. */
 function coerceQuery(
   schema: ObjectSchema,
-  query: Record<string, string | string[] | undefined>,
+  query: ParsedQuery,
 ): { value: Record<string, unknown> } | { issue: ValidationIssue } {
   const value: Record<string, unknown> = {};
   for (const [name, given] of Object.entries(query)) {
     if (given === undefined) continue;
-    const property = schema.properties[name];
+    // Own properties only: `__proto__` or `constructor` are unknown parameters, not Object's members.
+    const property = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     if (!property) {
       if (schema.additionalProperties === false) return { issue: { kind: 'unknown', where: 'query', field: name } };
       value[name] = given;
@@ -159,11 +177,11 @@ function compile(route: Route): CompiledRoute {
   };
 }
 
-function handle(compiled: CompiledRoute, bodyLimit: number): Middleware<RequestState> {
+function handle(compiled: CompiledRoute, bodyLimit: number): HttpMiddleware {
   const { route } = compiled;
   const issues = route.issues ?? defaultIssues;
   return async (ctx) => {
-    let query: Record<string, unknown> = ctx.query as Record<string, unknown>;
+    let query: Record<string, unknown> = ctx.query;
     if (route.query && compiled.query) {
       const coerced = coerceQuery(route.query, ctx.query);
       if ('issue' in coerced) throw issues(coerced.issue);
@@ -183,8 +201,16 @@ function handle(compiled: CompiledRoute, bodyLimit: number): Middleware<RequestS
       if (!compiled.body(parsed.value)) throw issues(issueFrom('body', compiled.body.errors?.[0]));
       body = parsed.value;
     }
-    await route.handler(ctx, { query, body, rawBody, params: ctx.params as Record<string, string> });
+    // Path parameters come from the Koa router; lean routes have none.
+    const input = { query, body, rawBody, params: (ctx as { params?: Record<string, string> }).params ?? {} };
+    // A Koa route's handler is only ever mounted on the Koa router (buildRouter), with a Koa context.
+    await (route.lean ? route.handler(ctx, input) : route.handler(ctx as unknown as AppContext, input));
   };
+}
+
+/** What runs for a route after the app's own middleware: its `before`, then validation and the handler. */
+export function routeChain(route: Route, bodyLimit: number): HttpMiddleware[] {
+  return [...((route.before ?? []) as HttpMiddleware[]), handle(compile(route), bodyLimit)];
 }
 
 const toRouterPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
@@ -192,10 +218,6 @@ const toRouterPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1')
 /** Mounts routes on a router; unknown methods on known paths answer 405 through the problem middleware. */
 export function buildRouter(routes: Route[], options: { bodyLimit: number }): Router<RequestState> {
   const router = new Router<RequestState>();
-  for (const route of routes) {
-    const compiled = compile(route);
-    const chain = [...(route.before ?? []), handle(compiled, options.bodyLimit)];
-    router.register(toRouterPath(route.path), [route.method], chain as never);
-  }
+  for (const route of routes) router.register(toRouterPath(route.path), [route.method], routeChain(route, options.bodyLimit) as never);
   return router;
 }

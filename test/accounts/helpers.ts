@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../api/app';
+import { createListener } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
 import { createAccounts, type Accounts, type Clock, type Principal } from '../../core/accounts';
@@ -49,7 +49,7 @@ export interface TestApp extends AccountsHandle {
   deps: ApiDeps;
 }
 
-/** `createApp(deps, routes)` served by `app.callback()` on an ephemeral loopback port. */
+/** `createListener(deps, routes)`, the API's own request listener, on an ephemeral loopback port. */
 export async function startApp(
   routes: ((deps: ApiDeps) => Route[]) | undefined,
   options: { clock?: Clock; env?: Record<string, string>; sink?: LogSink; app?: (deps: ApiDeps) => http.RequestListener } = {},
@@ -59,7 +59,7 @@ export async function startApp(
   const temporal = connectTemporal(handle.config);
   const fetching = createFetchService({ config: handle.config, log, db: handle.db.db });
   const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching };
-  const listener = options.app ? options.app(deps) : createApp(deps, routes?.(deps)).callback();
+  const listener = options.app ? options.app(deps) : createListener(deps, routes?.(deps));
   const server = http.createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,11 +1,11 @@
 /**
- * An API app built in the test process (`createApp` + `app.callback()` on an ephemeral port), with
+ * An API app built in the test process (`createListener`, the API's own request listener, on an ephemeral port), with
  * real dependencies: the test stack's database and Temporal. For testing route declarations and
  * middleware without adding routes to the running service.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../api/app';
+import { createListener } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
 import { createAccounts } from '../../core/accounts';
@@ -36,8 +36,7 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
   const accounts = createAccounts({ db: db.db, config, log });
   const fetching = createFetchService({ config, log, db: db.db });
   const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
-  const app = createApp(deps, routes?.(deps));
-  const server = http.createServer(app.callback());
+  const server = http.createServer(createListener(deps, routes?.(deps)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
