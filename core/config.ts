@@ -219,6 +219,13 @@ const variables = {
     scope: 'api',
     description: 'How often an API process charges the credits its Fetch requests settled; a process killed without stopping leaves at most this much unbilled.',
   },
+  LEDGER_RETENTION_HOURS: {
+    parse: integer(0, 87_600),
+    fallback: '24',
+    scope: 'all',
+    description:
+      'How long entries of the usage-ledger and slot-claim chains are kept before they are pruned; the newest 1,000 entries of each chain (and so every month’s final usage) always stay. 0 keeps every entry.',
+  },
   AGENT_SIGNUP: {
     parse: boolean,
     fallback: 'true',

@@ -11,9 +11,19 @@
  * unique `_id` decides. The head of each chain is cached; a stale cache costs one failed insert.
  * Every read is an `_id` point look-up (the only filter FerretDB 1.24 pushes down to SQLite): the head
  * is found by probing `n + 1, n + 2, n + 4, …` then bisecting, which works because entries are
- * contiguous (an entry is only ever inserted right after the one it was computed from). For the same
- * reason entries must never be deleted from a chain that may still be written: a gap would read as
- * the end of the chain.
+ * contiguous (an entry is only ever inserted right after the one it was computed from).
+ *
+ * Retention. A chain's old entries are pruned from below, behind a floor: the floor of chain `c` is
+ * itself a small chain (`c~floor`, never pruned) whose head says from which entry `c` starts. A
+ * reader without a cached head starts at the floor instead of entry 1, because a gap below the floor
+ * would otherwise read as the end of the chain and let a writer insert a fork. After every
+ * `retention.every`-th entry, its writer raises the floor to the newest entry that is older than
+ * `retention.ageMs` and at least `retention.keep` entries behind the head, then deletes what lies
+ * below. A writer building on a head it learned long ago could still find its next entry deleted and
+ * insert it again below the floor: so heads older than half of `ageMs` are not trusted from the cache,
+ * and an insert built on such a head is checked against the floor afterwards and taken back (then
+ * redone on the real head) if it landed below it. Entry times come from each writer's clock, so the
+ * clocks of the processes must agree to within a fraction of `ageMs` (a day by default).
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
@@ -48,7 +58,47 @@ export interface ChainSpec<S, Op, R> {
 interface Head<S> {
   seq: number;
   state: S;
+  /** When this entry was known to be the newest (clock ms): the entry after it was written later. */
+  seenAt: number;
 }
+
+/** How much of a chain is kept; `false` keeps everything (the floors themselves). */
+export interface Retention {
+  /** A prune is tried after every `every`-th entry of a chain. */
+  every: number;
+  /** The newest `keep` entries are never pruned. */
+  keep: number;
+  /** Entries younger than this are never pruned. */
+  ageMs: number;
+}
+
+export const DEFAULT_RETENTION: Retention = { every: 1000, keep: 1000, ageMs: 24 * 60 * 60 * 1000 };
+
+/** LEDGER_RETENTION_HOURS as a retention: 0 keeps every entry. */
+export const retentionOf = (hours: number): Retention | false =>
+  hours === 0 ? false : { ...DEFAULT_RETENTION, ageMs: hours * 60 * 60 * 1000 };
+
+interface FloorState {
+  /** The oldest entry kept; 0 while nothing was pruned. */
+  seq: number;
+}
+
+/** Raises the floor to `raise` (never lowers it); each result is the floor before. */
+const floorSpec: ChainSpec<FloorState, number, number> = {
+  initial: () => ({ seq: 0 }),
+  apply(state, raises) {
+    let seq = state.seq;
+    const results = raises.map((raise) => {
+      const before = seq;
+      seq = Math.max(seq, raise);
+      return before;
+    });
+    return { state: { seq }, results, changed: seq !== state.seq, log: [{ op: 'floor', seq }] };
+  },
+};
+
+const floorChainOf = (chain: string): string => `${chain}~floor`;
+const DELETE_BATCH = 500;
 
 interface Pending<Op, R> {
   op: Op;
@@ -66,14 +116,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class ChainStore<S, Op, R> {
   /** Inserts that lost to another writer (a stale head); each one cost a re-read and a retry. */
   conflicts = 0;
+  /** Entries deleted by pruning, and prunes that failed (they are tried again at the next `every`). */
+  readonly pruning = { deleted: 0, failed: 0 };
   private readonly heads = new Map<string, Head<S>>();
   private readonly queues = new Map<string, Array<Pending<Op, R>>>();
+  private readonly floors: ChainStore<FloorState, number, number> | undefined;
 
   constructor(
     private readonly collection: Collection<ChainDocument<S>>,
     private readonly spec: ChainSpec<S, Op, R>,
     private readonly clock: Clock,
-  ) {}
+    private readonly retention: Retention | false = DEFAULT_RETENTION,
+  ) {
+    this.floors = retention
+      ? new ChainStore(collection as unknown as Collection<ChainDocument<FloorState>>, floorSpec, clock, false)
+      : undefined;
+  }
 
   /** Applies `op` to the chain's newest state, once, and resolves when that is durable. */
   submit(chain: string, op: Op): Promise<R> {
@@ -110,7 +168,8 @@ export class ChainStore<S, Op, R> {
   }
 
   private async commit(chain: string, ops: Op[]): Promise<R[]> {
-    let head = this.heads.get(chain) ?? (await this.discover(chain, undefined));
+    const cached = this.heads.get(chain);
+    let head = cached && this.trusted(cached) ? cached : await this.discover(chain, undefined);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const applied = this.spec.apply(head.state, ops, this.clock.now());
       if (!applied.changed) {
@@ -129,6 +188,7 @@ export class ChainStore<S, Op, R> {
         state: applied.state,
         log: applied.log,
       };
+      const insertedAt = this.clock.now();
       try {
         await this.collection.insertOne(next);
       } catch (error) {
@@ -145,16 +205,35 @@ export class ChainStore<S, Op, R> {
           throw error;
         }
       }
-      this.remember(chain, { seq: next.seq, state: next.state });
+      if (!this.trusted(head) && (await this.belowFloor(chain, next))) {
+        head = await this.discover(chain, undefined);
+        continue;
+      }
+      this.remember(chain, { seq: next.seq, state: next.state, seenAt: insertedAt });
+      if (this.retention && next.seq % this.retention.every === 0) {
+        this.prune(chain, next.seq).catch(() => {
+          this.pruning.failed++;
+        });
+      }
       return applied.results;
     }
     this.heads.delete(chain);
     throw new Error(`chain ${chain}: gave up after ${MAX_ATTEMPTS} contended attempts`);
   }
 
-  /** Finds the newest entry at or after `known` (which exists) with point look-ups only. */
+  /** Whether a head learned at `seenAt` may be built on without looking at the floor first. */
+  private trusted(head: Head<S>): boolean {
+    return !this.retention || this.clock.now() - head.seenAt < this.retention.ageMs / 2;
+  }
+
+  /**
+   * Finds the newest entry at or after `known` (an entry that exists, or was the head recently
+   * enough that nothing after it can have been pruned) with point look-ups only; from the floor
+   * without `known`.
+   */
   private async discover(chain: string, known: Head<S> | undefined): Promise<Head<S>> {
-    let low: Head<S> = known ?? { seq: 0, state: this.spec.initial() };
+    const seenAt = this.clock.now();
+    let low = known && this.trusted(known) ? known : await this.lowest(chain);
     let high = 0;
     for (let step = 1; ; step *= 2) {
       const found = await this.entry(chain, low.seq + step);
@@ -170,12 +249,69 @@ export class ChainStore<S, Op, R> {
       if (found) low = found;
       else high = middle;
     }
-    return low;
+    return { seq: low.seq, state: low.state, seenAt };
+  }
+
+  /** The chain's oldest kept entry: the floor's, or the initial state when nothing was pruned. */
+  private async lowest(chain: string): Promise<Head<S>> {
+    const initial = { seq: 0, state: this.spec.initial(), seenAt: this.clock.now() };
+    if (!this.floors) return initial;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const floor = (await this.floors.read(floorChainOf(chain))).state.seq;
+      if (floor === 0) return initial;
+      const entry = await this.entry(chain, floor);
+      if (entry) return entry;
+      // The floor rose and its entry was pruned between the two reads: read the floor again.
+    }
+    throw new Error(`chain ${chain}: its floor keeps moving`);
+  }
+
+  /** Whether `inserted` landed below the floor (its place had been pruned); if so it is taken back. */
+  private async belowFloor(chain: string, inserted: ChainDocument<S>): Promise<boolean> {
+    if (!this.floors) return false;
+    const floor = (await this.floors.read(floorChainOf(chain))).state.seq;
+    if (inserted.seq >= floor) return false;
+    await this.collection.deleteOne({ _id: inserted._id, w: inserted.w });
+    return true;
+  }
+
+  /**
+   * Raises the floor to the newest entry that is old enough and far enough behind `headSeq`, then
+   * deletes the entries below it. The entries' times grow with their sequence, so a bisection finds it.
+   */
+  private async prune(chain: string, headSeq: number): Promise<void> {
+    if (!this.retention || !this.floors) return;
+    const floorChain = floorChainOf(chain);
+    const floor = (await this.floors.read(floorChain)).state.seq;
+    const cutoff = this.clock.now() - this.retention.ageMs;
+    const oldEnough = async (seq: number): Promise<boolean> => {
+      const doc = await this.collection.findOne({ _id: entryId(chain, seq) }, { projection: { at: 1 } });
+      return doc !== null && doc.at.getTime() <= cutoff;
+    };
+    let low = Math.max(floor, 1);
+    let high = headSeq - this.retention.keep;
+    if (high <= low || !(await oldEnough(low))) return;
+    if (await oldEnough(high)) low = high;
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (await oldEnough(middle)) low = middle;
+      else high = middle;
+    }
+    if (low <= floor) return;
+    const before = await this.floors.submit(floorChain, low);
+    for (let start = Math.max(before, 1); start < low; start += DELETE_BATCH) {
+      const deletes = [];
+      for (let seq = start; seq < Math.min(start + DELETE_BATCH, low); seq++) {
+        deletes.push({ deleteOne: { filter: { _id: entryId(chain, seq) } } });
+      }
+      const result = await this.collection.bulkWrite(deletes, { ordered: false });
+      this.pruning.deleted += result.deletedCount;
+    }
   }
 
   private async entry(chain: string, seq: number): Promise<Head<S> | undefined> {
     const doc = await this.collection.findOne({ _id: entryId(chain, seq) });
-    return doc ? { seq: doc.seq, state: doc.state } : undefined;
+    return doc ? { seq: doc.seq, state: doc.state, seenAt: 0 } : undefined;
   }
 
   private remember(chain: string, head: Head<S>): void {

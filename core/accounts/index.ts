@@ -11,7 +11,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../config';
 import type { Logger } from '../log';
 import { Allowances } from './allowances';
-import type { ChainDocument } from './chain';
+import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
 import { systemClock, type Clock } from './clock';
 import { KeyCache } from './keys';
@@ -23,7 +23,7 @@ import { SlotPool, type ClaimState } from './slots';
 import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
-  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'signupRateLimit' | 'signupRateWindowMs'>;
+  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'>;
 
 export interface Accounts {
   clock: Clock;
@@ -50,11 +50,12 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
   const plans = new PlanCatalogue(config);
   const store = new AccountStore(db, clock);
   const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs);
-  const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock);
+  const retention = retentionOf(config.ledgerRetentionHours);
+  const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock, retention);
   const allowances = new Allowances(ledger, clock, { maxHeadroom: config.creditAllowance, flushMs: config.creditFlushMs });
   const charging = new Charging(ledger, clock, config.creditHoldMs, allowances);
   const claims = db.collection<ChainDocument<ClaimState>>('slot_claims');
-  const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs);
+  const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs, retention);
   const signups = new Signups(db.collection<SignupDoc>('signups'), store, clock, config.signupRateLimit, config.signupRateWindowMs);
   return {
     clock,

@@ -12,7 +12,7 @@
  * (its process died) lapses after CREDIT_HOLD_MS and its credits come back.
  */
 import type { Collection } from 'mongodb';
-import { ChainStore, type Applied, type ChainDocument } from './chain';
+import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention } from './chain';
 import type { Clock } from './clock';
 import type { Period } from './periods';
 
@@ -167,8 +167,10 @@ export class Ledger {
   constructor(
     collection: Collection<ChainDocument<LedgerState>>,
     private readonly clock: Clock,
+    /** How much of each chain is kept (LEDGER_RETENTION_HOURS); also what crawl billing writes with. */
+    readonly retention: Retention | false = DEFAULT_RETENTION,
   ) {
-    this.chains = new ChainStore(collection, { initial, apply: applyLedger }, clock);
+    this.chains = new ChainStore(collection, { initial, apply: applyLedger }, clock, retention);
   }
 
   /** Appends that lost a race to another process (or a stale cache) and were retried. */

@@ -28,7 +28,7 @@
 import type { Collection } from 'mongodb';
 import { newId } from '../ids';
 import type { Logger } from '../log';
-import { ChainStore, type Applied, type ChainDocument } from './chain';
+import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention } from './chain';
 import type { Clock } from './clock';
 
 /** Per API process: `n` slots, honoured by the others until `e` (epoch ms). */
@@ -121,8 +121,9 @@ export class SlotPool {
     private readonly log: Logger,
     private readonly leaseMs: number,
     private readonly idleMs: number,
+    retention: Retention | false = DEFAULT_RETENTION,
   ) {
-    this.chains = new ChainStore(collection, { initial: () => ({ claims: {} }), apply: applyClaims }, clock);
+    this.chains = new ChainStore(collection, { initial: () => ({ claims: {} }), apply: applyClaims }, clock, retention);
   }
 
   /** Takes one of the account's `limit` slots, or says that all are in use. */

@@ -44,6 +44,7 @@ export class CrawlCharges {
       db.collection<ChainDocument<LedgerState>>('usage_ledger'),
       { initial: () => ({ used: 0, keys: {}, holds: {} }), apply: applyLedger },
       systemClock,
+      accounts.ledger.retention,
     );
   }
 

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import type { Collection } from 'mongodb';
+import { ManualClock } from '../../core/accounts';
+import { ChainStore, type ChainDocument, type ChainSpec, type Retention } from '../../core/accounts/chain';
+import { eventually } from '../helpers/stack';
+import { openAccounts, type AccountsHandle } from './helpers';
+
+interface Counter {
+  n: number;
+}
+
+/** Adds each operation to the count; each result is the count after it. */
+const counter: ChainSpec<Counter, number, number> = {
+  initial: () => ({ n: 0 }),
+  apply(state, ops) {
+    let n = state.n;
+    const results = ops.map((op) => (n += op));
+    return { state: { n }, results, changed: true, log: ops };
+  },
+};
+
+const retention: Retention = { every: 10, keep: 5, ageMs: 60_000 };
+const MINUTE = 60_000;
+
+describe('chain retention', () => {
+  let handle: AccountsHandle;
+  let collection: Collection<ChainDocument<Counter>>;
+  let clock: ManualClock;
+  const chain = 'acct_retention/2026-11';
+
+  before(async () => {
+    handle = await openAccounts();
+  });
+  after(async () => {
+    await handle.close();
+  });
+  beforeEach(() => {
+    collection = handle.db.db.collection(`chain_retention_${randomBytes(4).toString('hex')}`);
+    clock = new ManualClock(Date.parse('2026-11-01T00:00:00Z'));
+  });
+  afterEach(async () => {
+    await collection.drop();
+  });
+
+  const seqs = async (name = chain): Promise<number[]> =>
+    (await collection.find({ chain: name }).toArray()).map((doc) => doc.seq).sort((a, b) => a - b);
+  const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+  const write = async (store: ChainStore<Counter, number, number>, count: number): Promise<void> => {
+    for (let index = 0; index < count; index++) await store.submit(chain, 1);
+  };
+
+  it('prunes entries older than the age and behind the newest ones, and readers start at the floor', async () => {
+    const writer = new ChainStore(collection, counter, clock, retention);
+    await write(writer, 10);
+    clock.advance(2 * MINUTE);
+    await write(writer, 20);
+    await eventually(async () => writer.pruning.deleted === 9, 50, 50);
+    // Entry 10 is the newest one old enough: the floor, kept; 1–9 are gone, the rest is whole.
+    expect(await seqs()).to.deep.equal(range(10, 30));
+    const floors = await collection.find({ chain: `${chain}~floor` }).sort({ seq: -1 }).toArray();
+    expect(floors[0]?.state).to.deep.equal({ seq: 10 });
+
+    // A process that never saw the chain starts at the floor and finds the head, and two writers
+    // (one with a cached head, one without) extend it without a fork.
+    const cold = new ChainStore(collection, counter, clock, retention);
+    expect(await cold.read(chain)).to.include({ seq: 30 });
+    expect((await cold.read(chain)).state).to.deep.equal({ n: 30 });
+    expect(await cold.submit(chain, 1)).to.equal(31);
+    expect(await writer.submit(chain, 1)).to.equal(32);
+    expect(await seqs()).to.deep.equal(range(10, 32));
+    expect(writer.pruning.failed).to.equal(0);
+  });
+
+  it('keeps young entries however many there are', async () => {
+    const writer = new ChainStore(collection, counter, clock, retention);
+    await write(writer, 40);
+    clock.advance(30_000);
+    await write(writer, 10);
+    // Give a prune the time it would take, then check that none removed anything.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(writer.pruning).to.deep.equal({ deleted: 0, failed: 0 });
+    expect(await seqs()).to.deep.equal(range(1, 50));
+  });
+
+  it('takes back an insert that landed below the floor after a stall, and redoes it on the real head', async () => {
+    let stall: (() => Promise<void>) | undefined;
+    // The same collection, but the first insert waits for `stall`: the writer is frozen between
+    // reading its head and inserting after it, while another process extends and prunes the chain.
+    const stalling = new Proxy(collection, {
+      get(target, property) {
+        if (property === 'insertOne') {
+          return async (...args: Parameters<Collection<ChainDocument<Counter>>['insertOne']>) => {
+            const pending = stall;
+            stall = undefined;
+            if (pending) await pending();
+            return target.insertOne(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const frozen = new ChainStore(stalling, counter, clock, retention);
+    const other = new ChainStore(collection, counter, clock, retention);
+    await write(frozen, 3);
+    stall = async () => {
+      clock.advance(10 * MINUTE);
+      await write(other, 17);
+      clock.advance(10 * MINUTE);
+      await write(other, 10);
+      // Entries 1–19 go (entry 20 is the newest one older than a minute): the frozen writer's next
+      // entry, 4, among them.
+      await eventually(async () => other.pruning.deleted === 19, 50, 50);
+    };
+
+    expect(await frozen.submit(chain, 100)).to.equal(130);
+    expect(await seqs()).to.deep.equal(range(20, 31));
+    const head = await new ChainStore(collection, counter, clock, retention).read(chain);
+    expect(head).to.include({ seq: 31 });
+    expect(head.state).to.deep.equal({ n: 130 });
+  });
+
+  it('keeps everything without retention', async () => {
+    const writer = new ChainStore(collection, counter, clock, false);
+    await write(writer, 10);
+    clock.advance(10 * MINUTE);
+    await write(writer, 20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await seqs()).to.deep.equal(range(1, 30));
+    expect(await collection.countDocuments({ chain: `${chain}~floor` })).to.equal(0);
+  });
+});
