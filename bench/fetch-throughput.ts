@@ -4,13 +4,18 @@
  * same concurrency and duration, in one run. Prints requests per second, p50 and p99 of both, and the
  * ratio service/direct (goal ≥ 0.5).
  *
- * The two sides alternate in `--rounds` short phases, so that the machine's speed drifting during the
- * run (seen here: ±25% over minutes) weighs on both alike; the ratio of each round is printed too.
+ * A third side measures the floor of the machine: the same fetches through `bare-proxy.ts`, a Node
+ * HTTP server that forwards to undici and does nothing else. service/bare is what the service's
+ * features cost; bare/direct is what any Node proxy in between costs on this machine.
+ *
+ * The sides alternate in `--rounds` short phases, so that the machine's speed drifting during the
+ * run (seen here: ±25% over minutes) weighs on all alike; the ratios of each round are printed too.
  * Also prints the CPU seconds each part used on each side (this process is both the client and the
  * target site).
  *
  *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--rounds 5] [--concurrency 32] [--api-processes 1]
  */
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -78,16 +83,17 @@ const merge = (total: Run, run: Run): Run => ({
   seconds: total.seconds + run.seconds,
 });
 
-type Parts = Record<'bench' | 'api' | 'ferretdb' | 'temporal' | 'worker', number>;
+type Parts = Record<'bench' | 'bare' | 'api' | 'ferretdb' | 'temporal' | 'worker', number>;
 
-/** CPU seconds each part used since the last call: this process (client and target), the API, the rest of the stack. */
-function cpuMeter(stack: Stack): () => Parts {
+/** CPU seconds each part used since the last call: this process (client and target), the bare proxy, the API, the rest of the stack. */
+function cpuMeter(stack: Stack, barePid: number): () => Parts {
   const pidsOf = (name: ComponentName): number[] => {
     const pid = stack.component(name).pid;
     return pid === undefined ? [] : [pid, ...childPids(pid)];
   };
   const read = (): Parts => ({
     bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    bare: cpuSeconds(barePid),
     api: pidsOf('api').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     ferretdb: pidsOf('ferretdb').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     temporal: pidsOf('temporal').reduce((sum, pid) => sum + cpuSeconds(pid), 0),
@@ -127,7 +133,12 @@ async function main(): Promise<void> {
   });
   const log = createLogger('warn');
   const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 30_000 });
+  const bare = fork(path.join(__dirname, 'bare-proxy.ts'), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   try {
+    const barePort = await new Promise<number>((resolve, reject) => {
+      bare.once('message', (port) => resolve(Number(port)));
+      bare.once('exit', (code) => reject(new Error(`the bare proxy exited (${code})`)));
+    });
     await stack.start();
     const config = { ...loadConfig(), mongodbUrl: stack.urls.mongodb };
     const db = await openDatabase(config, log);
@@ -135,34 +146,48 @@ async function main(): Promise<void> {
     const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000, concurrency: CONCURRENCY * 2 } });
     const { key } = await accounts.store.createKey(account._id);
     await db.close();
-    const serviceUrl = `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}`;
+    const sides = [
+      ['direct', targetUrl],
+      ['bare', `http://127.0.0.1:${barePort}/v1/?url=${encodeURIComponent(targetUrl)}`],
+      ['service', `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}`],
+    ] as const;
+    type Side = (typeof sides)[number][0];
 
-    // Warm both paths (connection pools, key cache, credit allowance, JIT) under the same load first.
-    await load(targetUrl, dispatcher, 2);
-    await load(serviceUrl, dispatcher, 2);
+    // Warm every path (connection pools, key cache, credit allowance, JIT) under the same load first.
+    for (const [, url] of sides) await load(url, dispatcher, 2);
     console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each in ${ROUNDS} alternating rounds, API_PROCESSES=${API_PROCESSES}`);
-    const cpu = cpuMeter(stack);
+    const cpu = cpuMeter(stack, bare.pid ?? 0);
     const empty: Run = { requests: 0, failures: 0, latencies: [], seconds: 0 };
-    const zero: Parts = { bench: 0, api: 0, ferretdb: 0, temporal: 0, worker: 0 };
-    const totals = { direct: { run: empty, cpu: zero }, service: { run: empty, cpu: zero } };
-    const rounds: number[] = [];
+    const zero: Parts = { bench: 0, bare: 0, api: 0, ferretdb: 0, temporal: 0, worker: 0 };
+    const totals = Object.fromEntries(sides.map(([side]) => [side, { run: empty, cpu: zero }])) as Record<Side, { run: Run; cpu: Parts }>;
+    const rounds: Array<Record<Side, number>> = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const rates: number[] = [];
-      for (const [side, url] of [['direct', targetUrl], ['service', serviceUrl]] as const) {
+      const rates = {} as Record<Side, number>;
+      for (const [side, url] of sides) {
         cpu();
         const run = await load(url, dispatcher, SECONDS / ROUNDS);
         totals[side] = { run: merge(totals[side].run, run), cpu: addParts(totals[side].cpu, cpu()) };
-        rates.push(run.requests / run.seconds);
+        rates[side] = run.requests / run.seconds;
       }
-      rounds.push((rates[1] ?? 0) / (rates[0] ?? 1));
+      rounds.push(rates);
     }
+    const perRequest = (side: Side, part: keyof Parts): string =>
+      `${part} ${((totals[side].cpu[part] / totals[side].run.requests) * 1e6).toFixed(0)} µs per request`;
     const direct = report('direct (undici)', totals.direct.run);
-    console.log(`  CPU s: ${showParts(totals.direct.cpu)}`);
+    console.log(`  CPU s: ${showParts(totals.direct.cpu)}; ${perRequest('direct', 'bench')}`);
+    const floor = report('through a bare proxy', totals.bare.run);
+    console.log(`  CPU s: ${showParts(totals.bare.cpu)}; ${perRequest('bare', 'bare')}`);
     const service = report('through the service', totals.service.run);
-    console.log(`  CPU s: ${showParts(totals.service.cpu)}, API ${((totals.service.cpu.api / totals.service.run.requests) * 1e6).toFixed(0)} µs per request`);
-    console.log(`ratio of each round: ${rounds.map((ratio) => ratio.toFixed(3)).join(' ')}`);
+    console.log(`  CPU s: ${showParts(totals.service.cpu)}; ${perRequest('service', 'api')}`);
+    const each = (ratio: (rates: Record<Side, number>) => number): string => rounds.map((rates) => ratio(rates).toFixed(3)).join(' ');
+    console.log(`service/direct of each round: ${each((rates) => rates.service / rates.direct)}`);
+    console.log(`bare/direct of each round:    ${each((rates) => rates.bare / rates.direct)}`);
+    console.log(`service/bare of each round:   ${each((rates) => rates.service / rates.bare)}`);
+    console.log(`ratio bare proxy/direct: ${(floor / direct).toFixed(3)} (what any Node proxy in between leaves on this machine)`);
+    console.log(`ratio service/bare proxy: ${(service / floor).toFixed(3)}`);
     console.log(`ratio service/direct: ${(service / direct).toFixed(3)} (goal ≥ 0.5)`);
   } finally {
+    bare.kill();
     await dispatcher.close();
     await stack.stop();
     target.close();
