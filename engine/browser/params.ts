@@ -45,6 +45,8 @@ export function parseBrowserParams(params: BrowserParams, jsRender: boolean): Br
   if (!jsRender) {
     const needy = BROWSER_ONLY.find((name) => given(name) !== undefined && !(name.startsWith('screenshot') && BOOLEAN[given(name)!.toLowerCase()] === false));
     if (needy) return invalid(needy, 'requires js_render=true');
+    // Markdown and plain text come from any page; a PDF is printed by the browser.
+    if (given('response_type')?.toLowerCase() === 'pdf') return invalid('response_type', 'pdf requires js_render=true');
   }
   const flags: Record<string, boolean> = {};
   for (const name of ['screenshot', 'screenshot_fullpage'] as const) {

@@ -73,6 +73,10 @@ export function classifyTransportError(error: unknown, context: { proxied: boole
   }
   if (has((code) => TLS_CODE.test(code))) return { kind: 'tls_failed', detail: 'the TLS handshake with the target failed' };
   if (has((code) => code.startsWith('HPE_'))) return { kind: 'protocol_error', detail: 'the target answered with malformed HTTP' };
+  // A 101 nobody asked for: undici fails an assertion on one without Upgrade, and closes the socket on one with it.
+  if (has((code) => code === 'ERR_ASSERTION') || messages.includes('bad upgrade')) {
+    return { kind: 'protocol_error', detail: 'the target switched protocols without being asked to' };
+  }
   if (has((code) => code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH')) {
     return { kind: 'protocol_error', detail: 'the body length did not match Content-Length' };
   }

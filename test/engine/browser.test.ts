@@ -155,12 +155,17 @@ describe('browser parameters', () => {
       [{ js_instructions: '[{"hover": "#a"}]' }, true, 'js_instructions'],
       [{ wait_for: '#a' }, false, 'wait_for'],
       [{ screenshot: 'true' }, false, 'screenshot'],
+      [{ response_type: 'pdf' }, false, 'response_type'],
     ];
     for (const [params, jsRender, parameter] of cases) {
       const parsed = parseBrowserParams(params, jsRender);
       expect(parsed.ok, JSON.stringify(params)).to.equal(false);
       if (!parsed.ok) expect(parsed.error).to.include({ kind: 'invalid_parameter', parameter });
     }
+  });
+
+  it('takes markdown and plain text without a browser', () => {
+    for (const type of ['markdown', 'plaintext']) expect(parseBrowserParams({ response_type: type }, false).ok, type).to.equal(true);
   });
 
   it('reads block_resources=none as blocking nothing and unset as the default', () => {

@@ -204,4 +204,13 @@ describe('engine plain transport', () => {
     expect(kind(await test.engine.fetch({ url: 'not a url' }))).to.equal('invalid_request');
     expect(kind(await test.engine.fetch({ url: site.at('/'), method: 'DELETE' as 'GET' }))).to.equal('invalid_request');
   });
+
+  it('reports a 101 the request did not ask for as a protocol error, with or without Upgrade', async () => {
+    for (const path of ['/status/101', '/switch-protocols']) {
+      const result = await test.engine.fetch({ url: site.at(path) });
+      expect(result.ok ? 'ok' : result.error, path).to.deep.include({ kind: 'protocol_error', detail: 'the target switched protocols without being asked to' });
+    }
+    // The connection pool goes on serving the origin.
+    expect((await test.engine.fetch({ url: site.at('/') })).ok).to.equal(true);
+  });
 });

@@ -119,6 +119,12 @@ describe('Fetch over HTTP on the running service', () => {
       expect(await client.used()).to.equal(0);
     });
 
+    it('answers a target that switches protocols unasked with RESP001, even with original_status', async () => {
+      const switched = await expectProblemCode(await client.fetch({ url: site.at('/status/101'), original_status: 'true' }));
+      expect([switched.status, switched.code]).to.deep.equal([422, 'RESP001']);
+      expect(await client.used()).to.equal(0);
+    });
+
     it('passes the target status through with original_status or allowed_status_codes, and charges it', async () => {
       const original = await client.fetch({ url: site.at('/status/404'), original_status: 'true' });
       expect(original.status).to.equal(404);
@@ -185,6 +191,7 @@ describe('Fetch over HTTP on the running service', () => {
       ['an unknown parameter', { colour: 'red' }, 'REQS004', 'colour'],
       ['wait without js_render', { wait: '100' }, 'REQS004', 'wait'],
       ['screenshot without js_render', { screenshot: 'true' }, 'REQS004', 'screenshot'],
+      ['a PDF without js_render', { response_type: 'pdf' }, 'REQS004', 'response_type'],
       ['proxy_country without premium_proxy', { proxy_country: 'us' }, 'REQS004', 'proxy_country'],
       ['session_id not an integer', { session_id: 'abc' }, 'REQS004', 'session_id'],
       ['an unknown outputs kind', { outputs: 'emails,secrets' }, 'REQS004', 'outputs'],
