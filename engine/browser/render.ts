@@ -129,7 +129,8 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
     navigations = trackNavigations(page);
 
-    const response = await page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() }).catch((error: unknown) => {
+    const loaded = page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() });
+    const response = await Promise.race([loaded, navigations.failure()]).catch((error: unknown) => {
       const refusal = interception.navigationRefusal();
       if (refusal) throw stopWith('target_forbidden', `${refusal.reason} (${refusal.url})`, { url: refusal.url });
       throw navigationError(error, url);

@@ -7,6 +7,8 @@
 import type { Page, Request, Response } from 'playwright-core';
 
 const ROUNDS = 5;
+/** After the top-level document failed, how long another navigation has to take its place. */
+const FAILED_GRACE_MS = 1_000;
 
 export interface NavigationTracker {
   /** Waits until no top-level navigation is in flight and the document in place has loaded. */
@@ -15,6 +17,12 @@ export interface NavigationTracker {
   lastResponse(): Response | undefined;
   /** `read()` (the page's HTML), retried across a navigation that replaces the document. */
   content(read: () => Promise<string>, timeoutMs: number): Promise<string>;
+  /**
+   * Rejects (with Chromium's `net::ERR_…`) when the top-level document failed after its navigation
+   * committed and no other navigation took its place: such a page never reaches DOMContentLoaded
+   * (a body that cannot be decoded does this), so waiting for it would last until the deadline.
+   */
+  failure(): Promise<never>;
   /** Stops listening to the page (which may serve another request). */
   dispose(): void;
 }
@@ -27,8 +35,25 @@ export function trackNavigations(page: Page): NavigationTracker {
     if (!inFlight.delete(request) || inFlight.size > 0) return;
     for (const wake of idle.splice(0)) wake();
   };
+  let started = 0;
   const onRequest = (request: Request): void => {
-    if (isTopLevel(request)) inFlight.add(request);
+    if (!isTopLevel(request)) return;
+    inFlight.add(request);
+    started++;
+  };
+  const failures: Array<(error: Error) => void> = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const onFailed = (request: Request): void => {
+    done(request);
+    // Another navigation in flight or starting soon (a script redirect) made this one go: not a failure.
+    if (!isTopLevel(request) || inFlight.size > 0) return;
+    const before = started;
+    const error = new Error(request.failure()?.errorText ?? 'net::ERR_FAILED');
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (started === before && inFlight.size === 0) for (const fail of failures.splice(0)) fail(error);
+    }, FAILED_GRACE_MS);
+    timers.add(timer);
   };
   let last: Response | undefined;
   const onResponse = (response: Response): void => {
@@ -37,7 +62,7 @@ export function trackNavigations(page: Page): NavigationTracker {
   page.on('request', onRequest);
   page.on('response', onResponse);
   page.on('requestfinished', done);
-  page.on('requestfailed', done);
+  page.on('requestfailed', onFailed);
 
   const quiet = (ms: number): Promise<void> =>
     inFlight.size === 0
@@ -55,8 +80,11 @@ export function trackNavigations(page: Page): NavigationTracker {
       page.off('request', onRequest);
       page.off('response', onResponse);
       page.off('requestfinished', done);
-      page.off('requestfailed', done);
+      page.off('requestfailed', onFailed);
+      for (const timer of timers) clearTimeout(timer);
+      failures.length = 0;
     },
+    failure: () => new Promise<never>((_resolve, reject) => failures.push(reject)),
     lastResponse: () => last,
     async settle(timeoutMs, loadGraceMs) {
       const deadline = Date.now() + timeoutMs;

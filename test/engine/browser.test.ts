@@ -28,6 +28,15 @@ describe('browser render', function () {
     if (!missing.ok) expect(missing.error.kind).to.be.oneOf(['selector_not_found', 'timeout']);
   });
 
+  it('fails a document whose body cannot be decoded at once, not at the deadline', async () => {
+    // Chromium commits the navigation, then drops the body: DOMContentLoaded never comes.
+    const result = await h.render({ url: h.site.at('/bad-gzip'), timeoutMs: 30_000 });
+    expect(result.ok ? 'rendered' : result.error).to.deep.include({
+      kind: 'navigation_failed',
+      detail: 'the page could not be loaded (ERR_CONTENT_DECODING_FAILED)',
+    });
+  });
+
   it('waits the given milliseconds after load', async () => {
     const result = success(await h.render({ url: h.site.at('/late'), wait: 800 }));
     expect(result.html).to.contain('arrived late');
