@@ -16,7 +16,12 @@ interface Box {
   height: number;
 }
 
-export async function takeScreenshot(page: Page, request: ScreenshotRequest, maxHeight: number, timeoutMs: number): Promise<Screenshot> {
+/**
+ * `selectorWaitMs` bounds the wait for `screenshot_selector`'s element: the page has settled by then,
+ * so an element still missing after an action's wait is reported as such (RESP001), not held until
+ * the render's deadline (CTX0002).
+ */
+export async function takeScreenshot(page: Page, request: ScreenshotRequest, maxHeight: number, timeoutMs: number, selectorWaitMs = timeoutMs): Promise<Screenshot> {
   const base = { type: request.format, timeout: timeoutMs, ...(request.format === 'jpeg' && request.quality ? { quality: request.quality } : {}) };
   const contentType = request.format === 'png' ? ('image/png' as const) : ('image/jpeg' as const);
   if (request.area === 'viewport') return { data: await page.screenshot(base), contentType, clipped: false };
@@ -35,7 +40,7 @@ export async function takeScreenshot(page: Page, request: ScreenshotRequest, max
   } else {
     const element = page.locator(request.selector ?? '').first();
     try {
-      await element.waitFor({ state: 'visible', timeout: timeoutMs });
+      await element.waitFor({ state: 'visible', timeout: Math.min(timeoutMs, selectorWaitMs) });
     } catch {
       throw stopWith('selector_not_found', `screenshot_selector matched no visible element: ${request.selector ?? ''}`);
     }

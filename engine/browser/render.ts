@@ -152,7 +152,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       ? await runInstructions(page, request.instructions, { budgetMs: Math.min(limits.instructionsBudgetMs, left()), actionTimeoutMs: limits.actionTimeoutMs })
       : undefined;
     await navigations.settle(left(), limits.loadGraceMs);
-    const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left()) : undefined;
+    const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left(), limits.actionTimeoutMs) : undefined;
     const pdf = request.pdf ? await renderPdf(page) : undefined;
     const html = await navigations.content(() => readHtml(lease.prepared.session), left());
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
