@@ -1,6 +1,7 @@
 import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { selfCheckActivities } from './selfcheck';
+import { webhookActivities } from './webhooks';
 
 export type { ActivityDeps } from './deps';
 
@@ -9,6 +10,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...selfCheckActivities(deps),
     ...crawlActivities(deps),
+    ...webhookActivities(deps),
   };
 }
 

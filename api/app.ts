@@ -12,6 +12,7 @@ import type { RequestState } from './http/context';
 import { leanDispatcher } from './http/lean';
 import { httpMetrics, problemMiddleware } from './http/problem-middleware';
 import { buildRouter, routeChain, type LeanRoute, type Route } from './http/routes';
+import { webhookRoutes } from './webhooks/routes';
 
 /** Every route of the service; each surface contributes its own list. */
 export function allRoutes(deps: ApiDeps): Route[] {
@@ -21,6 +22,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...accountRoutes(deps),
     ...crawlRoutes(deps),
     ...fetchRoutes(deps),
+    ...webhookRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
     ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),

@@ -90,6 +90,12 @@ const byteSize: Parser<number> = (raw) => {
   return Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] ?? 1);
 };
 
+/** 32 bytes, base64: the server key that seals secrets at rest. */
+const serverKey: Parser<string> = (raw) =>
+  Buffer.from(raw.trim(), 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(raw.trim())
+    ? raw.trim()
+    : fail('expected 32 random bytes, base64-encoded (for example `openssl rand -base64 32`)');
+
 const directory: Parser<string> = (raw) => path.resolve(PROJECT_ROOT, raw.trim());
 
 /** `name=address` pairs; a leading `*.` matches every subdomain. */
@@ -484,6 +490,41 @@ const variables = {
     fallback: '60000',
     scope: 'worker',
     description: 'Crawl: longest `Retry-After` a crawl waits for before it retries a page (longer: the page fails).',
+  },
+  SECRETS_KEY: {
+    parse: serverKey,
+    scope: 'all',
+    description:
+      'Server key (32 random bytes, base64) that seals stored webhook signing secrets. Required in production; the local launcher generates one into `DATA_DIR/secrets.key`.',
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    parse: integer(100, 60_000),
+    fallback: '10000',
+    scope: 'all',
+    description: 'Webhooks: deadline of one delivery attempt (connect, send, answer); the receiver should answer 2xx at once.',
+  },
+  WEBHOOK_RETRY_INITIAL_MS: {
+    parse: integer(100, 3_600_000),
+    fallback: '10000',
+    scope: 'api',
+    description: 'Webhooks: wait before the second attempt of a failed delivery; each later wait doubles.',
+  },
+  WEBHOOK_RETRY_MAX_INTERVAL_MS: {
+    parse: integer(1_000, 86_400_000),
+    fallback: '3600000',
+    scope: 'api',
+    description: 'Webhooks: longest wait between two attempts of one delivery.',
+  },
+  WEBHOOK_RETRY_HOURS: {
+    parse: integer(1, 720),
+    fallback: '24',
+    scope: 'api',
+    description: 'Webhooks: how long a delivery is retried before it is recorded as failed.',
+  },
+  WEBHOOK_CA_FILE: {
+    parse: text,
+    scope: 'all',
+    description: 'PEM file of extra certificate authorities trusted for webhook deliveries only (receivers with a private CA).',
   },
   STACK_DIR: {
     parse: directory,

@@ -17,6 +17,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ...CRAWL_INDEXES,
 };
 
+/** MongoDB's duplicate-key error (code 11000), as both engines raise it for a unique index. */
+export const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 11000;
+
 export interface Database {
   client: MongoClient;
   db: Db;

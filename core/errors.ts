@@ -57,6 +57,9 @@ const catalogue = {
   quota_exceeded: { status: 429, title: 'Quota exceeded', meaning: 'Too many active jobs.' },
   webhook_signing_requires_active_key: { status: 400, title: 'Webhook signing requires an active key', meaning: 'Create an HMAC key before asking for signed webhooks.' },
   callback_url_must_be_https: { status: 400, title: 'Callback URL must be https', meaning: 'Webhook URLs must be public https URLs.' },
+  callback_url_unresolvable: { status: 400, title: 'Callback URL unresolvable', meaning: 'The webhook host name has no address (it must resolve within a second).' },
+  candidate_pending: { status: 409, title: 'Candidate key pending', meaning: 'A rotation already staged a candidate key: finalize it or cancel the rotation.' },
+  no_candidate: { status: 409, title: 'No candidate key', meaning: 'No rotation is in progress: rotate first.' },
   internal: { status: 503, title: 'Temporary failure', meaning: 'Retry with backoff.' },
   // Service-wide
   method_not_allowed: { status: 405, title: 'Method not allowed', meaning: 'The path exists but not for this method.' },

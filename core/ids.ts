@@ -31,3 +31,22 @@ function base32(bytes: Buffer): string {
   if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
   return out;
 }
+
+const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A ULID (26 characters of Crockford base32: 48 bits of milliseconds, 80 random bits), the shape the
+ * Batch clients expect of HMAC key ids and webhook event ids.
+ */
+export function newUlid(now: number = Date.now()): string {
+  let time = '';
+  let rest = now;
+  for (let index = 0; index < 10; index++) {
+    time = crockford[rest % 32] + time;
+    rest = Math.floor(rest / 32);
+  }
+  const random = randomBytes(16);
+  let tail = '';
+  for (let index = 0; index < 16; index++) tail += crockford[(random[index] ?? 0) % 32];
+  return time + tail;
+}

@@ -22,3 +22,5 @@ export { createTargetGuard, classifyAddress, isPublicAddress, createHostResolver
 export { ACCEPT_ENCODING, DEFAULT_USER_AGENT } from './http/headers';
 export { SESSION_TTL_MS } from './proxies/sessions';
 export type { Proxy, ProxyChoice, ProxyChoiceRequest, ProxyPools } from './proxies/pool';
+export { createWebhookPoster, WEBHOOK_USER_AGENT, type AttemptOutcome, type WebhookPoster } from './webhooks/post';
+export { checkWebhookUrl, type WebhookTargetVerdict } from './webhooks/target';

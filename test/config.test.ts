@@ -98,13 +98,20 @@ describe('docker-compose.yml', () => {
   it('keeps the services’ environment in step with the config module', () => {
     const known = new Set(CONFIG_VARIABLES.map(({ name }) => name));
     for (const name of ['api', 'worker']) {
-      const environment = compose.services[name]?.environment ?? {};
+      // `${NAME:?message}` is a value the operator must supply; stand in a valid one for the check.
+      const required: Record<string, string> = { SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
+      const environment = Object.fromEntries(
+        Object.entries(compose.services[name]?.environment ?? {}).map(([variable, value]) =>
+          /^\$\{\w+:\?/.test(String(value)) ? [variable, required[variable] ?? ''] : [variable, value],
+        ),
+      );
+      expect(String(compose.services[name]?.environment?.SECRETS_KEY), `${name} SECRETS_KEY`).to.match(/^\$\{SECRETS_KEY:\?/);
       for (const variable of Object.keys(environment)) expect(known.has(variable as never), `${name}: ${variable}`).to.equal(true);
       expect(() => loadConfig(environment), name).not.to.throw();
       const config = loadConfig(environment);
       expect(config.mongodbUrl, `${name} MONGODB_URL`).to.match(/^mongodb:\/\/mongo:27017\//);
       expect(config.temporalAddress, `${name} TEMPORAL_ADDRESS`).to.equal('temporal:7233');
     }
-    expect(loadConfig(compose.services.api?.environment ?? {}).host).to.equal('0.0.0.0');
+    expect(loadConfig({ ...compose.services.api?.environment, SECRETS_KEY: undefined }).host).to.equal('0.0.0.0');
   });
 });

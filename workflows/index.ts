@@ -1,3 +1,4 @@
 /** Every workflow the worker runs. Workflow code is deterministic: no Node built-ins, no I/O. */
 export { selfCheckWorkflow } from './selfcheck';
 export { crawlWorkflow, stopCrawlSignal } from './crawl';
+export { webhookDeliveryWorkflow } from './webhook-delivery';

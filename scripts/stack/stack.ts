@@ -14,6 +14,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { childEnvironment, PROJECT_ROOT, type Config } from '../../core/config';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../../core/temporal';
+import { ensureServerKey } from './secrets';
 import { ensureChromium, ensureFerretDb, ensureTemporalCli } from './binaries';
 import { ManagedProcess } from './process';
 
@@ -168,9 +169,10 @@ export class Stack {
     const { config } = this.options;
     const env = childEnvironment({});
     const chromium = ensureChromium(config.chromiumPath, config.stackDir, env, config.installMissing, this.report);
+    const secretsKey = config.secretsKey ?? ensureServerKey(config.dataDir);
     for (const name of ['worker', 'api'] as const) {
       const component = this.components.get(name);
-      if (component) component.spec.env.CHROMIUM_PATH = chromium;
+      if (component) Object.assign(component.spec.env, { CHROMIUM_PATH: chromium, SECRETS_KEY: secretsKey });
     }
     const ferretdb = this.components.get('ferretdb');
     if (ferretdb) ferretdb.spec.command = ensureFerretDb(config.stackDir, env, config.installMissing, this.report);

@@ -2,11 +2,12 @@
  * Mocha global fixture: starts the real stack (FerretDB, Temporal dev server, worker, API) once per
  * run, on free ports, with its own data folder, and stops it after the last test.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { config as loadConfig } from '../../core/config';
 import { Stack } from '../../scripts/stack/stack';
+import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
 import { freePort } from '../helpers/ports';
 import { FIXTURE_DOMAIN, setTestStack } from '../helpers/stack';
 
@@ -20,6 +21,9 @@ export async function mochaGlobalSetup(): Promise<void> {
   const config = { ...loadConfig(), dataDir };
   const runId = `${process.pid}_${Date.now().toString(36)}`;
   const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  // Webhook receivers on loopback use the fixture certificate; only deliveries trust it.
+  const webhookCa = path.join(dataDir, 'webhook-ca.pem');
+  writeFileSync(webhookCa, FIXTURE_TLS_CERT);
   const started = Date.now();
   stack = new Stack({
     config,
@@ -29,6 +33,10 @@ export async function mochaGlobalSetup(): Promise<void> {
       TARGET_ALLOWLIST: '127.0.0.1,::1,localhost',
       HOST_OVERRIDES: `*.${FIXTURE_DOMAIN}=127.0.0.1,${FIXTURE_DOMAIN}=127.0.0.1`,
       SHUTDOWN_TIMEOUT_MS: '5000',
+      WEBHOOK_CA_FILE: webhookCa,
+      WEBHOOK_TIMEOUT_MS: '1500',
+      WEBHOOK_RETRY_INITIAL_MS: '300',
+      WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
       MONGODB_DATABASE: `fetchplane_test_${runId}`,
       TEMPORAL_TASK_QUEUE: `fetchplane-test-${runId}`,
     },

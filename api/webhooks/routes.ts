@@ -1,0 +1,183 @@
+/**
+ * The organization's webhook tools on the Batch surface (`X-API-Key` only): HMAC signing keys with
+ * rotation, and `POST /v1/webhook/test`, which sends one signed `webhook.test` event and reports what
+ * the receiver answered. Secrets appear once, in the answer that creates them.
+ */
+import { problem } from '../../core/errors';
+import { newUlid } from '../../core/ids';
+import { eventBody } from '../../core/webhooks/events';
+import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
+import { createSecretBox } from '../../core/webhooks/secret-box';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../core/webhooks/signature';
+import { checkWebhookUrl, createTargetGuard, createWebhookPoster, type WebhookPoster } from '../../engine';
+import { authenticate, principalOf, securityOf } from '../auth/authenticate';
+import type { ApiDeps } from '../deps';
+import type { IssueMapper, ObjectSchema, ResponseSpec, Route } from '../http/routes';
+
+/** Batch validation failures all read `invalid_argument`, naming the field. */
+export const batchIssues: IssueMapper = (issue) => {
+  switch (issue.kind) {
+    case 'malformed_body':
+      return problem('invalid_argument', issue.message);
+    case 'unknown':
+      return problem('invalid_argument', `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`);
+    case 'missing':
+      return problem('invalid_argument', `"${issue.field}" is required.`);
+    case 'invalid':
+      return problem('invalid_argument', `"${issue.field}" ${issue.message}.`);
+  }
+};
+
+const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
+
+const TIMESTAMP = { type: 'string', format: 'date-time' };
+const KID = { type: 'string', pattern: '^[0-9A-HJKMNP-TV-Z]{26}$', description: 'ULID of the key.' };
+const KEY_META = { type: 'object', properties: { kid: KID, created_at: TIMESTAMP }, required: ['kid', 'created_at'] };
+
+const TEST_BODY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', minLength: 1, description: 'A public https URL.' },
+    signature: { type: ['boolean', 'null'], description: 'Sign the test event with the active HMAC key (default false).' },
+  },
+};
+
+const TEST_RESULT = {
+  type: 'object',
+  required: ['delivered', 'event_id', 'elapsed_ms'],
+  properties: {
+    delivered: { type: 'boolean', description: 'The receiver answered 2xx.' },
+    event_id: { type: 'string' },
+    status_code: { type: 'integer', description: 'Absent when no answer came (timeout, refused, transport error).' },
+    elapsed_ms: { type: 'integer' },
+    error: { type: 'string', description: '`http_4xx:<code>`, `http_5xx:<code>`, `timeout`, `tls`, `refused_target` or `transport_error:<detail>`.' },
+  },
+};
+
+const errors = {
+  401: { description: 'API key missing or invalid (unauthenticated)' },
+  503: { description: 'Temporary failure (internal)' },
+};
+
+export function webhookRoutes(deps: ApiDeps): Route[] {
+  const guard = createTargetGuard(deps.config);
+  let poster: WebhookPoster | undefined;
+  const posterOf = (): WebhookPoster =>
+    (poster ??= createWebhookPoster({ guard, timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
+  let keys: HmacKeys | undefined;
+  const keysOf = (): HmacKeys => {
+    if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
+    return (keys ??= createHmacKeys(deps.db.db, createSecretBox(deps.config.secretsKey)));
+  };
+  const common = { tags: ['Batch webhooks'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };
+
+  return [
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/webhook/test',
+      operationId: 'testWebhook',
+      summary: 'Send a webhook.test event to a URL and report the answer.',
+      description: 'Signed like real deliveries when `signature` is true; runs no job. Always 200 once the request is valid: the outcome is in the body.',
+      body: TEST_BODY,
+      responses: {
+        200: json('What the receiver answered', TEST_RESULT),
+        400: { description: 'invalid_argument, callback_url_must_be_https, callback_url_unresolvable or webhook_signing_requires_active_key' },
+        ...errors,
+      },
+      async handler(ctx, input) {
+        const { accountId } = principalOf(ctx);
+        const body = input.body as { url: string; signature?: boolean | null };
+        const target = await checkWebhookUrl(guard, body.url);
+        if (!target.ok) throw problem(target.code, target.detail);
+        const signingKey = body.signature === true ? await keysOf().signingKey(accountId) : undefined;
+        if (body.signature === true && !signingKey) {
+          throw problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
+        }
+        const now = new Date();
+        const eventId = newUlid(now.getTime());
+        const bytes = Buffer.from(
+          JSON.stringify(
+            eventBody(
+              {
+                event_type: 'webhook.test',
+                job_id: 'test',
+                run_id: 'test',
+                run_sequence: 1,
+                stats: { total: 0, completed: 0, successful: 0, failed: 0, spend: { credits: 0, cost: 0 } },
+              },
+              eventId,
+              now,
+            ),
+          ),
+        );
+        const headers: Record<string, string> = { [EVENT_ID_HEADER]: eventId };
+        if (signingKey) headers[SIGNATURE_HEADER] = signatureHeader(signingKey, bytes, now.getTime() / 1000);
+        const outcome = await posterOf().post(target.url.href, bytes, headers);
+        ctx.body = { event_id: eventId, ...outcome };
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/hmac/keys',
+      operationId: 'listHmacKeys',
+      summary: 'The active and the staged signing key, without secrets.',
+      responses: {
+        200: json('Key slots', { type: 'object', properties: { active: { oneOf: [KEY_META, { type: 'null' }] }, candidate: { oneOf: [KEY_META, { type: 'null' }] } } }),
+        ...errors,
+      },
+      async handler(ctx) {
+        ctx.body = await keysOf().list(principalOf(ctx).accountId);
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/hmac/keys/rotate',
+      operationId: 'rotateHmacKey',
+      summary: 'Create the active signing key, or stage a candidate during a rotation.',
+      description: 'The answer is the only one that ever carries the secret (32 random bytes, base64). Until finalize, deliveries stay signed by the active key.',
+      responses: {
+        201: json('The new key and its secret', { type: 'object', required: ['kid', 'secret', 'created_at'], properties: { kid: KID, secret: { type: 'string' }, created_at: TIMESTAMP } }),
+        409: { description: 'A candidate is already staged (candidate_pending)' },
+        ...errors,
+      },
+      async handler(ctx) {
+        const created = await keysOf().rotate(principalOf(ctx).accountId);
+        ctx.status = 201;
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = created;
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/hmac/keys/rotate/finalize',
+      operationId: 'finalizeHmacKey',
+      summary: 'Make the staged candidate the active key; the old key stops signing.',
+      responses: {
+        200: json('The new active key', { type: 'object', required: ['active_kid', 'created_at'], properties: { active_kid: KID, created_at: TIMESTAMP } }),
+        409: { description: 'No candidate is staged (no_candidate)' },
+        ...errors,
+      },
+      async handler(ctx) {
+        ctx.body = await keysOf().finalize(principalOf(ctx).accountId);
+      },
+    },
+    {
+      ...common,
+      method: 'DELETE',
+      path: '/v1/hmac/keys/rotate',
+      operationId: 'cancelHmacRotation',
+      summary: 'Drop the staged candidate; the active key keeps signing.',
+      responses: { 204: { description: 'Rotation cancelled' }, 409: { description: 'No candidate is staged (no_candidate)' }, ...errors },
+      async handler(ctx) {
+        await keysOf().cancel(principalOf(ctx).accountId);
+        ctx.status = 204;
+      },
+    },
+  ];
+}
