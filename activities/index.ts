@@ -1,5 +1,6 @@
 import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
+import { extractActivities } from './extract';
 import { selfCheckActivities } from './selfcheck';
 import { webhookActivities } from './webhooks';
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...selfCheckActivities(deps),
     ...crawlActivities(deps),
+    ...extractActivities(deps),
     ...webhookActivities(deps),
   };
 }

@@ -7,6 +7,7 @@ import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
+import { extractRoutes } from './extract/routes';
 import { healthRoutes } from './health/routes';
 import type { RequestState } from './http/context';
 import { leanDispatcher } from './http/lean';
@@ -21,6 +22,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...healthRoutes(deps),
     ...accountRoutes(deps),
     ...crawlRoutes(deps),
+    ...extractRoutes(deps),
     ...fetchRoutes(deps),
     ...webhookRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).

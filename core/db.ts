@@ -7,6 +7,7 @@
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { ACCOUNT_INDEXES } from './accounts/indexes';
 import { CRAWL_INDEXES } from './crawls/store';
+import { EXTRACT_INDEXES } from './extract/store';
 import type { Config } from './config';
 import type { Logger } from './log';
 
@@ -15,6 +16,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   self_checks: [{ key: { created_at: 1 }, name: 'created_at' }],
   ...ACCOUNT_INDEXES,
   ...CRAWL_INDEXES,
+  ...EXTRACT_INDEXES,
 };
 
 /** MongoDB's duplicate-key error (code 11000), as both engines raise it for a unique index. */

@@ -2,3 +2,4 @@
 export { selfCheckWorkflow } from './selfcheck';
 export { crawlWorkflow, stopCrawlSignal } from './crawl';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { prepareDomainWorkflow } from './prepare-domain';

@@ -34,7 +34,7 @@ export function targetStatusError(page: Page, params: FetchParams): ApiError | u
 }
 
 /** The status this service answers with when the page is returned. */
-const answerStatus = (page: Page, params: FetchParams): number =>
+export const answerStatus = (page: Page, params: FetchParams): number =>
   params.originalStatus || params.allowedStatusCodes.includes(page.status) ? page.status : 200;
 
 const isHtml = (page: Page): boolean => page.html !== undefined || /html|xml/i.test(page.contentType ?? 'text/html');

@@ -11,7 +11,7 @@ import { refusalError, type Hold } from '../../core/accounts/charging';
 import { costOf } from '../../core/pricing';
 import type { Refusal } from '../../core/accounts/ledger';
 import { problem, type ApiError } from '../../core/errors';
-import { AUTO_CONFIGURATION_HEADER, describeRung, registrableDomain } from '../../engine/escalation';
+import { AUTO_CONFIGURATION_HEADER, describeRung } from '../../engine/escalation';
 import type { RetrievalError, RetrievalMode } from '../../engine/retrieve';
 import { setCostHeaders, withSlot } from '../accounts/concurrency';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -20,7 +20,9 @@ import type { HttpContext } from '../http/context';
 import type { LeanRoute, Method, RouteInput } from '../http/routes';
 import { echoTargetHeaders, forwardedHeaders } from './headers';
 import { FETCH_QUERY, fetchIssues, parseFetchParams, type FetchParams } from './params';
-import { shapeResponse, targetStatusError } from './respond';
+import { createRecipeCache, EXTRACT_WARNING_HEADER, recipeForRequest, shapeExtract, type RecipeCache } from './extract';
+import { answerStatus, shapeResponse, targetStatusError } from './respond';
+import { decodeHtml } from '../../engine/outputs';
 
 const retrievalProblem = (error: RetrievalError): ApiError =>
   problem(error.code, error.detail, error.parameter ? { members: { parameter: error.parameter } } : {});
@@ -35,14 +37,10 @@ function modeOf(params: FetchParams): RetrievalMode {
 const firstCost = (params: FetchParams): number =>
   params.auto ? costOf({ jsRender: params.needsBrowser, premiumProxy: false }) : costOf(params);
 
-async function handleFetch(deps: ApiDeps, ctx: HttpContext, input: RouteInput): Promise<void> {
+async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query, ctx.query);
-  if (params.extract) {
-    throw problem(
-      'REQS007',
-      `Extract is not prepared for ${registrableDomain(params.url.href)}; request it with POST /v1/extract/prepared-domains.`,
-    );
-  }
+  // Refused before a slot or a credit is taken: an unprepared domain costs nothing.
+  const recipe = params.extract ? await recipeForRequest(recipes, params) : undefined;
   const principal = principalOf(ctx);
   const method = ctx.method as Method;
   const body = method === 'GET' || !input.rawBody || input.rawBody.length === 0 ? undefined : input.rawBody;
@@ -80,7 +78,14 @@ async function handleFetch(deps: ApiDeps, ctx: HttpContext, input: RouteInput): 
       echoTargetHeaders(ctx, page.headers);
       const statusError = targetStatusError(page, params);
       if (statusError) throw statusError;
-      const shaped = shapeResponse(page, params);
+      let shaped;
+      if (recipe) {
+        const extracted = shapeExtract(page, page.html ?? decodeHtml(page.body, page.contentType), params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+        if (extracted.warning) ctx.set(EXTRACT_WARNING_HEADER, extracted.warning);
+        shaped = extracted;
+      } else {
+        shaped = shapeResponse(page, params);
+      }
       await hold.settle(rung.cost);
       setCostHeaders(ctx, rung.cost);
       ctx.status = shaped.status;
@@ -93,6 +98,7 @@ async function handleFetch(deps: ApiDeps, ctx: HttpContext, input: RouteInput): 
 }
 
 export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
+  const recipes = createRecipeCache(deps.db.db);
   const route = (method: Method): LeanRoute => ({
     lean: true,
     method,
@@ -122,7 +128,7 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
         },
       },
     },
-    handler: (ctx, input) => handleFetch(deps, ctx, input),
+    handler: (ctx, input) => handleFetch(deps, recipes, ctx, input),
   });
   return [route('GET'), route('POST'), route('PUT')];
 }

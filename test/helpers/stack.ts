@@ -15,6 +15,18 @@ export function testStack(): Stack {
   return current;
 }
 
+let sitesAddress: string | undefined;
+
+export function setExtractSitesAddress(address: string): void {
+  sitesAddress = address;
+}
+
+/** The loopback address whose port 80 serves the Extract test sites (test/fixtures/extract-sites). */
+export function extractSitesAddress(): string {
+  if (!sitesAddress) throw new Error('the test stack has not chosen the Extract sites address');
+  return sitesAddress;
+}
+
 /** Host names the fixtures use; the services resolve them to loopback through HOST_OVERRIDES. */
 export const FIXTURE_DOMAIN = 'fixture.test';
 

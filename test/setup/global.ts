@@ -8,8 +8,9 @@ import path from 'node:path';
 import { config as loadConfig } from '../../core/config';
 import { Stack } from '../../scripts/stack/stack';
 import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
+import { EXTRACT_HOSTS } from '../fixtures/extract-sites/sites';
 import { freePort } from '../helpers/ports';
-import { FIXTURE_DOMAIN, setTestStack } from '../helpers/stack';
+import { FIXTURE_DOMAIN, setExtractSitesAddress, setTestStack } from '../helpers/stack';
 
 let dataDir: string | undefined;
 let stack: Stack | undefined;
@@ -24,14 +25,17 @@ export async function mochaGlobalSetup(): Promise<void> {
   // Webhook receivers on loopback use the fixture certificate; only deliveries trust it.
   const webhookCa = path.join(dataDir, 'webhook-ca.pem');
   writeFileSync(webhookCa, FIXTURE_TLS_CERT);
+  // The Extract sites answer on port 80 of an address of this run's own, so parallel runs never meet.
+  const sitesAddress = `127.${100 + (process.pid % 100)}.${Math.floor(Math.random() * 250) + 1}.${Math.floor(Math.random() * 250) + 1}`;
+  setExtractSitesAddress(sitesAddress);
   const started = Date.now();
   stack = new Stack({
     config,
     ports: { api, ferretdb, temporal, temporalUi },
     serviceEnv: {
       LOG_LEVEL: 'info',
-      TARGET_ALLOWLIST: '127.0.0.1,::1,localhost',
-      HOST_OVERRIDES: `*.${FIXTURE_DOMAIN}=127.0.0.1,${FIXTURE_DOMAIN}=127.0.0.1`,
+      TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
+      HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...EXTRACT_HOSTS.map((host) => `${host}=${sitesAddress}`)].join(','),
       SHUTDOWN_TIMEOUT_MS: '5000',
       WEBHOOK_CA_FILE: webhookCa,
       WEBHOOK_TIMEOUT_MS: '1500',

@@ -1,0 +1,90 @@
+/**
+ * `extract` on Fetch: the recipe of the page's registrable domain, checked before anything is fetched
+ * (an unprepared domain, a vertical the recipe lacks and an unknown `extract_fields` entry cost nothing),
+ * then interpreted on the fetched page: `{parsed, html}`. A page no role recognises is REQS007
+ * `page_not_recognised` and is not charged. Required fields a page no longer gives are named in the
+ * `X-Extract-Warning` header: the answer carries what could be found, never silent empties.
+ */
+import type { Db } from 'mongodb';
+import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
+import { problem } from '../../core/errors';
+import { applyRole, classify, pageSignals, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import type { Page } from '../../engine/retrieve';
+import type { FetchParams } from './params';
+import type { Shaped } from './respond';
+
+const CACHE_MS = 10_000;
+export const EXTRACT_WARNING_HEADER = 'X-Extract-Warning';
+
+export interface RecipeCache {
+  recipeFor(domain: string): Promise<RecipeDoc | undefined>;
+}
+
+export function createRecipeCache(db: Db, now: () => number = Date.now): RecipeCache {
+  const { domains, recipes } = extractCollections(db);
+  const cached = new Map<string, { at: number; recipe: RecipeDoc }>();
+  return {
+    async recipeFor(domain) {
+      const hit = cached.get(domain);
+      if (hit && now() - hit.at < CACHE_MS) return hit.recipe;
+      const record = await domains.findOne({ _id: domain });
+      const recipe = record?.recipe_version ? ((await recipes.findOne({ _id: recipeId(domain, record.recipe_version) })) ?? undefined) : undefined;
+      // Only recipes are kept: a domain that becomes ready is served on the next request.
+      if (recipe) cached.set(domain, { at: now(), recipe });
+      return recipe;
+    },
+  };
+}
+
+const notPrepared = (detail: string, reason: string) =>
+  problem('REQS007', `${detail} Prepare it with POST /v1/extract/prepared-domains, then poll GET /v1/extract/prepared-domains/{domain} until it is ready.`, {
+    members: { reason },
+  });
+
+/** The recipe for the request, or the refusal a caller gets before any page is fetched. */
+export async function recipeForRequest(cache: RecipeCache, params: FetchParams): Promise<RecipeDoc> {
+  const domain = registrableDomainOf(params.url.hostname) ?? params.url.hostname;
+  const recipe = await cache.recipeFor(domain);
+  if (!recipe) throw notPrepared(`Extract is not prepared for ${domain}.`, 'domain_not_prepared');
+  if (params.extract === 'standard' && !recipe.verticals.includes('real_estate')) {
+    throw problem('REQS007', `extract=standard maps the canonical real-estate schema; ${domain} is not prepared as real estate. Use extract=auto for its own field names.`, {
+      members: { reason: 'vertical_not_supported' },
+    });
+  }
+  const known = new Set<string>();
+  for (const role of recipe.roles) {
+    const names = params.extract === 'standard' ? Object.keys(role.standard ?? {}) : role.fields.map((field) => field.name);
+    for (const name of names) {
+      const parts = name.split('.');
+      for (let length = 1; length <= parts.length; length++) known.add(parts.slice(0, length).join('.'));
+    }
+  }
+  const unknown = (params.extractFields ?? []).find((field) => !known.has(field));
+  if (unknown !== undefined) {
+    const choices = params.extract === 'standard' ? STANDARD_FIELDS.join(', ') : [...known].sort().join(', ');
+    throw problem('REQS004', `extract_fields: "${unknown}" is not a field of ${domain} (fields: ${choices}).`, { members: { parameter: 'extract_fields' } });
+  }
+  return recipe;
+}
+
+export function shapeExtract(page: Page, html: string, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
+  const signals = pageSignals(html, page.finalUrl);
+  const role = classify(recipe, page.finalUrl, signals);
+  if (!role) {
+    const needsBrowser = !rendered && recipe.roles.some((candidate) => candidate.render === 'browser');
+    throw needsBrowser
+      ? problem('REQS007', `No prepared kind of page of ${recipe.domain} matches this page as fetched; its pages were prepared rendered: retry with js_render=true or mode=auto.`, {
+          members: { reason: 'page_not_recognised' },
+        })
+      : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
+  }
+  const applied = applyRole(role, html, page.finalUrl);
+  let parsed = params.extract === 'standard' ? (toStandard(role, applied.values) ?? {}) : applied.parsed;
+  if (params.extractFields && params.extractFields.length > 0) parsed = project(parsed, params.extractFields).value;
+  return {
+    status,
+    contentType: 'application/json; charset=utf-8',
+    body: JSON.stringify({ parsed, html }),
+    ...(applied.missing.length > 0 ? { warning: `fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}` } : {}),
+  };
+}

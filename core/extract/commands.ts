@@ -1,0 +1,175 @@
+/**
+ * Extract's commands: submit a domain for preparation, read a record, list an account's submissions and
+ * its monthly allowance, list the domains served. The API validates, calls one of these, and presents.
+ *
+ * A domain is prepared once for everyone: a submission of a ready domain answers its record and spends
+ * nothing; one while any account's preparation runs is `in_progress`; otherwise it takes a slot of the
+ * account's UTC month and starts `prepare-<domain>`. Starting the workflow is compensated: if it cannot
+ * start, the record reads `failed`/`interrupted` and the slot is returned.
+ */
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import type { Principal } from '../accounts';
+import { isDuplicateKey } from '../crawls/store';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { IdempotencyKeys } from '../crawls/idempotency';
+import type { Database } from '../db';
+import { problem } from '../errors';
+import type { TemporalHandle } from '../temporal';
+import {
+  extractCollections,
+  monthOf,
+  prepareWorkflowId,
+  presentDomain,
+  submissionId,
+  type PreparedDomainDoc,
+} from './store';
+
+export const PREPARE_WORKFLOW_TYPE = 'prepareDomainWorkflow';
+
+export interface Allowance {
+  used: number;
+  limit: number;
+  remaining: number;
+  month: string;
+}
+
+export interface ExtractDeps {
+  db: Database;
+  temporal: TemporalHandle;
+  taskQueue: string;
+  now?: () => Date;
+}
+
+export function createExtractCommands(deps: ExtractDeps) {
+  const { domains, submissions, slots } = extractCollections(deps.db.db);
+  const now = deps.now ?? (() => new Date());
+  const idempotency = new IdempotencyKeys(deps.db.db, 'extract', () => now().getTime());
+
+  async function allowance(principal: Principal): Promise<Allowance> {
+    const month = monthOf(now());
+    const used = await slots.countDocuments({ account_id: principal.accountId, month, returned: false });
+    const limit = principal.plan.preparationSlots;
+    return { used, limit, remaining: Math.max(0, limit - used), month };
+  }
+
+  async function remember(principal: Principal, domain: string): Promise<void> {
+    await submissions.updateOne(
+      { _id: submissionId(principal.accountId, domain) },
+      { $setOnInsert: { account_id: principal.accountId, domain, submitted_at: now() } },
+      { upsert: true },
+    );
+  }
+
+  async function start(principal: Principal, domain: string, exampleUrls: string[], previous: PreparedDomainDoc | null): Promise<PreparedDomainDoc> {
+    const current = await allowance(principal);
+    if (current.remaining <= 0) {
+      throw problem('out_of_allowance', `No preparation slots left in ${current.month} (${current.limit} per month); the allowance resets on the first day of the next UTC month.`);
+    }
+    const at = now();
+    const slotId = `${principal.accountId}:${current.month}:${domain}:${at.getTime()}`;
+    const record: PreparedDomainDoc = {
+      _id: domain,
+      status: 'preparing',
+      state: 'received',
+      roles: [],
+      started_by: slotId,
+      example_urls: exampleUrls,
+      submitted_at: at,
+      updated_at: at,
+      verticals: [],
+      ...(previous?.recipe_version ? { recipe_version: previous.recipe_version } : {}),
+    };
+    // Only one submission moves a domain into preparation: a new record is inserted (the unique _id
+    // decides), a failed one is replaced only while it still reads as the failure this request saw.
+    try {
+      if (previous) {
+        const replaced = await domains.replaceOne({ _id: domain, status: 'failed', updated_at: previous.updated_at }, record);
+        if (replaced.matchedCount === 0) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+      } else {
+        await domains.insertOne(record);
+      }
+    } catch (error) {
+      if (isDuplicateKey(error)) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+      throw error;
+    }
+    await slots.insertOne({ _id: slotId, account_id: principal.accountId, domain, month: current.month, created_at: at, returned: false });
+    await remember(principal, domain);
+    try {
+      await deps.temporal.client.workflow.start(PREPARE_WORKFLOW_TYPE, {
+        taskQueue: deps.taskQueue,
+        workflowId: prepareWorkflowId(domain),
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        args: [{ domain, exampleUrls }],
+        typedSearchAttributes: [
+          { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
+          { key: STATUS_ATTRIBUTE, value: 'preparing' },
+        ],
+      });
+    } catch (error) {
+      const failure = { code: 'interrupted' as const, detail: 'The preparation could not be started; resubmit unchanged.', slot_consumed: false };
+      await domains.updateOne({ _id: domain, started_by: slotId }, { $set: { status: 'failed', state: 'failed', failure, updated_at: now() } }).catch(() => undefined);
+      await slots.updateOne({ _id: slotId }, { $set: { returned: true } }).catch(() => undefined);
+      throw error;
+    }
+    return record;
+  }
+
+  return {
+    allowance,
+
+    /** 202's body: the record as it stands after the submission. */
+    async submit(principal: Principal, body: { domain: string; example_urls?: string[] }, idempotencyKey?: string): Promise<Record<string, unknown>> {
+      const domain = body.domain;
+      const exampleUrls = body.example_urls ?? [];
+      const claim = idempotencyKey === undefined ? undefined : await idempotency.claim(principal.accountId, idempotencyKey, body);
+      if (claim?.kind === 'reused') throw problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
+      if (claim?.kind === 'in_flight') throw problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } });
+      if (claim?.kind === 'replay') {
+        const record = await domains.findOne({ _id: claim.resultId });
+        if (record) return presentDomain(record, true);
+      }
+      try {
+        const existing = await domains.findOne({ _id: domain });
+        let record: PreparedDomainDoc;
+        if (existing?.status === 'ready') {
+          await remember(principal, domain);
+          record = existing;
+        } else if (existing?.status === 'preparing') {
+          throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+        } else {
+          record = await start(principal, domain, exampleUrls, existing);
+        }
+        if (claim?.kind === 'claimed') await claim.complete(domain);
+        return presentDomain(record, true);
+      } catch (error) {
+        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    /** The record, for an account that submitted the domain; 404 otherwise. */
+    async read(principal: Principal, domain: string): Promise<Record<string, unknown>> {
+      const [submitted, record] = await Promise.all([
+        submissions.countDocuments({ _id: submissionId(principal.accountId, domain) }, { limit: 1 }),
+        domains.findOne({ _id: domain }),
+      ]);
+      if (!submitted || !record) throw problem('not_found', `This account never submitted ${domain}.`, { members: { reason: 'not_found' } });
+      return presentDomain(record, true);
+    },
+
+    async list(principal: Principal): Promise<{ allowance: Allowance; domains: Array<Record<string, unknown>> }> {
+      const mine = await submissions.find({ account_id: principal.accountId }).toArray();
+      const records = mine.length > 0 ? await domains.find({ _id: { $in: mine.map((submission) => submission.domain) } }).toArray() : [];
+      records.sort((a, b) => b.submitted_at.getTime() - a.submitted_at.getTime() || a._id.localeCompare(b._id));
+      return { allowance: await allowance(principal), domains: records.map((record) => presentDomain(record, true)) };
+    },
+
+    /** Every domain Extract serves now. */
+    async served(): Promise<Array<{ domain: string; verticals: string[]; warm: boolean }>> {
+      const ready = await domains.find({ status: 'ready' }).toArray();
+      return ready.map((record) => ({ domain: record._id, verticals: record.verticals, warm: true })).sort((a, b) => a.domain.localeCompare(b.domain));
+    },
+  };
+}
+
+export type ExtractCommands = ReturnType<typeof createExtractCommands>;

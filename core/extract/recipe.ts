@@ -1,0 +1,55 @@
+/**
+ * The recipe as data: what preparation stores and every request interprets (engine/extract/recipe.ts).
+ * Per page kind (role): how to recognise its pages and where each field is, in the order its sources
+ * are tried. Immutable once verified; a re-preparation writes a new version.
+ */
+export type FieldType = 'int' | 'decimal' | 'price' | 'url' | 'text';
+export type DecimalMark = '.' | ',';
+
+export type Source =
+  | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled'; anchor: string }
+  | { kind: 'title'; anchor: string }
+  | { kind: 'jsonld'; scope: string; path: string }
+  | { kind: 'embedded'; scope: string; path: string };
+
+export interface FieldRecipe {
+  /** Native name, from the site's own label or structured key; dots make nested objects. */
+  name: string;
+  label?: string;
+  type: FieldType;
+  /** Seen on (nearly) every sampled page: a page without it means the recipe no longer matches. */
+  required: boolean;
+  sources: Source[];
+}
+
+export interface RoleRecipe {
+  role: string;
+  /** The representative page the role was prepared from. */
+  url: string;
+  /** Path regular expressions of the role's URLs. */
+  urlPatterns: string[];
+  /** Tag-path shingles common to the role's pages, and the least share a page of the role contains. */
+  signature: string[];
+  minSimilarity: number;
+  /** Class tokens stable across the role's pages (anchors are built from these only). */
+  stableTokens: string[];
+  decimalMark: DecimalMark;
+  /** `browser` when the sampled pages needed rendering: plain fetches of them do not look the same. */
+  render: 'http' | 'browser';
+  fields: FieldRecipe[];
+  /** Canonical real-estate field → native field, when the role is a real-estate listing. */
+  standard?: Record<string, string>;
+}
+
+export interface DomainRecipe {
+  domain: string;
+  version: number;
+  /** Bumped when the algorithm changes: every recipe made by an older one is prepared again. */
+  algorithm: string;
+  created_at: string;
+  verticals: string[];
+  roles: RoleRecipe[];
+}
+
+export const ALGORITHM_VERSION = 'extract-1';
+

@@ -1,0 +1,231 @@
+/**
+ * Induction: from a sample of pages of one kind, the fields that vary from page to page, found
+ * independently by two families of evidence and joined where they agree:
+ * - label pairs, keyed by label, shape and anchor path, counted only on pages where they occur once
+ *   (a "similar listings" block repeats its labels, so it never qualifies);
+ * - structured data (JSON-LD, embedded state), keyed by scope and path.
+ * What is the same on every page is template, not data, and is dropped. A structured value that agrees
+ * with a label pair on the pages where both appear becomes that field's second source; otherwise it is a
+ * field of its own, named after its key. Names come from the site: its labels first, then its keys.
+ */
+import { anchorSuffix, fieldName, pageClassTokens, pageSignals, type LabelPair, type PageSignals } from './signals';
+import type { FieldRecipe, RoleRecipe, Source } from './recipe';
+import { decimalMarkOf, inferType, normalize, type DecimalMark } from './values';
+
+export interface SamplePage {
+  url: string;
+  html: string;
+}
+
+export type Induction =
+  | { ok: true; role: Omit<RoleRecipe, 'minSimilarity'>; candidates: number }
+  | { ok: false; reason: 'too_few_pages' | 'nothing_varies'; detail: string };
+
+const STABLE_TOKEN_SHARE = 0.6;
+const FIELD_SUPPORT = 0.5;
+const REQUIRED_SUPPORT = 0.9;
+const AGREEMENT = 0.8;
+const SIGNATURE_SHARE = 0.8;
+/** Structured keys that identify or configure rather than describe. */
+const NOISE_KEY = /(^|\.)(@id|id|_id|uuid|key|token|hash|sku|gtin\d*|build\w*|version|locale|lang|page|query|timestamp|csrf|nonce|context|runtimeConfig)$/i;
+
+interface Candidate {
+  key: string;
+  source: Source;
+  name: string;
+  label?: string;
+  /** page index → raw value */
+  values: Map<number, string>;
+}
+
+export function stableTokens(pages: readonly SamplePage[]): Set<string> {
+  const counts = new Map<string, number>();
+  for (const page of pages) for (const token of pageClassTokens(page.html)) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return new Set([...counts].filter(([, count]) => count >= pages.length * STABLE_TOKEN_SHARE).map(([token]) => token));
+}
+
+const MAX_ANCHOR_STEPS = 8;
+
+/**
+ * The shortest anchor (a suffix of the element's path) under which a label occurs once on most pages:
+ * short enough to survive wrappers added around a block, long enough to tell the listing's own price
+ * from the prices of the "similar listings" beside it.
+ */
+function labelCandidates(signals: readonly PageSignals[]): Candidate[] {
+  const groups = new Map<string, Array<{ page: number; path: string[]; value: string; name: string; label: string; shape: LabelPair['shape'] }>>();
+  signals.forEach((page, index) => {
+    for (const pair of page.labels) {
+      const group = `${pair.label}|${pair.shape}`;
+      const list = groups.get(group) ?? [];
+      list.push({ page: index, path: pair.path, value: pair.value, name: pair.name, label: pair.label, shape: pair.shape });
+      groups.set(group, list);
+    }
+  });
+  const out: Candidate[] = [];
+  for (const occurrences of groups.values()) {
+    const first = occurrences[0]!;
+    for (let length = 1; length <= MAX_ANCHOR_STEPS; length++) {
+      const bySuffix = new Map<string, Map<number, string[]>>();
+      for (const occurrence of occurrences) {
+        const anchor = anchorSuffix(occurrence.path, length);
+        const pages = bySuffix.get(anchor) ?? new Map<number, string[]>();
+        pages.set(occurrence.page, [...(pages.get(occurrence.page) ?? []), occurrence.value]);
+        bySuffix.set(anchor, pages);
+      }
+      let best: { anchor: string; values: Map<number, string> } | undefined;
+      for (const [anchor, pages] of [...bySuffix].sort(([a], [b]) => a.localeCompare(b))) {
+        const values = new Map([...pages].filter(([, found]) => found.length === 1).map(([page, found]): [number, string] => [page, found[0]!]));
+        if (!best || values.size > best.values.size) best = { anchor, values };
+      }
+      if (best && best.values.size >= signals.length * FIELD_SUPPORT) {
+        out.push({ key: `label|${first.label}|${first.shape}|${best.anchor}`, name: first.name, label: first.label, source: { kind: 'label', label: first.label, shape: first.shape, anchor: best.anchor }, values: best.values });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+function collect(signals: readonly PageSignals[]): Candidate[] {
+  const candidates = new Map<string, Candidate>();
+  const add = (key: string, make: () => Omit<Candidate, 'values'>, page: number, value: string) => {
+    let candidate = candidates.get(key);
+    if (!candidate) candidates.set(key, (candidate = { ...make(), values: new Map() }));
+    candidate.values.set(page, value);
+  };
+  signals.forEach((page, index) => {
+    if (page.title) {
+      const anchor = anchorSuffix(page.title.path, 1);
+      add(`title|${anchor}`, () => ({ key: `title|${anchor}`, name: 'title', source: { kind: 'title', anchor } }), index, page.title.value);
+    }
+    const seen = new Set<string>();
+    for (const value of page.structured) {
+      const key = `${value.source}|${value.scope}|${value.path}`;
+      // The page's own address is where it was fetched, not data of the page.
+      if (seen.has(key) || NOISE_KEY.test(value.path) || value.value.length > 500 || value.value === page.url) continue;
+      seen.add(key);
+      add(key, () => ({ key, name: value.path, source: { kind: value.source, scope: value.scope, path: value.path } }), index, value.value);
+    }
+  });
+  return [...labelCandidates(signals), ...candidates.values()];
+}
+
+/** Data varies across pages; template does not. Small counts (bedrooms) vary little but still vary. */
+const varies = (candidate: Candidate): boolean => {
+  const values = [...candidate.values.values()];
+  const distinct = new Set(values).size;
+  return distinct >= 2 && (distinct / values.length >= 0.3 || values.every((value) => /^\d{1,3}$/.test(value.trim())));
+};
+
+/** `address.addressLocality` → `address.address_locality`; embedded paths lose the prefix they all share. */
+function structuredName(path: string, commonPrefix: string): string {
+  const rest = commonPrefix && path.startsWith(`${commonPrefix}.`) ? path.slice(commonPrefix.length + 1) : path;
+  return rest
+    .split('.')
+    .map((part) => fieldName(part.replace(/([a-z0-9])([A-Z])/g, '$1_$2')))
+    .filter(Boolean)
+    .join('.');
+}
+
+function commonPathPrefix(paths: readonly string[]): string {
+  if (paths.length < 2) return '';
+  const split = paths.map((path) => path.split('.'));
+  const prefix: string[] = [];
+  for (let index = 0; ; index++) {
+    const part = split[0]![index];
+    if (part === undefined || split.some((parts) => parts[index] !== part || parts.length <= index + 1)) break;
+    prefix.push(part);
+  }
+  return prefix.join('.');
+}
+
+/** Values of two candidates agree on most pages where both have one, after normalisation. */
+function agree(a: Candidate, b: Candidate, mark: DecimalMark, urls: readonly string[]): boolean {
+  const type = inferType([...a.values.values()], mark);
+  let both = 0;
+  let same = 0;
+  for (const [page, value] of a.values) {
+    const other = b.values.get(page);
+    if (other === undefined) continue;
+    both++;
+    const base = urls[page] ?? 'http://invalid/';
+    if (normalize(value, type, mark, base) === normalize(other, type, mark, base)) same++;
+  }
+  return both >= 2 && same / both >= AGREEMENT;
+}
+
+function urlPatterns(urls: readonly string[]): string[] {
+  const bySegments = new Map<number, string[][]>();
+  for (const url of urls) {
+    const segments = new URL(url).pathname.split('/').slice(1);
+    const group = bySegments.get(segments.length) ?? [];
+    group.push(segments);
+    bySegments.set(segments.length, group);
+  }
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [...bySegments.values()].map((group) => {
+    const parts = group[0]!.map((segment, index) => (group.every((other) => other[index] === segment) && group.length > 1 ? escape(segment) : index === group[0]!.length - 1 && segment === '' ? '' : '[^/]+'));
+    return `^/${parts.join('/')}$`;
+  });
+}
+
+export function induceRole(roleName: string, pages: readonly SamplePage[], render: RoleRecipe['render'] = 'http', chrome: ReadonlySet<string> = new Set()): Induction {
+  if (pages.length < 2) return { ok: false, reason: 'too_few_pages', detail: `${pages.length} page(s) of this kind: at least 2 are needed to tell data from template.` };
+  const stable = stableTokens(pages);
+  const signals = pages.map((page) => pageSignals(page.html, page.url, stable));
+  const urls = pages.map((page) => page.url);
+  const mark = decimalMarkOf(signals.flatMap((page) => page.labels.map((pair) => pair.value)));
+  const candidates = collect(signals).filter((candidate) => candidate.values.size >= pages.length * FIELD_SUPPORT && varies(candidate));
+  if (candidates.length === 0) return { ok: false, reason: 'nothing_varies', detail: `Nothing varies across the ${pages.length} sampled pages of this kind.` };
+
+  // DOM fields first: one per name, the best supported anchor.
+  const dom = candidates
+    .filter((candidate) => candidate.source.kind === 'label' || candidate.source.kind === 'title')
+    .sort((a, b) => b.values.size - a.values.size || a.key.length - b.key.length || a.key.localeCompare(b.key));
+  const fields = new Map<string, { candidate: Candidate; extra: Candidate[] }>();
+  for (const candidate of dom) if (!fields.has(candidate.name)) fields.set(candidate.name, { candidate, extra: [] });
+
+  const structured = candidates.filter((candidate) => candidate.source.kind === 'jsonld' || candidate.source.kind === 'embedded').sort((a, b) => a.key.localeCompare(b.key));
+  const embeddedPrefix = commonPathPrefix(structured.filter((candidate) => candidate.source.kind === 'embedded').map((candidate) => candidate.name));
+  for (const candidate of structured) {
+    const match = [...fields.values()].find((field) => agree(field.candidate, candidate, mark, urls));
+    if (match) {
+      match.extra.push(candidate);
+      continue;
+    }
+    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
+    if (name && !fields.has(name)) fields.set(name, { candidate: { ...candidate, name }, extra: [] });
+  }
+
+  const recipeFields: FieldRecipe[] = [...fields.values()]
+    .map(({ candidate, extra }) => ({
+      name: candidate.name,
+      ...(candidate.label ? { label: candidate.label } : {}),
+      type: inferType([...candidate.values.values()], mark),
+      required: candidate.values.size >= pages.length * REQUIRED_SUPPORT,
+      sources: [candidate.source, ...extra.map((other) => other.source)],
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+
+  const shingleCounts = new Map<string, number>();
+  for (const page of signals) for (const shingle of page.shingles) shingleCounts.set(shingle, (shingleCounts.get(shingle) ?? 0) + 1);
+  const signature = [...shingleCounts]
+    .filter(([shingle, count]) => count >= pages.length * SIGNATURE_SHARE && !chrome.has(shingle))
+    .map(([shingle]) => shingle)
+    .sort();
+
+  return {
+    ok: true,
+    candidates: candidates.length,
+    role: {
+      role: roleName,
+      url: pages[0]!.url,
+      urlPatterns: urlPatterns(urls),
+      signature,
+      stableTokens: [...stable].sort(),
+      decimalMark: mark,
+      render,
+      fields: recipeFields,
+    },
+  };
+}

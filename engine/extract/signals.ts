@@ -1,0 +1,285 @@
+/**
+ * The evidence one page gives about its data, before any page is compared with another:
+ * - label pairs: a value next to the site's own label (`dt`/`dd`, `th`/`td`, a label element followed by
+ *   its value, `Label: value` in one element, an icon's `title` or `aria-label`), each with the anchor
+ *   path of the element that holds it;
+ * - structured data: JSON-LD flattened to dot paths, and embedded application state
+ *   (`__NEXT_DATA__`, `application/json` scripts, `window.__STATE__ = {...}` assignments);
+ * - the page's main heading.
+ * Anchor paths name ancestors by tag, `id`, `itemprop` and the class tokens the caller says are stable
+ * across the kind's pages, never by sibling position, so a fact moved within its block keeps its path.
+ */
+import { jsonLd } from '../outputs/autoparse/jsonld';
+import { collapseWhitespace, isElement, NOISE_TAGS, parseHtml, type HTMLElement, type Node } from '../outputs/dom';
+
+export interface LabelPair {
+  /** The site's label as shown ("Living area"). */
+  label: string;
+  /** Native field name derived from the label (`living_area`). */
+  name: string;
+  value: string;
+  /** How the value sits next to its label, so the runtime can find it again. */
+  shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled';
+  /** Anchor steps from the outermost ancestor to the value's element. */
+  path: string[];
+}
+
+export interface StructuredValue {
+  source: 'jsonld' | 'embedded';
+  /** JSON-LD: the object's `@type`; embedded: the script that holds it. */
+  scope: string;
+  path: string;
+  value: string;
+}
+
+export interface PageSignals {
+  url: string;
+  labels: LabelPair[];
+  structured: StructuredValue[];
+  title?: { value: string; path: string[] };
+  /** Tag paths of depth 3 (the DOM signature used to recognise the page's kind). */
+  shingles: Set<string>;
+  /** All visible text, collapsed (to tell visible structured values from hidden ones). */
+  text: string;
+}
+
+const MAX_LABEL_LENGTH = 40;
+const MAX_VALUE_LENGTH = 300;
+
+/** `Living area` → `living_area`; diacritics folded; empty when nothing usable is left. */
+export function fieldName(label: string): string {
+  return label
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 60);
+}
+
+const clean = (text: string): string => collapseWhitespace(text).trim();
+
+/** Text of an element as a reader sees it: noise elements skipped, blocks separated by spaces. */
+export function readText(node: Node): string {
+  const parts: string[] = [];
+  const work: Node[] = [node];
+  for (let current = work.pop(); current; current = work.pop()) {
+    if (isElement(current)) {
+      if (NOISE_TAGS.has(current.rawTagName ?? '')) continue;
+      for (let index = current.childNodes.length - 1; index >= 0; index--) work.push(current.childNodes[index] as Node);
+      parts.push(' ');
+    } else {
+      parts.push(current.rawText.replace(/&nbsp;/g, ' '));
+    }
+  }
+  return clean(decodeEntities(parts.join('')));
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, code: string) => {
+    if (code[0] === '#') {
+      const point = code[1] === 'x' || code[1] === 'X' ? parseInt(code.slice(2), 16) : parseInt(code.slice(1), 10);
+      return Number.isFinite(point) && point > 0 && point < 0x110000 ? String.fromCodePoint(point) : whole;
+    }
+    return ENTITIES[code.toLowerCase()] ?? whole;
+  });
+}
+
+/** Class tokens that look generated (hashes, CSS-in-JS prefixes): never part of an anchor. */
+export const looksGenerated = (token: string): boolean =>
+  /^(css|sc|jsx|emotion|svelte)-/.test(token) || /__[A-Za-z0-9_-]{5,}$/.test(token) || (/\d/.test(token) && /[a-z]/i.test(token) && token.length >= 6);
+
+export function classTokens(el: HTMLElement): string[] {
+  return (el.getAttribute('class') ?? '').split(/\s+/).filter((token) => token && !looksGenerated(token));
+}
+
+/** The anchor of one element: tag, then a stable id, itemprop or stable classes. */
+function step(el: HTMLElement, stable: ReadonlySet<string>): string {
+  const tag = el.rawTagName ?? '';
+  const id = el.getAttribute('id');
+  if (id && !/\d{3,}/.test(id) && !looksGenerated(id)) return `${tag}#${id}`;
+  const itemprop = el.getAttribute('itemprop');
+  if (itemprop) return `${tag}[itemprop=${itemprop}]`;
+  const classes = classTokens(el).filter((token) => stable.has(token)).sort();
+  return classes.length > 0 ? `${tag}.${classes.join('.')}` : tag;
+}
+
+export function anchorOf(el: HTMLElement, stable: ReadonlySet<string>): string[] {
+  const steps: string[] = [];
+  for (let current: HTMLElement | null = el; current && current.rawTagName; current = current.parentNode) {
+    if (current.rawTagName === 'html' || current.rawTagName === 'body') break;
+    steps.push(step(current, stable));
+  }
+  return steps.reverse();
+}
+
+/** The last `length` steps of a path: the anchor a recipe stores (the shortest that is unique). */
+export const anchorSuffix = (path: readonly string[], length: number): string => path.slice(-length).join('>');
+
+/** Whether a path ends with a stored anchor. */
+export function endsWithAnchor(path: readonly string[], anchor: string): boolean {
+  const joined = path.join('>');
+  return joined === anchor || joined.endsWith(`>${anchor}`);
+}
+
+const elementChildren = (el: HTMLElement): HTMLElement[] => el.childNodes.filter(isElement).filter((child) => !NOISE_TAGS.has(child.rawTagName ?? ''));
+
+const labelLike = (text: string): boolean =>
+  text.length > 0 && text.length <= MAX_LABEL_LENGTH && /\p{L}/u.test(text) && !/\d{3,}/.test(text) && fieldName(text.replace(/:$/, '')).length > 0;
+
+function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: ReadonlySet<string>): LabelPair | undefined {
+  const bare = label.replace(/\s*:\s*$/, '').trim();
+  if (!labelLike(bare) || value.length === 0 || value.length > MAX_VALUE_LENGTH || value === bare) return undefined;
+  return { label: bare, name: fieldName(bare), value, shape, path: anchorOf(holder, stable) };
+}
+
+function labelPairs(body: HTMLElement, stable: ReadonlySet<string>): LabelPair[] {
+  const found: LabelPair[] = [];
+  const push = (candidate: LabelPair | undefined) => {
+    if (candidate) found.push(candidate);
+  };
+  const work: HTMLElement[] = [body];
+  for (let el = work.pop(); el; el = work.pop()) {
+    const tag = el.rawTagName ?? '';
+    if (NOISE_TAGS.has(tag)) continue;
+    const children = elementChildren(el);
+    if (tag === 'dl') {
+      for (let index = 0; index < children.length - 1; index++) {
+        const term = children[index]!;
+        const definition = children[index + 1]!;
+        if (term.rawTagName === 'dt' && definition.rawTagName === 'dd') push(pair(readText(term), readText(definition), 'dl', definition, stable));
+      }
+    } else if (tag === 'tr' && children.length === 2) {
+      const [head, cell] = children as [HTMLElement, HTMLElement];
+      if (head.rawTagName === 'th' || (head.rawTagName === 'td' && cell.rawTagName === 'td')) push(pair(readText(head), readText(cell), 'table', cell, stable));
+    } else if (children.length === 2 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol'].includes(tag)) {
+      const [first, second] = children as [HTMLElement, HTMLElement];
+      const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
+      if (ownText === '' && elementChildren(first).length === 0 && elementChildren(second).length === 0) {
+        push(pair(readText(first), readText(second), 'pair', second, stable));
+      }
+    }
+    if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag)) {
+      const text = readText(el);
+      const colon = text.indexOf(':');
+      if (colon > 0) push(pair(text.slice(0, colon), text.slice(colon + 1).trim(), 'colon', el, stable));
+      const titled = el.getAttribute('title') ?? el.getAttribute('aria-label');
+      if (titled && colon < 0) push(pair(titled, text, 'titled', el, stable));
+    }
+    for (let index = children.length - 1; index >= 0; index--) work.push(children[index]!);
+  }
+  return found;
+}
+
+/** Scalar leaves of a JSON value as dot paths (arrays of scalars joined, arrays of objects by first item). */
+export function flatten(value: unknown, prefix = '', out: Array<[string, string]> = [], depth = 0): Array<[string, string]> {
+  if (depth > 8 || value === null || value === undefined) return out;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    const text = clean(String(value));
+    if (text && prefix) out.push([prefix, text]);
+    return out;
+  }
+  if (Array.isArray(value)) {
+    if (value.every((item) => typeof item !== 'object' || item === null)) {
+      const joined = value.map((item) => clean(String(item))).filter(Boolean);
+      if (joined.length > 0 && prefix) out.push([prefix, joined.join(', ')]);
+    } else if (value.length > 0) {
+      flatten(value[0], prefix, out, depth + 1);
+    }
+    return out;
+  }
+  if (typeof value === 'object') {
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      if (key.startsWith('@') && key !== '@id') continue;
+      flatten(child, prefix ? `${prefix}.${key}` : key, out, depth + 1);
+    }
+  }
+  return out;
+}
+
+function typeOf(item: Record<string, unknown>): string {
+  const type = item['@type'];
+  return Array.isArray(type) ? String(type[0] ?? 'Thing') : typeof type === 'string' ? type : 'Thing';
+}
+
+function jsonLdValues(root: HTMLElement): StructuredValue[] {
+  const values: StructuredValue[] = [];
+  const items: unknown[] = [];
+  for (const block of jsonLd(root)) {
+    const graph = (block as { '@graph'?: unknown })?.['@graph'];
+    if (Array.isArray(graph)) items.push(...(graph as unknown[]));
+    else items.push(block);
+  }
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+    const scope = typeOf(item as Record<string, unknown>);
+    for (const [path, value] of flatten(item)) values.push({ source: 'jsonld', scope, path, value });
+  }
+  return values;
+}
+
+const STATE_ASSIGNMENT = /^\s*window\.(__[A-Z0-9_]+__)\s*=\s*(\{[\s\S]*\})\s*;?\s*$/;
+
+function embeddedValues(root: HTMLElement): StructuredValue[] {
+  const values: StructuredValue[] = [];
+  for (const script of root.querySelectorAll('script')) {
+    const type = (script.getAttribute('type') ?? '').toLowerCase();
+    const id = script.getAttribute('id');
+    let scope: string | undefined;
+    let json: string | undefined;
+    if (type === 'application/json' && id) {
+      scope = `script#${id}`;
+      json = script.rawText;
+    } else if (type === '' || type === 'text/javascript') {
+      const match = STATE_ASSIGNMENT.exec(script.rawText);
+      if (match) {
+        scope = `window.${match[1]}`;
+        json = match[2];
+      }
+    }
+    if (!scope || !json) continue;
+    try {
+      for (const [path, value] of flatten(JSON.parse(json))) values.push({ source: 'embedded', scope, path, value });
+    } catch {
+      // not JSON: not state
+    }
+  }
+  return values;
+}
+
+function tagShingles(body: HTMLElement): Set<string> {
+  const shingles = new Set<string>();
+  const work: Array<[HTMLElement, string[]]> = [[body, []]];
+  for (let entry = work.pop(); entry; entry = work.pop()) {
+    const [el, trail] = entry;
+    for (const child of elementChildren(el)) {
+      const next = [...trail.slice(-2), child.rawTagName ?? ''];
+      shingles.add(next.join('>'));
+      work.push([child, next]);
+    }
+  }
+  return shingles;
+}
+
+/** Class tokens of a page (for the stable-token count across a kind's pages). */
+export function pageClassTokens(html: string): Set<string> {
+  const tokens = new Set<string>();
+  for (const el of parseHtml(html).querySelectorAll('[class]')) for (const token of classTokens(el)) tokens.add(token);
+  return tokens;
+}
+
+export function pageSignals(html: string, url: string, stable: ReadonlySet<string> = new Set()): PageSignals {
+  const root = parseHtml(html);
+  const body = root.querySelector('body') ?? root;
+  const heading = body.querySelector('h1');
+  const headingText = heading ? readText(heading) : '';
+  return {
+    url,
+    labels: labelPairs(body, stable),
+    structured: [...jsonLdValues(root), ...embeddedValues(root)],
+    ...(heading && headingText ? { title: { value: headingText, path: anchorOf(heading, stable) } } : {}),
+    shingles: tagShingles(body),
+    text: readText(body),
+  };
+}

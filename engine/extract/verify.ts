@@ -1,0 +1,67 @@
+/**
+ * Verification without a human, on pages the induction never saw, with the runtime interpreter itself:
+ * - presence: a field is kept when held-out pages give it (required ones on nearly all);
+ * - agreement: where two sources of a field both answer, they must agree, else only the first is kept;
+ * - determinism: the same page interpreted twice gives the same JSON;
+ * - recognition: every held-out page is recognised as the role (its threshold is learned here).
+ * A role with no field left besides its title is not verified.
+ */
+import { applyRole, similarity, type FieldRecipe, type RoleRecipe } from './recipe';
+import { pageSignals } from './signals';
+import type { SamplePage } from './induce';
+
+export type Verification =
+  | { ok: true; role: RoleRecipe; detail: string }
+  | { ok: false; reason: 'too_few_pages' | 'not_verified'; detail: string };
+
+const PRESENCE_REQUIRED = 0.8;
+const PRESENCE_OPTIONAL = 0.3;
+const AGREEMENT = 0.9;
+const SIMILARITY_MARGIN = 0.1;
+const SIMILARITY_FLOOR = 0.5;
+
+export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly SamplePage[]): Verification {
+  if (heldOut.length < 2) return { ok: false, reason: 'too_few_pages', detail: `${heldOut.length} held-out page(s): at least 2 are needed to verify.` };
+  const stable = new Set(role.stableTokens);
+  const candidate: RoleRecipe = { ...role, minSimilarity: 0 };
+  const signals = heldOut.map((page) => pageSignals(page.html, page.url, stable));
+  const runs = heldOut.map((page, index) => applyRole(candidate, page.html, page.url, signals[index]));
+  const again = heldOut.map((page) => applyRole(candidate, page.html, page.url));
+  if (runs.some((run, index) => JSON.stringify(run.parsed) !== JSON.stringify(again[index]?.parsed))) {
+    return { ok: false, reason: 'not_verified', detail: 'The extraction is not deterministic on the held-out pages.' };
+  }
+
+  const kept: FieldRecipe[] = [];
+  const dropped: string[] = [];
+  for (const field of role.fields) {
+    const present = runs.filter((run) => run.values.has(field.name)).length / runs.length;
+    if (present < (field.required ? PRESENCE_REQUIRED : PRESENCE_OPTIONAL)) {
+      dropped.push(`${field.name} (presence ${present.toFixed(2)})`);
+      continue;
+    }
+    let sources = field.sources;
+    if (sources.length > 1) {
+      let both = 0;
+      let same = 0;
+      for (const run of runs) {
+        const values = run.bySource.get(field.name) ?? [];
+        if (values.length < 2) continue;
+        both++;
+        if (values.every((value) => value === values[0])) same++;
+      }
+      if (both > 0 && same / both < AGREEMENT) sources = sources.slice(0, 1);
+    }
+    kept.push({ ...field, sources });
+  }
+  if (!kept.some((field) => field.name !== 'title')) {
+    return { ok: false, reason: 'not_verified', detail: `No field held on ${heldOut.length} held-out pages${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.` };
+  }
+  const scores = signals.map((page) => similarity(role, page.shingles));
+  const minSimilarity = Math.max(SIMILARITY_FLOOR, Math.round((Math.min(...scores) - SIMILARITY_MARGIN) * 100) / 100);
+  const twoSources = kept.filter((field) => field.sources.length > 1).length;
+  return {
+    ok: true,
+    role: { ...role, fields: kept, minSimilarity },
+    detail: `${kept.length} fields verified on ${heldOut.length} held-out pages (${twoSources} confirmed by two sources)${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.`,
+  };
+}

@@ -1,0 +1,241 @@
+import { expect } from 'chai';
+import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { prepareWorkflowId } from '../../core/extract/store';
+import { acmeHomes, casaHogar, immoHaus, nextProp, noLinks, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
+import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { eventually, extractSitesAddress, testStack } from '../helpers/stack';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Json;
+}
+
+async function call(method: string, path: string, options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers['X-API-Key'] = options.key;
+  if (options.body !== undefined || options.raw !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(`${testStack().urls.api}${path}`, {
+    method,
+    headers,
+    ...(options.raw !== undefined ? { body: options.raw } : options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await response.text();
+  let body: Json = {};
+  try {
+    body = text ? (JSON.parse(text) as Json) : {};
+  } catch {
+    body = { text };
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+const fetchExtract = (key: string, url: string, query: Record<string, string> = {}) =>
+  call('GET', `/v1/?${new URLSearchParams({ apikey: key, url, ...query }).toString()}`);
+
+async function prepared(key: string, domain: string): Promise<Json> {
+  let record: Json = {};
+  await eventually(async () => {
+    record = (await call('GET', `/v1/extract/prepared-domains/${domain}`, { key })).body;
+    return record.status !== 'preparing';
+  }, 600, 250);
+  return record;
+}
+
+/** Field-level precision and recall of `parsed` (flattened) against the page's truth. */
+function score(parsed: Json, truth: Record<string, string | number>): { tp: number; fp: number; fn: number } {
+  const flat = new Map<string, unknown>();
+  const walk = (node: Json, prefix: string) => {
+    for (const [key, value] of Object.entries(node)) {
+      const name = prefix ? `${prefix}.${key}` : key;
+      if (value && typeof value === 'object' && !Array.isArray(value)) walk(value as Json, name);
+      else flat.set(name, value);
+    }
+  };
+  walk(parsed, '');
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  for (const [name, expected] of Object.entries(truth)) {
+    if (flat.get(name) === expected) tp++;
+    else fn++;
+  }
+  for (const [name, value] of flat) if (!(name in truth) || truth[name] !== value) fp++;
+  return { tp, fp, fn };
+}
+
+describe('Extract: domain preparation and extract=auto', function () {
+  this.timeout(300_000);
+  let handle: AccountsHandle;
+  let account: TestAccount;
+  let other: TestAccount;
+  let server: SitesServer;
+  let temporal: TemporalHandle;
+  const sites = { acme: acmeHomes(), immo: immoHaus(), casa: casaHogar(), shop: shopWidgets(), next: nextProp() };
+  const url = (site: GeneratedSite, path: string) => `http://${site.host}${path}`;
+
+  before(async () => {
+    handle = await openAccounts();
+    account = await newAccount(handle.accounts, { credits: 100_000 });
+    other = await newAccount(handle.accounts, { credits: 100_000 });
+    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks()]);
+    temporal = connectTemporal(handle.config);
+  });
+  after(async () => {
+    await temporal?.close();
+    await server?.close();
+    await handle?.close();
+  });
+
+  it('refuses bad submissions with invalid_argument and a reason, before anything is spent', async () => {
+    for (const domain of ['https://acme-homes.test', 'acme-homes.test/path', 'localhost', '', 'www.acme-homes.test', 'acme homes.test']) {
+      const answer = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body: { domain } });
+      expect([answer.status, answer.body.code, answer.body.reason], domain).to.deep.equal([400, 'invalid_argument', 'invalid_domain']);
+    }
+    const offDomain = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body: { domain: 'acme-homes.test', example_urls: ['http://immo-haus.test/expose/5000'] } });
+    expect([offDomain.status, offDomain.body.reason]).to.deep.equal([400, 'invalid_example_urls']);
+    const unknown = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body: { domain: 'acme-homes.test', extra: true } });
+    expect([unknown.status, unknown.body.code]).to.deep.equal([400, 'invalid_argument']);
+    const malformed = await call('POST', '/v1/extract/prepared-domains', { key: account.key, raw: '{"domain":' });
+    expect([malformed.status, malformed.body.code]).to.deep.equal([400, 'invalid_argument']);
+    const noKey = await call('GET', '/v1/extract/prepared-domains/allowance');
+    expect([noKey.status, noKey.body.code]).to.deep.equal([401, 'unauthenticated']);
+    const inQuery = await call('GET', `/v1/extract/prepared-domains/allowance?apikey=${account.key}`);
+    expect(inQuery.status).to.equal(200);
+    expect(inQuery.body).to.include({ used: 0, limit: 10, remaining: 10 });
+    expect(inQuery.body.month).to.match(/^\d{4}-\d{2}$/);
+    const never = await call('GET', '/v1/extract/prepared-domains/acme-homes.test', { key: account.key });
+    expect([never.status, never.body.code]).to.deep.equal([404, 'not_found']);
+  });
+
+  it('answers REQS007 domain_not_prepared before fetching, and charges nothing', async () => {
+    const before = server.requests.length;
+    const answer = await fetchExtract(account.key, url(sites.acme, sites.acme.details[0]!), { extract: 'auto' });
+    expect([answer.status, answer.body.code, answer.body.reason]).to.deep.equal([403, 'REQS007', 'domain_not_prepared']);
+    expect(answer.body.detail).to.include('/v1/extract/prepared-domains');
+    expect(server.requests.length).to.equal(before);
+  });
+
+  it('prepares a domain found through its sitemap, serves it, and extracts held-out pages with its own field names', async () => {
+    const submitted = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body: { domain: 'acme-homes.test' } });
+    expect(submitted.status).to.equal(202);
+    expect(submitted.body).to.include({ domain: 'acme-homes.test', status: 'preparing', state: 'received' });
+    const record = await prepared(account.key, 'acme-homes.test');
+    expect(record.status, JSON.stringify(record)).to.equal('ready');
+    expect(record.roles.find((role: Json) => role.role === 'property_detail')?.status).to.equal('ready');
+
+    const domains = (await call('GET', `/v1/extract/domains?apikey=${account.key}`)).body.domains as Json[];
+    expect(domains).to.deep.include({ domain: 'acme-homes.test', verticals: ['real_estate'], warm: true });
+    expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: account.key })).body.used).to.equal(1);
+
+    // Pages the preparation never fetched: the site grows, the recipe holds.
+    const grown = acmeHomes(40);
+    server.add(grown);
+    const fresh = grown.details.slice(24);
+    const totals = { tp: 0, fp: 0, fn: 0 };
+    for (const path of fresh) {
+      const answer = await fetchExtract(account.key, url(grown, path), { extract: 'auto' });
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.headers.get('content-type')).to.match(/^application\/json/);
+      expect(answer.body.html).to.include('<h1>');
+      expect(answer.headers.get('x-request-cost')).to.equal('1');
+      const { tp, fp, fn } = score(answer.body.parsed as Json, grown.pages.get(path)!.truth!);
+      totals.tp += tp;
+      totals.fp += fp;
+      totals.fn += fn;
+    }
+    const precision = totals.tp / (totals.tp + totals.fp);
+    const recall = totals.tp / (totals.tp + totals.fn);
+    expect((2 * precision * recall) / (precision + recall)).to.be.at.least(0.95);
+  });
+
+  it('projects extract_fields, maps extract=standard, and refuses what the recipe does not know', async () => {
+    const path = sites.acme.details[20]!;
+    const truth = sites.acme.pages.get(path)!.truth!;
+    const some = await fetchExtract(account.key, url(sites.acme, path), { extract: 'auto', extract_fields: 'price,bedrooms' });
+    expect(some.body.parsed).to.deep.equal({ price: truth.price, bedrooms: truth.bedrooms });
+    const standard = await fetchExtract(account.key, url(sites.acme, path), { extract: 'standard' });
+    expect(standard.body.parsed).to.include({ listing_price: truth.price, bedrooms: truth.bedrooms, area: truth.living_area });
+    const unknown = await fetchExtract(account.key, url(sites.acme, path), { extract: 'auto', extract_fields: 'price,swimming_pool' });
+    expect([unknown.status, unknown.body.code]).to.deep.equal([400, 'REQS004']);
+    expect(unknown.body.detail).to.include('swimming_pool');
+    const about = await fetchExtract(account.key, url(sites.acme, '/about'), { extract: 'auto' });
+    expect([about.status, about.body.code, about.body.reason]).to.deep.equal([403, 'REQS007', 'page_not_recognised']);
+    expect(about.headers.get('x-request-cost')).to.equal(null);
+  });
+
+  it('answers a ready domain at once to another account, spending no slot, and lets it read the record', async () => {
+    const answer = await call('POST', '/v1/extract/prepared-domains', { key: other.key, body: { domain: 'acme-homes.test' } });
+    expect([answer.status, answer.body.status]).to.deep.equal([202, 'ready']);
+    expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: other.key })).body.used).to.equal(0);
+    expect((await call('GET', '/v1/extract/prepared-domains/acme-homes.test', { key: other.key })).body.status).to.equal('ready');
+    const list = (await call('GET', '/v1/extract/prepared-domains', { key: other.key })).body;
+    expect(list.allowance.used).to.equal(0);
+    expect(list.domains.map((record: Json) => record.domain)).to.deep.equal(['acme-homes.test']);
+  });
+
+  it('prepares with example_urls, refuses a second preparation while one runs, and honours Idempotency-Key', async () => {
+    const body = { domain: 'immo-haus.test', example_urls: [url(sites.immo, sites.immo.details[0]!)] };
+    const headers = { 'Idempotency-Key': 'immo-1' };
+    const first = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body, headers });
+    expect(first.status).to.equal(202);
+    const replay = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body, headers });
+    expect([replay.status, replay.body.domain]).to.deep.equal([202, 'immo-haus.test']);
+    const conflict = await call('POST', '/v1/extract/prepared-domains', { key: account.key, body: { domain: 'immo-haus.test' }, headers });
+    expect([conflict.status, conflict.body.code]).to.deep.equal([409, 'idempotency_conflict']);
+    const busy = await call('POST', '/v1/extract/prepared-domains', { key: other.key, body: { domain: 'immo-haus.test' } });
+    expect([busy.status, busy.body.code]).to.deep.equal([409, 'in_progress']);
+    const record = await prepared(account.key, 'immo-haus.test');
+    expect(record.status, JSON.stringify(record)).to.equal('ready');
+    expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: account.key })).body.used).to.equal(2);
+
+    const path = sites.immo.details[sites.immo.details.length - 1]!;
+    const answer = await fetchExtract(account.key, url(sites.immo, path), { extract: 'auto' });
+    expect(answer.body.parsed).to.deep.equal(sites.immo.pages.get(path)!.truth);
+  });
+
+  for (const [name, code, slotConsumed] of [
+    ['shell-only.test', 'unpreparable', false],
+    ['same-pages.test', 'preparation_failed', true],
+    ['no-links.test', 'discovery_failed', false],
+  ] as const) {
+    it(`ends ${name} as ${code} with slot_consumed ${slotConsumed}`, async () => {
+      const owner = await newAccount(handle.accounts, { credits: 1000 });
+      expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: name } })).status).to.equal(202);
+      const record = await prepared(owner.key, name);
+      expect(record.status).to.equal('failed');
+      expect(record.failure).to.include({ code, slot_consumed: slotConsumed });
+      expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: owner.key })).body.used).to.equal(slotConsumed ? 1 : 0);
+    });
+  }
+
+  it('ends a cancelled preparation as interrupted, returning its slot', async () => {
+    const owner = await newAccount(handle.accounts, { credits: 1000 });
+    expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: 'casa-hogar.test' } })).status).to.equal(202);
+    await temporal.client.workflow.getHandle(prepareWorkflowId('casa-hogar.test')).cancel();
+    const record = await prepared(owner.key, 'casa-hogar.test');
+    expect(record.failure).to.include({ code: 'interrupted', slot_consumed: false });
+    expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: owner.key })).body.used).to.equal(0);
+  });
+
+  for (const key of ['casa', 'shop', 'next'] as const) {
+    it(`extracts ${key} site pages it never saw, after preparing from one example URL`, async () => {
+      const site = sites[key];
+      const owner = await newAccount(handle.accounts, { credits: 10_000 });
+      const submitted = await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: site.host, example_urls: [url(site, site.details[0]!)] } });
+      expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+      const record = await prepared(owner.key, site.host);
+      expect(record.status, JSON.stringify(record)).to.equal('ready');
+      const grown = ({ casa: casaHogar, shop: shopWidgets, next: nextProp } as const)[key](site.details.length + 6);
+      server.add(grown);
+      for (const path of grown.details.slice(site.details.length)) {
+        // The client-rendered site was prepared from rendered pages: its pages are asked for the same way.
+        const answer = await fetchExtract(owner.key, url(grown, path), { extract: 'auto', ...(key === 'next' ? { mode: 'auto' } : {}) });
+        expect(answer.body.parsed, `${path} ${JSON.stringify(answer.body)}`).to.deep.equal(grown.pages.get(path)!.truth);
+      }
+    });
+  }
+});
