@@ -1,6 +1,7 @@
 import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
+import { retentionActivities } from './retention';
 import { selfCheckActivities } from './selfcheck';
 import { webhookActivities } from './webhooks';
 
@@ -10,6 +11,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...selfCheckActivities(deps),
+    ...retentionActivities(deps),
     ...crawlActivities(deps),
     ...extractActivities(deps),
     ...webhookActivities(deps),

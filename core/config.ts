@@ -526,6 +526,30 @@ const variables = {
     scope: 'all',
     description: 'PEM file of extra certificate authorities trusted for webhook deliveries only (receivers with a private CA).',
   },
+  RESULTS_RETENTION_DAYS: {
+    parse: integer(1, 3650),
+    fallback: '30',
+    scope: 'worker',
+    description: 'Retention: days a crawl and all its data are kept after it ended; also Extract sample pages and webhook deliveries. Then the retention sweep removes them (a removed crawl reads as missing).',
+  },
+  IDEMPOTENCY_RETENTION_HOURS: {
+    parse: integer(1, 8760),
+    fallback: '24',
+    scope: 'worker',
+    description: 'Retention: hours an `Idempotency-Key` record is kept.',
+  },
+  RETENTION_INTERVAL_MINUTES: {
+    parse: integer(1, 10_080),
+    fallback: '60',
+    scope: 'worker',
+    description: 'Retention: how often the sweep runs (a Temporal Schedule the worker registers, `fetchplane-retention` in the Web UI).',
+  },
+  RETENTION_BATCH: {
+    parse: integer(10, 10_000),
+    fallback: '500',
+    scope: 'worker',
+    description: 'Retention: documents removed per delete (by `_id`), so no sweep holds a long write.',
+  },
   STACK_DIR: {
     parse: directory,
     fallback: '.stack',

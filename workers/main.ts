@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../core/log';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
 import { createFetchService } from '../engine/service';
 import { workflowBundlePath } from './bundle';
+import { ensureSchedules } from './schedules';
 
 function installRuntimeLogger(log: Logger, level: string): void {
   const levels = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -64,6 +65,15 @@ async function main(): Promise<void> {
     activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval) }),
     identity,
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
+  });
+
+  await retryUntil('schedules', log, async () => {
+    const temporal = connectTemporal(config);
+    try {
+      await ensureSchedules(temporal.client, config, log);
+    } finally {
+      await temporal.close();
+    }
   });
 
   const running = worker.run();

@@ -3,3 +3,4 @@ export { selfCheckWorkflow } from './selfcheck';
 export { crawlWorkflow, stopCrawlSignal } from './crawl';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { prepareDomainWorkflow } from './prepare-domain';
+export { retentionWorkflow } from './retention';
