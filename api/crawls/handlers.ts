@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCursor, START } from '../../core/crawls/cursor';
 import { CrawlReader, type CrawlView } from '../../core/crawls/read';
-import { isDuplicateKey, type CrawlEndDoc } from '../../core/crawls/store';
+import { ids, isDuplicateKey, type CrawlEndDoc } from '../../core/crawls/store';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../../core/crawls/workflow-names';
 import { problem } from '../../core/errors';
 import type { ApiDeps } from '../deps';
@@ -14,6 +14,8 @@ import { presentCrawl, presentResult } from './present';
 
 export const DEFAULT_READ_LIMIT = 1000;
 const DOWNLOAD_PAGE = 1000;
+/** Stored pages read per look-up while a download streams. */
+const CONTENT_BATCH = 100;
 
 export class CrawlHandlers {
   readonly reader: CrawlReader;
@@ -111,16 +113,19 @@ export class CrawlHandlers {
       for await (const item of this.allResults(view)) yield `${JSON.stringify({ url: item.url })}\n`;
       return;
     }
-    // Results first (bounded by max_items), then the stored pages in one pass, then what has no page.
+    // Results first (bounded by max_items), then their stored pages by computed id, then what has no page.
     const results = new Map<string, { url: string; status: string }>();
     for await (const item of this.allResults(view)) results.set(`${item.k}-${item.index}`, { url: item.url, status: item.contentStatus ?? 'pending' });
-    const cursor = this.reader.collections.contents.find({ crawl_id: crawlId, chunk: 0 });
-    for await (const doc of cursor) {
-      const result = results.get(doc.content_id);
-      if (!result || result.status !== 'fetched') continue;
-      const content = await this.reader.joinChunks(crawlId, doc);
-      yield `${JSON.stringify({ url: result.url, content_status: 'fetched', content })}\n`;
-      results.delete(doc.content_id);
+    const fetched = [...results].filter(([, result]) => result.status === 'fetched').map(([contentId]) => contentId);
+    for (let from = 0; from < fetched.length; from += CONTENT_BATCH) {
+      const batch = fetched.slice(from, from + CONTENT_BATCH).map((contentId) => ids.content(crawlId, contentId, 0));
+      for (const doc of await this.reader.collections.contents.find({ _id: { $in: batch } }).toArray()) {
+        const result = results.get(doc.content_id);
+        if (!result) continue;
+        const content = await this.reader.joinChunks(crawlId, doc);
+        yield `${JSON.stringify({ url: result.url, content_status: 'fetched', content })}\n`;
+        results.delete(doc.content_id);
+      }
     }
     for (const result of results.values()) {
       // A page marked fetched whose HTML is missing is reported failed rather than without content.

@@ -1,6 +1,7 @@
 /**
  * Reading a crawl from MongoDB (never from the workflow): the crawl document merged with its end
- * record, and its published results from any position, with `_id` look-ups only. Results are the
+ * record, and its published results from any position, with `_id` look-ups only (batched as `_id: {$in}`
+ * where a read needs several documents at once). Results are the
  * kept URLs of the published commits, in commit order; with `output_format` each one's content
  * status comes from the outcome block its position falls in.
  */
@@ -64,6 +65,7 @@ export class CrawlReader {
     let { batch, commit, offset } = from;
     while (items.length < limit && batch < view.doc.published) {
       const commits = (await pages.batch(batch))?.commits ?? [];
+      await pages.prefetch(commits, commit, offset, limit - items.length);
       const current = commits[commit];
       if (!current) {
         batch++;
@@ -92,16 +94,13 @@ export class CrawlReader {
   }
 
   private async addContentStatus(crawlId: string, items: ResultItem[]): Promise<void> {
-    const blocks = new Map<string, Promise<string>>();
+    const blockOf = (item: ResultItem) => ids.outcome(crawlId, item.k, Math.floor(item.index / OUTCOME_BLOCK));
+    const wanted = [...new Set(items.map(blockOf))];
+    // One look-up for every outcome block the page of results touches.
+    const found = wanted.length > 0 ? await this.collections.outcomes.find({ _id: { $in: wanted } }).toArray() : [];
+    const blocks = new Map(found.map((doc) => [doc._id, doc.s]));
     for (const item of items) {
-      const block = Math.floor(item.index / OUTCOME_BLOCK);
-      const id = ids.outcome(crawlId, item.k, block);
-      let statuses = blocks.get(id);
-      if (!statuses) {
-        statuses = this.collections.outcomes.findOne({ _id: id }).then((doc) => doc?.s ?? '');
-        blocks.set(id, statuses);
-      }
-      const mark = (await statuses)[item.index % OUTCOME_BLOCK];
+      const mark = (blocks.get(blockOf(item)) ?? '')[item.index % OUTCOME_BLOCK];
       item.contentStatus = mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
     }
   }
@@ -116,12 +115,9 @@ export class CrawlReader {
 
   async joinChunks(crawlId: string, first: { content_id: string; chunks: number; html: string }): Promise<string> {
     if (first.chunks <= 1) return first.html;
-    const parts = [first.html];
-    for (let chunk = 1; chunk < first.chunks; chunk++) {
-      const doc = await this.collections.contents.findOne({ _id: ids.content(crawlId, first.content_id, chunk) });
-      parts.push(doc?.html ?? '');
-    }
-    return parts.join('');
+    const rest = Array.from({ length: first.chunks - 1 }, (_, index) => ids.content(crawlId, first.content_id, index + 1));
+    const docs = new Map((await this.collections.contents.find({ _id: { $in: rest } }).toArray()).map((doc) => [doc._id, doc.html]));
+    return [first.html, ...rest.map((id) => docs.get(id) ?? '')].join('');
   }
 }
 
@@ -142,6 +138,29 @@ class PageCache {
       this.batches.set(batch, doc);
     }
     return doc;
+  }
+
+  /**
+   * Loads, in one look-up, the found parts the next `wanted` results of a batch fall in (from commit
+   * `commit`, offset `offset`), instead of one look-up per part as the walk reaches it.
+   */
+  async prefetch(commits: ReadonlyArray<{ k: number; a: number; kept: number }>, commit: number, offset: number, wanted: number): Promise<void> {
+    const needed: string[] = [];
+    let left = wanted;
+    for (let index = commit; index < commits.length && left > 0; index++) {
+      const current = commits[index]!;
+      const start = index === commit ? offset : 0;
+      const end = Math.min(current.kept, start + left);
+      for (let part = Math.floor(start / FOUND_PART); part * FOUND_PART < end; part++) {
+        const id = ids.found(this.crawlId, current.k, current.a, part);
+        if (!this.parts.has(id)) needed.push(id);
+      }
+      left -= Math.max(0, end - start);
+    }
+    if (needed.length < 2) return;
+    const loaded = this.collections.found.find({ _id: { $in: needed } }).toArray();
+    for (const id of needed) this.parts.set(id, loaded.then((docs) => docs.find((doc) => doc._id === id) ?? null));
+    await loaded;
   }
 
   found(k: number, a: number, part: number): Promise<FoundDoc | null> {
