@@ -11,6 +11,8 @@ import { extractRoutes } from './extract/routes';
 import { healthRoutes } from './health/routes';
 import type { RequestState } from './http/context';
 import { leanDispatcher } from './http/lean';
+import { createMcpHttp, type McpHttp } from './mcp/http';
+import { mcpRoutes } from './mcp/routes';
 import { httpMetrics, problemMiddleware } from './http/problem-middleware';
 import { buildRouter, routeChain, type LeanRoute, type Route } from './http/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -25,6 +27,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...extractRoutes(deps),
     ...fetchRoutes(deps),
     ...webhookRoutes(deps),
+    ...mcpRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
     ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),
@@ -73,9 +76,13 @@ function buildApp(deps: ApiDeps, routes: Route[]): { app: Koa<RequestState>; pro
 
 /**
  * The request listener of the API: the lean routes (the Fetch surface, see http/lean.ts) without Koa,
- * everything else through the Koa app, both with the same middleware and one metrics registry.
+ * the MCP server at /mcp (mcp/http.ts), everything else through the Koa app, both with the same middleware and one metrics registry.
  */
-export function createListener(deps: ApiDeps, routes: Route[] = allRoutes(deps)): (req: IncomingMessage, res: ServerResponse) => void {
+export function createListener(
+  deps: ApiDeps,
+  routes: Route[] = allRoutes(deps),
+  mcp: McpHttp = createMcpHttp(deps),
+): (req: IncomingMessage, res: ServerResponse) => void {
   const { app, problems } = buildApp(deps, routes);
   const koa = app.callback();
   const lean = leanDispatcher({
@@ -85,7 +92,7 @@ export function createListener(deps: ApiDeps, routes: Route[] = allRoutes(deps))
     docsUrl: deps.config.docsUrl,
   });
   return (req, res) => {
-    if (!lean(req, res)) void koa(req, res);
+    if (!mcp.handle(req, res) && !lean(req, res)) void koa(req, res);
   };
 }
 

@@ -14,6 +14,7 @@ import { connectTemporal } from '../core/temporal';
 import { createFetchService } from '../engine/service';
 import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
+import { createMcpHttp } from './mcp/http';
 import { answerClientErrors } from './http/client-errors';
 
 async function main(): Promise<void> {
@@ -30,7 +31,8 @@ async function main(): Promise<void> {
   accounts.start();
   const fetching = createFetchService({ config, log, db: db.db });
   const deps = { config, log, db, temporal, accounts, fetching };
-  const server = http.createServer(createListener(deps));
+  const mcp = createMcpHttp(deps);
+  const server = http.createServer(createListener(deps, undefined, mcp));
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server, config.docsUrl);
   await new Promise<void>((resolve, reject) => {
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // Stop accepting, let in-flight requests finish, then close the clients they used.
+    await mcp.close();
     await Promise.all(
       [server, appServer].map(
         (listener) =>

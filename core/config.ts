@@ -266,6 +266,11 @@ const variables = {
     scope: 'api',
     description: 'Base URL callers use to reach the API; defaults to `http://localhost:$PORT`.',
   },
+  FETCHPLANE_API_KEY: {
+    parse: text,
+    scope: 'api',
+    description: 'API key `npm run mcp` (the MCP server over stdio) acts with.',
+  },
   DOCS_URL: {
     parse: httpUrl,
     scope: 'api',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The entry of `npm start`, `npm test` and `npm run admin`. It runs before the dependencies exist, so it
+// The entry of `npm start`, `npm test`, `npm run admin` and `npm run mcp`. It runs before the dependencies exist, so it
 // uses nothing but Node: it installs them when node_modules is missing or older than the lock file
 // (`npm install`, which follows the lock: `npm ci` refuses locks without other platforms' optional packages),
 // then hands over to the TypeScript entry point and passes signals on to it.
@@ -21,13 +21,14 @@ function lockHash() {
   return hash.digest('hex');
 }
 
-function ensureDependencies() {
+// `quiet`: stdout belongs to a protocol (the MCP server over stdio), so the install reports on stderr.
+function ensureDependencies(quiet) {
   const wanted = lockHash();
   if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) return;
-  console.log(`[fetchplane] installing npm dependencies (npm install, as locked)`);
+  (quiet ? console.error : console.log)(`[fetchplane] installing npm dependencies (npm install, as locked)`);
   const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: quiet ? ['ignore', 2, 2] : 'inherit',
   });
   if (result.status !== 0) {
     console.error('[fetchplane] npm could not install the dependencies; see the output above.');
@@ -54,12 +55,14 @@ const tsx = (script, args = []) => run(process.execPath, ['--import', 'tsx', pat
 
 async function main() {
   const [command, ...args] = process.argv.slice(2);
-  ensureDependencies();
+  ensureDependencies(command === 'mcp');
   switch (command) {
     case 'start':
       return tsx('scripts/start.ts', args);
     case 'admin':
       return tsx('scripts/admin.ts', args);
+    case 'mcp':
+      return tsx('api/mcp/stdio.ts', args);
     case 'test': {
       console.log('[fetchplane] type-checking');
       let code = await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
@@ -70,7 +73,7 @@ async function main() {
       return run(bin('mocha'), args.length > 0 ? args : ['test/**/*.test.ts']);
     }
     default:
-      console.error(`usage: node scripts/bootstrap.js start|test|admin [args]`);
+      console.error(`usage: node scripts/bootstrap.js start|test|admin|mcp [args]`);
       return 2;
   }
 }

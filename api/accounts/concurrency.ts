@@ -18,21 +18,15 @@ export async function withSlot<T>(
   principal: Principal,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const limit = principal.plan.concurrency;
-  const grant = await accounts.slots.acquire(principal.accountId, limit);
-  if (!grant.ok) {
-    throw problem('AUTH008', `All ${limit} concurrency slots of the plan are in use; retry when a request finishes.`, {
-      headers: { 'Concurrency-Limit': String(limit), 'Concurrency-Remaining': '0', 'Retry-After': '1' },
-    });
-  }
-  ctx.set('Concurrency-Limit', String(limit));
-  ctx.set('Concurrency-Remaining', String(Math.max(0, limit - grant.inUse)));
+  const grant = await takeSlot(accounts, principal);
+  ctx.set('Concurrency-Limit', String(grant.limit));
+  ctx.set('Concurrency-Remaining', String(grant.remaining));
   const controller = new AbortController();
   const { res } = ctx;
   const onClose = () => {
     if (res.writableFinished) return;
     controller.abort(new Error('the client disconnected'));
-    void grant.lease.release();
+    void grant.release();
   };
   res.once('close', onClose);
   if (res.destroyed) onClose();
@@ -40,8 +34,38 @@ export async function withSlot<T>(
     return await work(controller.signal);
   } finally {
     res.off('close', onClose);
-    await grant.lease.release();
+    await grant.release();
   }
+}
+
+/** `withSlot` for callers that are not an HTTP response (MCP tools): `signal` says when the caller left. */
+export async function withSlotUntil<T>(
+  accounts: Pick<Accounts, 'slots'>,
+  principal: Principal,
+  signal: AbortSignal,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const grant = await takeSlot(accounts, principal);
+  const onAbort = () => void grant.release();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work(signal);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await grant.release();
+  }
+}
+
+/** One of the account's slots, or 429 AUTH008 when all are in use. */
+async function takeSlot(accounts: Pick<Accounts, 'slots'>, principal: Principal): Promise<{ limit: number; remaining: number; release: () => Promise<void> }> {
+  const limit = principal.plan.concurrency;
+  const grant = await accounts.slots.acquire(principal.accountId, limit);
+  if (!grant.ok) {
+    throw problem('AUTH008', `All ${limit} concurrency slots of the plan are in use; retry when a request finishes.`, {
+      headers: { 'Concurrency-Limit': String(limit), 'Concurrency-Remaining': '0', 'Retry-After': '1' },
+    });
+  }
+  return { limit, remaining: Math.max(0, limit - grant.inUse), release: () => grant.lease.release() };
 }
 
 /** `X-Request-Cost` and `X-Request-Credits`: the credits charged for this request. */

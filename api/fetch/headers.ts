@@ -31,7 +31,7 @@ export function forwardedHeaders(ctx: HttpContext, customHeaders: boolean, hasBo
 const validValue = (value: string): boolean => !/[\r\n\0]/.test(value) && /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 
 /** Echoes the target's headers with a `Z-` prefix (`Z-Set-Cookie`), repeated headers kept apart. */
-export function echoTargetHeaders(ctx: HttpContext, headers: ReadonlyArray<readonly [string, string]>): void {
+export function echoTargetHeaders(ctx: Pick<HttpContext, 'append'>, headers: ReadonlyArray<readonly [string, string]>): void {
   for (const [name, value] of headers) {
     if (!validValue(value)) continue;
     ctx.append(echoedName(name), value);

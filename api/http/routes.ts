@@ -163,6 +163,25 @@ function issueFrom(where: 'query' | 'body', error: ErrorObject | undefined): Val
   return { kind: 'invalid', where, field: base || '(body)', message: error?.message ?? 'is invalid' };
 }
 
+/**
+ * A query validated the way a route validates it (strings coerced to the declared types), for callers
+ * that reuse a route's parameters without an HTTP request (the MCP tools).
+ */
+export function checkQuery(schema: ObjectSchema, query: ParsedQuery, issues: IssueMapper = defaultIssues): Record<string, unknown> {
+  const coerced = coerceQuery(schema, query);
+  if ('issue' in coerced) throw issues(coerced.issue);
+  const validate = ajv.compile(schema);
+  if (!validate(coerced.value)) throw issues(issueFrom('query', validate.errors?.[0]));
+  return coerced.value;
+}
+
+/** A JSON body validated the way a route validates it. */
+export function checkBody(schema: ObjectSchema, value: unknown, issues: IssueMapper = defaultIssues): Record<string, unknown> {
+  const validate = ajv.compile(schema);
+  if (!validate(value)) throw issues(issueFrom('body', validate.errors?.[0]));
+  return value as Record<string, unknown>;
+}
+
 interface CompiledRoute {
   route: Route;
   query?: ValidateFunction;

@@ -1,0 +1,51 @@
+/**
+ * `npm run mcp`: the MCP server over stdio for desktop agents, acting with `FETCHPLANE_API_KEY`.
+ * stdout carries the protocol, so this process logs to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createAccounts } from '../../core/accounts';
+import { config as loadConfig } from '../../core/config';
+import { openDatabase } from '../../core/db';
+import { onShutdown } from '../../core/lifecycle';
+import { createLogger } from '../../core/log';
+import { connectTemporal } from '../../core/temporal';
+import { createFetchService } from '../../engine/service';
+import { createMcpServer } from './server';
+import { mcpTools } from './tools';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, { component: 'mcp' }, (line) => process.stderr.write(line + '\n'));
+  const key = config.fetchplaneApiKey;
+  if (!key) throw new Error('FETCHPLANE_API_KEY is not set: the MCP server acts with that API key');
+  const db = await openDatabase(config, log);
+  const accounts = createAccounts({ db: db.db, config, log });
+  const check = await accounts.keys.check(key);
+  if (!check.ok) throw new Error(`FETCHPLANE_API_KEY is not usable: the key is ${check.reason.replace('_', ' ')}`);
+  accounts.start();
+  const temporal = connectTemporal(config);
+  const fetching = createFetchService({ config, log, db: db.db });
+  const server = createMcpServer(mcpTools({ config, log, db, temporal, accounts, fetching }), check.principal);
+  const transport = new StdioServerTransport();
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      await accounts.stop();
+      await fetching.close();
+      await temporal.close();
+      await db.close();
+    })());
+  // The client closing stdin ends the session and the process.
+  transport.onclose = () => void stop().then(() => process.exit(0));
+  onShutdown(log, config.shutdownTimeoutMs, async () => {
+    await server.close();
+    await stop();
+  });
+  await server.connect(transport);
+  log.info('mcp server on stdio', { account_id: check.principal.accountId });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`mcp server failed to start: ${(error as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,196 @@
+/**
+ * The service's surfaces as MCP tools. Each tool declares a JSON Schema and calls the same code as its
+ * HTTP route: a Fetch through `performFetch` inside a concurrency slot (billed as the HTTP call), a
+ * crawl through the crawl starter and handlers, usage through `usageDetails`. A refusal comes back as
+ * a tool error whose text carries the problem document's `code` and `detail`.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../../core/accounts';
+import { ApiError } from '../../core/errors';
+import { withSlotUntil } from '../accounts/concurrency';
+import { usageDetails } from '../accounts/usage-routes';
+import { CrawlHandlers } from '../crawls/handlers';
+import { START_BODY } from '../crawls/schemas';
+import { CrawlStarter, type StartBody } from '../crawls/start';
+import type { ApiDeps } from '../deps';
+import { createRecipeCache, type RecipeCache } from '../fetch/extract';
+import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../fetch/params';
+import { performFetch, type HeaderSink } from '../fetch/perform';
+import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
+import type { ParsedQuery } from '../http/context';
+
+type Args = Record<string, unknown>;
+
+/** A tool's input: an object schema, which the route validator also takes. */
+type ToolSchema = ObjectSchema & { type: 'object' };
+
+interface ToolDefinition extends Tool {
+  run(principal: Principal, args: Args, signal: AbortSignal): Promise<CallToolResult>;
+}
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+const json = (value: unknown): CallToolResult => text(JSON.stringify(value, null, 2));
+
+/** A refusal as the tool error an agent reads: the problem's code, status and detail. */
+export function toolError(error: ApiError): CallToolResult {
+  const problem = { code: error.code, status: error.status, detail: error.detail, ...error.members };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }], structuredContent: problem };
+}
+
+const ignoredHeaders: HeaderSink = { set: () => undefined, append: () => undefined };
+
+/** Tool arguments as the query strings the Fetch route validates, so both refuse alike. */
+function fetchQuery(args: Args): ParsedQuery {
+  const query: ParsedQuery = {};
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined || value === null) continue;
+    query[name] = typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
+  }
+  return query;
+}
+
+const prop = (name: string): JsonSchema => (FETCH_QUERY.properties[name] ?? {}) as JsonSchema;
+
+const FETCH_INPUT: ToolSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: prop('url'),
+    mode: { type: 'string', enum: ['auto', 'fixed'], default: 'auto', description: 'auto (default): cheapest configuration first, escalating only when blocked. fixed: exactly js_render/premium_proxy as given.' },
+    response_type: { type: 'string', enum: ['markdown', 'plaintext', 'html'], default: 'markdown', description: 'Shape of the page (markdown by default).' },
+    css_extractor: { type: ['object', 'string'], description: 'Output keys mapped to CSS selectors; answers JSON instead of the page.' },
+    outputs: prop('outputs'),
+    js_render: prop('js_render'),
+    premium_proxy: prop('premium_proxy'),
+    wait_for: prop('wait_for'),
+    wait: prop('wait'),
+    screenshot: { type: 'boolean', description: 'Return an above-the-fold screenshot as an image.' },
+    screenshot_fullpage: { type: 'boolean', description: 'Return a full-page screenshot as an image.' },
+  },
+};
+
+function fetchArgsToQuery(args: Args): ParsedQuery {
+  const { mode, response_type: responseType, ...rest } = args;
+  const fixed = mode === 'fixed' || rest.js_render === true || rest.premium_proxy === true;
+  const query = fetchQuery(rest);
+  if (!fixed) query.mode = 'auto';
+  if (responseType === undefined || responseType === 'markdown' || responseType === 'plaintext') query.response_type = (responseType as string | undefined) ?? 'markdown';
+  return query;
+}
+
+async function runFetch(deps: ApiDeps, recipes: RecipeCache, principal: Principal, query: ParsedQuery, signal: AbortSignal): Promise<CallToolResult> {
+  const params = parseFetchParams(checkQuery(FETCH_QUERY, query, fetchIssues), query);
+  return withSlotUntil(deps.accounts, principal, signal, async (slotSignal) => {
+    const { shaped, cost } = await performFetch(deps, recipes, principal, { params, method: 'GET', headers: [], signal: slotSignal }, ignoredHeaders);
+    const meta = { _meta: { credits: cost, status: shaped.status } };
+    if (shaped.contentType.startsWith('image/')) {
+      const data = Buffer.isBuffer(shaped.body) ? shaped.body : Buffer.from(shaped.body);
+      return { content: [{ type: 'image', data: data.toString('base64'), mimeType: shaped.contentType }], ...meta };
+    }
+    const body = Buffer.isBuffer(shaped.body) ? shaped.body.toString('utf8') : shaped.body;
+    return { ...text(body), ...meta };
+  });
+}
+
+const READ_INPUT: ToolSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['crawl_id'],
+  properties: {
+    crawl_id: { type: 'string', description: 'The crawl_id crawl_start returned.' },
+    cursor: { type: 'string', description: 'The previous read’s next_cursor; omit for the first results.' },
+    limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Results per read (default 100).' },
+  },
+};
+
+const STOP_INPUT: ToolSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['crawl_id'],
+  properties: { crawl_id: { type: 'string' } },
+};
+
+export function mcpTools(deps: ApiDeps): ToolDefinition[] {
+  const recipes = createRecipeCache(deps.db.db);
+  const starter = new CrawlStarter(deps);
+  const crawls = new CrawlHandlers(deps, starter.activeJobs);
+  return [
+    {
+      name: 'fetch_page',
+      description:
+        'Retrieve one web page as Markdown (default), plain text or HTML; or CSS-extracted JSON (css_extractor), ' +
+        'typed data (outputs: emails, links, tables, ...), or a screenshot image. Billed as GET /v1/ (1 credit plain, 5 rendered, 10 premium, 25 both).',
+      inputSchema: FETCH_INPUT,
+      run: (principal, args, signal) => runFetch(deps, recipes, principal, fetchArgsToQuery(args), signal),
+    },
+    {
+      name: 'extract',
+      description:
+        'Structured data from a page of a prepared domain (extract=auto): JSON {parsed, html}. ' +
+        'An unprepared domain is refused (REQS007) with how to prepare it; nothing is charged then.',
+      inputSchema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url'],
+        properties: {
+          url: prop('url'),
+          fields: { type: 'array', items: { type: 'string' }, description: 'Only these fields (dotted paths) of the parsed result.' },
+          js_render: prop('js_render'),
+        },
+      },
+      run(principal, args, signal) {
+        const fields = Array.isArray(args.fields) ? (args.fields as unknown[]).map(String) : undefined;
+        const query = fetchQuery({ url: args.url, js_render: args.js_render, extract: 'auto', ...(fields ? { extract_fields: fields.join(',') } : {}) });
+        return runFetch(deps, recipes, principal, query, signal);
+      },
+    },
+    {
+      name: 'crawl_start',
+      description: 'Start a crawl collecting the URLs behind a start page (with output_format=html also their HTML). Returns the crawl with its crawl_id; read it with crawl_read.',
+      inputSchema: START_BODY as ToolSchema,
+      async run(principal, args) {
+        const crawlId = await starter.start(principal, checkBody(START_BODY, args) as unknown as StartBody, undefined);
+        return json(await crawls.read(crawlId, principal.accountId, undefined, 0));
+      },
+    },
+    {
+      name: 'crawl_read',
+      description: 'Read a crawl: its status and one page of results. Pass next_cursor back as cursor for the next page; next_cursor is null once the crawl ended and all results were read.',
+      inputSchema: READ_INPUT,
+      async run(principal, args) {
+        const input = checkBody(READ_INPUT, args);
+        return json(await crawls.read(input.crawl_id as string, principal.accountId, input.cursor as string | undefined, (input.limit as number | undefined) ?? 100));
+      },
+    },
+    {
+      name: 'crawl_stop',
+      description: 'Stop a running crawl; an ended crawl answers its final state.',
+      inputSchema: STOP_INPUT,
+      async run(principal, args) {
+        const input = checkBody(STOP_INPUT, args);
+        return json(await crawls.stop(input.crawl_id as string, principal.accountId));
+      },
+    },
+    {
+      name: 'plan_usage',
+      description: 'The plan’s period, credits used and left, concurrency limit and slots in use.',
+      inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+      run: async (principal) => json(await usageDetails(deps.accounts, principal)),
+    },
+  ];
+}
+
+/** Runs a tool; refusals become tool errors, anything else is the server's fault and is thrown. */
+export async function callTool(tools: ToolDefinition[], principal: Principal, name: string, args: Args, signal: AbortSignal): Promise<CallToolResult> {
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (!tool) return toolError(new ApiError('invalid_request', `No tool named "${name}".`));
+  try {
+    return await tool.run(principal, args, signal);
+  } catch (error) {
+    if (error instanceof ApiError) return toolError(error);
+    throw error;
+  }
+}
+
+export type { ToolDefinition };
