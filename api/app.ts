@@ -13,6 +13,7 @@ import type { RequestState } from './http/context';
 import { leanDispatcher } from './http/lean';
 import { createMcpHttp, type McpHttp } from './mcp/http';
 import { mcpRoutes } from './mcp/routes';
+import { oauthRoutes } from './oauth/routes';
 import { httpMetrics, problemMiddleware } from './http/problem-middleware';
 import { buildRouter, routeChain, type LeanRoute, type Route } from './http/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -28,6 +29,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...fetchRoutes(deps),
     ...webhookRoutes(deps),
     ...mcpRoutes(deps),
+    ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
     ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),

@@ -1,4 +1,7 @@
-/** Discovery for MCP clients: the protected-resource metadata (RFC 9728) of the `/mcp` endpoint. */
+/**
+ * Discovery for MCP clients: the protected-resource metadata (RFC 9728) of the `/mcp` endpoint, naming
+ * this service as its authorization server (api/oauth).
+ */
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
 import { MCP_PATH, RESOURCE_METADATA_PATH } from './http';
@@ -17,6 +20,7 @@ export function mcpRoutes(deps: Pick<ApiDeps, 'config'>): Route[] {
         ctx.set('Cache-Control', 'public, max-age=3600');
         ctx.body = {
           resource: `${publicUrl}${MCP_PATH}`,
+          authorization_servers: [publicUrl],
           bearer_methods_supported: ['header'],
           scopes_supported: ['api'],
           resource_name: 'Fetchplane MCP server',

@@ -1,0 +1,199 @@
+/**
+ * OAuth 2.1 for agents that cannot hold a key: authorization-server metadata (RFC 8414), dynamic client
+ * registration (RFC 7591), the authorization endpoint with its consent page (PKCE S256 only, exact
+ * redirect URIs), and the token endpoint, whose access token is an API key created for that client
+ * (listed and revoked like any key: `npm run admin -- revoke-key KEY_ID`).
+ *
+ * OAuth's own error shape answers here (`{error, error_description}`), not problem documents. Codes,
+ * keys and verifiers travel only in bodies and the client's redirect; the access log records paths
+ * without their query.
+ */
+import type { AppContext } from '../http/context';
+import { AccountsError } from '../../core/accounts/store';
+import { isWellFormedKey } from '../../core/accounts/keys';
+import { OAuthStore, s256 } from '../../core/oauth/store';
+import type { ApiDeps } from '../deps';
+import type { Route } from '../http/routes';
+import { checkAuthorization, redirectTo, SCOPE } from './authorize';
+import { consentPage, pageHeaders } from './consent-page';
+import { validRedirectUri } from './redirect-uris';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+function oauthError(ctx: AppContext, status: number, error: string, description: string): void {
+  ctx.status = status;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error, error_description: description };
+}
+
+const isType = (ctx: AppContext, type: string): boolean => (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase() === type;
+
+const formOf = (raw: Buffer | undefined): Record<string, string> => Object.fromEntries(new URLSearchParams(raw?.toString('utf8') ?? ''));
+
+function htmlError(ctx: AppContext, message: string): void {
+  ctx.status = 400;
+  for (const [name, value] of Object.entries(pageHeaders())) ctx.set(name, value);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorization refused</title></head><body><h1>Authorization refused</h1><p>${message}</p></body></html>`;
+}
+
+export function oauthRoutes(deps: ApiDeps): Route[] {
+  const store = new OAuthStore(deps.db.db);
+  const base = deps.config.publicUrl;
+  const tags = ['OAuth'];
+  const showConsent = (ctx: AppContext, request: { client: { _id: string; client_name?: string }; redirectUri: string; echoed: Record<string, string> }, error?: string) => {
+    for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);
+    ctx.status = error ? 401 : 200;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = consentPage({
+      clientName: request.client.client_name ?? request.client._id,
+      redirectHost: new URL(request.redirectUri).host || request.redirectUri,
+      request: request.echoed,
+      error,
+      signupUrl: `${deps.config.appUrl ?? base}/api/agent/signup`,
+    });
+  };
+
+  return [
+    {
+      method: 'GET',
+      path: '/.well-known/oauth-authorization-server',
+      operationId: 'getAuthorizationServerMetadata',
+      summary: 'OAuth 2.1 authorization-server metadata (RFC 8414).',
+      tags,
+      responses: { 200: { description: 'The metadata', content: { 'application/json': {} } } },
+      handler(ctx) {
+        ctx.set('Cache-Control', 'public, max-age=3600');
+        ctx.body = {
+          issuer: base,
+          authorization_endpoint: `${base}/oauth/authorize`,
+          token_endpoint: `${base}/oauth/token`,
+          registration_endpoint: `${base}/oauth/register`,
+          scopes_supported: [SCOPE],
+          response_types_supported: ['code'],
+          grant_types_supported: ['authorization_code'],
+          code_challenge_methods_supported: ['S256'],
+          token_endpoint_auth_methods_supported: ['none'],
+        };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/register',
+      operationId: 'registerOAuthClient',
+      summary: 'Dynamic client registration (RFC 7591): a public client with its exact redirect URIs.',
+      tags,
+      body: 'raw',
+      responses: { 201: { description: 'The registered client', content: { 'application/json': {} } }, 400: { description: 'Invalid client metadata' } },
+      async handler(ctx, input) {
+        if (!isType(ctx, 'application/json')) return oauthError(ctx, 400, 'invalid_client_metadata', 'Send the client metadata as application/json.');
+        let metadata: unknown;
+        try {
+          metadata = JSON.parse(input.rawBody?.toString('utf8') ?? '');
+        } catch {
+          return oauthError(ctx, 400, 'invalid_client_metadata', 'The body is not valid JSON.');
+        }
+        if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return oauthError(ctx, 400, 'invalid_client_metadata', 'The body must be a JSON object.');
+        const given = metadata as Record<string, unknown>;
+        const uris = given.redirect_uris;
+        if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((uri) => typeof uri === 'string' && validRedirectUri(uri))) {
+          return oauthError(ctx, 400, 'invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs, https or http on a loopback address, without a fragment.');
+        }
+        const method = given.token_endpoint_auth_method ?? 'none';
+        if (method !== 'none') return oauthError(ctx, 400, 'invalid_client_metadata', 'Only public clients: token_endpoint_auth_method must be "none".');
+        const name = typeof given.client_name === 'string' ? given.client_name.slice(0, 100) : undefined;
+        const client = await store.register(uris as string[], name);
+        ctx.status = 201;
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = {
+          client_id: client._id,
+          client_id_issued_at: Math.floor(client.created_at.getTime() / 1000),
+          redirect_uris: client.redirect_uris,
+          ...(client.client_name ? { client_name: client.client_name } : {}),
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          scope: SCOPE,
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/oauth/authorize',
+      operationId: 'authorize',
+      summary: 'Authorization endpoint: the consent page (PKCE S256 only, exact redirect URI).',
+      tags,
+      responses: { 200: { description: 'The consent page', content: { 'text/html': {} } }, 302: { description: 'Back to the client with an error' }, 400: { description: 'Unknown client or redirect URI' } },
+      async handler(ctx) {
+        const checked = await checkAuthorization(store, ctx.query);
+        if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
+        showConsent(ctx, checked.request);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/authorize',
+      operationId: 'approveAuthorization',
+      summary: 'The consent form: sign in with an API key, approve or deny.',
+      tags,
+      body: 'raw',
+      responses: { 302: { description: 'Back to the client with a code or an error' }, 400: { description: 'Unknown client or redirect URI' }, 401: { description: 'The API key was not valid' } },
+      async handler(ctx, input) {
+        if (!isType(ctx, FORM)) return htmlError(ctx, 'The consent form must be posted as application/x-www-form-urlencoded.');
+        const form = formOf(input.rawBody);
+        const checked = await checkAuthorization(store, form);
+        if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
+        const { request } = checked;
+        if (form.decision !== 'approve') {
+          return ctx.redirect(redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The account holder denied access.', state: request.state }));
+        }
+        const key = form.api_key ?? '';
+        const check = isWellFormedKey(key) ? await deps.accounts.keys.check(key) : undefined;
+        if (!check?.ok) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
+        const code = await store.issueCode({
+          client_id: request.client._id,
+          redirect_uri: request.redirectUri,
+          code_challenge: request.codeChallenge,
+          account_id: check.principal.accountId,
+          scope: SCOPE,
+        });
+        ctx.set('Cache-Control', 'no-store');
+        ctx.redirect(redirectTo(request.redirectUri, { code, state: request.state }));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/token',
+      operationId: 'token',
+      summary: 'Token endpoint: exchanges a code and its PKCE verifier for an API key made for the client.',
+      tags,
+      body: 'raw',
+      responses: { 200: { description: 'The access token (an API key)', content: { 'application/json': {} } }, 400: { description: 'OAuth error' } },
+      async handler(ctx, input) {
+        if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The token request must be ${FORM}.`);
+        const form = formOf(input.rawBody);
+        if (form.grant_type !== 'authorization_code') return oauthError(ctx, 400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
+        const { code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier } = form;
+        if (!code || !clientId || !verifier) return oauthError(ctx, 400, 'invalid_request', 'code, client_id and code_verifier are required.');
+        if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return oauthError(ctx, 400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
+        // Spent before it is checked: a code is good for one attempt, right or wrong.
+        const grant = await store.spendCode(code);
+        if (!grant) return oauthError(ctx, 400, 'invalid_grant', 'The code is unknown, expired or already used.');
+        if (grant.client_id !== clientId) return oauthError(ctx, 400, 'invalid_grant', 'The code was issued to another client.');
+        if ((redirectUri ?? grant.redirect_uri) !== grant.redirect_uri) return oauthError(ctx, 400, 'invalid_grant', 'redirect_uri differs from the authorization request’s.');
+        if (s256(verifier) !== grant.code_challenge) return oauthError(ctx, 400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+        const client = await store.client(clientId);
+        let key: string;
+        try {
+          ({ key } = await deps.accounts.store.createKey(grant.account_id, { name: `oauth:${client?.client_name ?? clientId}` }));
+        } catch (error) {
+          if (error instanceof AccountsError) return oauthError(ctx, 400, 'invalid_grant', error.message);
+          throw error;
+        }
+        ctx.set('Cache-Control', 'no-store');
+        ctx.set('Pragma', 'no-cache');
+        ctx.body = { access_token: key, token_type: 'Bearer', scope: grant.scope };
+      },
+    },
+  ];
+}
