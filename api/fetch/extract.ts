@@ -8,7 +8,7 @@
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
 import { problem } from '../../core/errors';
-import { applyRole, classify, pageSignals, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import { applyRole, classify, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
 import type { Page } from '../../engine/retrieve';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
@@ -68,8 +68,9 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
 }
 
 export function shapeExtract(page: Page, html: string, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
-  const signals = pageSignals(html, page.finalUrl);
-  const role = classify(recipe, page.finalUrl, signals);
+  // Parsed once: the page's signature picks the role, the same tree gives its fields.
+  const root = parsePage(html);
+  const role = classify(recipe, page.finalUrl, { shingles: pageShingles(root) });
   if (!role) {
     const needsBrowser = !rendered && recipe.roles.some((candidate) => candidate.render === 'browser');
     throw needsBrowser
@@ -78,7 +79,7 @@ export function shapeExtract(page: Page, html: string, params: FetchParams, reci
         })
       : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
   }
-  const applied = applyRole(role, html, page.finalUrl);
+  const applied = applyRole(role, root, page.finalUrl);
   let parsed = params.extract === 'standard' ? (toStandard(role, applied.values) ?? {}) : applied.parsed;
   if (params.extractFields && params.extractFields.length > 0) parsed = project(parsed, params.extractFields).value;
   return {

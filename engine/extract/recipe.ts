@@ -4,6 +4,7 @@
  * runs during verification and on every request, so what was verified is what runs.
  */
 import type { DomainRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
+import type { HTMLElement } from '../outputs/dom';
 import { endsWithAnchor, pageSignals, type PageSignals } from './signals';
 import { normalize } from './values';
 
@@ -49,7 +50,7 @@ export interface Applied {
   bySource: Map<string, Array<string | number>>;
 }
 
-export function applyRole(role: RoleRecipe, html: string, url: string, signals?: PageSignals): Applied {
+export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: string, signals?: PageSignals): Applied {
   const page = signals ?? pageSignals(html, url, new Set(role.stableTokens));
   const parsed: Parsed = {};
   const values = new Map<string, string | number>();
@@ -96,7 +97,7 @@ export const urlMatches = (role: Pick<RoleRecipe, 'urlPatterns'>, url: string): 
  * The role a page belongs to: among the roles whose URL patterns match, else among all, the one whose
  * signature the page contains most, provided it reaches the role's threshold.
  */
-export function classify(recipe: Pick<DomainRecipe, 'roles'>, url: string, signals: PageSignals): RoleRecipe | undefined {
+export function classify(recipe: Pick<DomainRecipe, 'roles'>, url: string, signals: Pick<PageSignals, 'shingles'>): RoleRecipe | undefined {
   const byUrl = recipe.roles.filter((role) => urlMatches(role, url));
   const candidates = byUrl.length > 0 ? byUrl : recipe.roles;
   let best: RoleRecipe | undefined;

@@ -39,8 +39,6 @@ export interface PageSignals {
   title?: { value: string; path: string[] };
   /** Tag paths of depth 3 (the DOM signature used to recognise the page's kind). */
   shingles: Set<string>;
-  /** All visible text, collapsed (to tell visible structured values from hidden ones). */
-  text: string;
 }
 
 const MAX_LABEL_LENGTH = 40;
@@ -160,7 +158,8 @@ function labelPairs(body: HTMLElement, stable: ReadonlySet<string>): LabelPair[]
         push(pair(readText(first), readText(second), 'pair', second, stable));
       }
     }
-    if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag)) {
+    // A leaf longer than a label and a value together holds no pair: its text is not even read.
+    if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag) && el.rawText.length <= 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) {
       const text = readText(el);
       const colon = text.indexOf(':');
       if (colon > 0) push(pair(text.slice(0, colon), text.slice(colon + 1).trim(), 'colon', el, stable));
@@ -269,8 +268,11 @@ export function pageClassTokens(html: string): Set<string> {
   return tokens;
 }
 
-export function pageSignals(html: string, url: string, stable: ReadonlySet<string> = new Set()): PageSignals {
-  const root = parseHtml(html);
+/** A parsed page, to compute several views of it without parsing it again. */
+export const parsePage = (html: string): HTMLElement => parseHtml(html);
+
+export function pageSignals(html: string | HTMLElement, url: string, stable: ReadonlySet<string> = new Set()): PageSignals {
+  const root = typeof html === 'string' ? parseHtml(html) : html;
   const body = root.querySelector('body') ?? root;
   const heading = body.querySelector('h1');
   const headingText = heading ? readText(heading) : '';
@@ -280,6 +282,10 @@ export function pageSignals(html: string, url: string, stable: ReadonlySet<strin
     structured: [...jsonLdValues(root), ...embeddedValues(root)],
     ...(heading && headingText ? { title: { value: headingText, path: anchorOf(heading, stable) } } : {}),
     shingles: tagShingles(body),
-    text: readText(body),
   };
+}
+
+/** Only the DOM signature of a page (what recognising its kind needs). */
+export function pageShingles(root: HTMLElement): Set<string> {
+  return tagShingles(root.querySelector('body') ?? root);
 }
