@@ -28,6 +28,8 @@ const records = proxyActivities<Activities>({
 export interface PrepareInput {
   domain: string;
   exampleUrls: string[];
+  /** Re-preparing a ready domain whose recipe stopped matching: its record stays ready meanwhile. */
+  refresh?: boolean;
 }
 
 const ATTEMPTS = 2;
@@ -36,7 +38,7 @@ export async function prepareDomainWorkflow(input: PrepareInput): Promise<{ stat
   const { domain } = input;
   const outcomes: RoleOutcome[] = [];
   const finish = async (failure?: { code: FailureCode; detail: string }) => {
-    await CancellationScope.nonCancellable(() => records.extractFinish({ domain, outcomes, ...(failure ? { failure } : {}) }));
+    await CancellationScope.nonCancellable(() => records.extractFinish({ domain, outcomes, ...(input.refresh ? { refresh: true } : {}), ...(failure ? { failure } : {}) }));
     const ready = !failure && outcomes.some((outcome) => outcome.ok);
     upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: ready ? 'ready' : 'failed' }]);
     return { status: ready ? ('ready' as const) : ('failed' as const) };

@@ -55,11 +55,17 @@ export function extractActivities(deps: ActivityDeps) {
   const { domains, recipes, slots } = extractCollections(deps.db);
   const snapshots = deps.db.collection<SnapshotDoc>(EXTRACT_SNAPSHOTS);
 
+  /** Pages that answered 2xx but are not HTML (a PDF, an image): what makes a domain unsupported. */
+  const notHtml = new Set<string>();
+
   /** A page in mode=auto, paid by the service; only 2xx HTML counts. */
   async function fetchHtml(url: string): Promise<{ html: string; finalUrl: string; rendered: boolean } | undefined> {
     const page = await deps.pageFetcher.fetch({ url, afford: async () => true });
     if (!page.ok || page.status >= 300) return undefined;
-    if (page.contentType && !/html|xml/i.test(page.contentType)) return undefined;
+    if (page.contentType && !/html|xml/i.test(page.contentType)) {
+      notHtml.add(url);
+      return undefined;
+    }
     // Rendered configurations cost 5 or 25 credits; plain ones 1 or 10.
     return { html: page.html ?? page.body.toString('utf8'), finalUrl: page.finalUrl, rendered: page.credits === 5 || page.credits === 25 };
   }
@@ -195,6 +201,9 @@ export function extractActivities(deps: ActivityDeps) {
         taken.add(role);
         kinds.push({ role, urls: [example, ...siblings.filter((url) => url !== example)] });
       }
+      if (answered === 0 && examples.every((example) => notHtml.has(example))) {
+        return { ok: false, code: 'unsupported', detail: 'The example URLs answer with documents that are not HTML (Extract reads web pages).' };
+      }
       if (answered === 0) return { ok: false, code: 'unpreparable', detail: 'None of the example URLs answered with usable HTML.' };
       return { ok: true, kinds };
     },
@@ -225,7 +234,7 @@ export function extractActivities(deps: ActivityDeps) {
     async extractFinish(input: FinishInput): Promise<void> {
       const now = new Date();
       const record = await domains.findOne({ _id: input.domain });
-      if (!record || record.status !== 'preparing') return;
+      if (!record || record.status !== (input.refresh ? 'ready' : 'preparing')) return;
       const roles: RoleStatus[] = input.outcomes.map((outcome) =>
         outcome.ok
           ? { role: outcome.recipe.role, status: 'ready', url: outcome.recipe.url, detail: outcome.detail }
@@ -240,7 +249,15 @@ export function extractActivities(deps: ActivityDeps) {
           { $setOnInsert: { domain: input.domain, version, algorithm: ALGORITHM_VERSION, created_at: now.toISOString(), verticals, roles: ready } },
           { upsert: true },
         );
-        await domains.updateOne({ _id: input.domain }, { $set: { status: 'ready', state: 'ready', roles, recipe_version: version, verticals, updated_at: now }, $unset: { failure: '' } });
+        await domains.updateOne(
+          { _id: input.domain },
+          { $set: { status: 'ready', state: 'ready', roles, recipe_version: version, verticals, updated_at: now }, $unset: { failure: '', refresh_failure: '' } },
+        );
+        return;
+      }
+      if (input.refresh) {
+        const failure = input.failure ?? { code: 'preparation_exhausted' as const, detail: 'No extraction could be verified.' };
+        await domains.updateOne({ _id: input.domain }, { $set: { refresh_failure: { ...failure, at: now } } });
         return;
       }
       const failure = input.failure ?? { code: 'preparation_exhausted' as const, detail: 'No extraction could be verified.' };

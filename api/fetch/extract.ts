@@ -18,9 +18,12 @@ export const EXTRACT_WARNING_HEADER = 'X-Extract-Warning';
 
 export interface RecipeCache {
   recipeFor(domain: string): Promise<RecipeDoc | undefined>;
+  /** A page of the domain no longer gave every required field: ask for a re-preparation (never throws). */
+  reportStale(domain: string): Promise<void>;
 }
 
-export function createRecipeCache(db: Db, now: () => number = Date.now): RecipeCache {
+export function createRecipeCache(db: Db, options: { onStale?: (domain: string) => Promise<unknown>; now?: () => number } = {}): RecipeCache {
+  const now = options.now ?? Date.now;
   const { domains, recipes } = extractCollections(db);
   const cached = new Map<string, { at: number; recipe: RecipeDoc }>();
   return {
@@ -32,6 +35,9 @@ export function createRecipeCache(db: Db, now: () => number = Date.now): RecipeC
       // Only recipes are kept: a domain that becomes ready is served on the next request.
       if (recipe) cached.set(domain, { at: now(), recipe });
       return recipe;
+    },
+    async reportStale(domain) {
+      await options.onStale?.(domain).catch(() => undefined);
     },
   };
 }

@@ -101,7 +101,10 @@ export async function performFetch(
     let shaped: Shaped;
     if (recipe) {
       const extracted = shapeExtract(page, page.html ?? decodeHtml(page.body, page.contentType), params, recipe, answerStatus(page, params), rung.engine === 'rendered');
-      if (extracted.warning) out.set(EXTRACT_WARNING_HEADER, extracted.warning);
+      if (extracted.warning) {
+        out.set(EXTRACT_WARNING_HEADER, extracted.warning);
+        await recipes.reportStale(recipe.domain);
+      }
       shaped = extracted;
     } else {
       shaped = shapeResponse(page, params);

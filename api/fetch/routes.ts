@@ -16,6 +16,7 @@ import { forwardedHeaders } from './headers';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from './params';
 import { createRecipeCache, type RecipeCache } from './extract';
 import { performFetch } from './perform';
+import { createExtractCommands } from '../../core/extract/commands';
 
 async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query, ctx.query);
@@ -33,7 +34,8 @@ async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext
 }
 
 export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
-  const recipes = createRecipeCache(deps.db.db);
+  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
+  const recipes = createRecipeCache(deps.db.db, { onStale: (domain) => commands.requestRefresh(domain) });
   const route = (method: Method): LeanRoute => ({
     lean: true,
     method,

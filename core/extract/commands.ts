@@ -7,7 +7,7 @@
  * account's UTC month and starts `prepare-<domain>`. Starting the workflow is compensated: if it cannot
  * start, the record reads `failed`/`interrupted` and the slot is returned.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../crawls/store';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
@@ -25,6 +25,8 @@ import {
 } from './store';
 
 export const PREPARE_WORKFLOW_TYPE = 'prepareDomainWorkflow';
+/** A stale recipe is re-prepared at most this often. */
+const REFRESH_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface Allowance {
   used: number;
@@ -162,6 +164,35 @@ export function createExtractCommands(deps: ExtractDeps) {
       const records = mine.length > 0 ? await domains.find({ _id: { $in: mine.map((submission) => submission.domain) } }).toArray() : [];
       records.sort((a, b) => b.submitted_at.getTime() - a.submitted_at.getTime() || a._id.localeCompare(b._id));
       return { allowance: await allowance(principal), domains: records.map((record) => presentDomain(record, true)) };
+    },
+
+    /**
+     * A request found required fields missing: the site may have changed. Starts a re-preparation (at
+     * the service's expense, no slot) unless one ran within the hour; the recipe in force keeps serving
+     * until a new one verifies.
+     */
+    async requestRefresh(domain: string): Promise<boolean> {
+      const record = await domains.findOne({ _id: domain });
+      if (!record || record.status !== 'ready') return false;
+      const at = now();
+      if (record.refresh_requested_at && at.getTime() - record.refresh_requested_at.getTime() < REFRESH_INTERVAL_MS) return false;
+      const claimed = await domains.updateOne(
+        { _id: domain, status: 'ready', refresh_requested_at: record.refresh_requested_at ?? { $exists: false } } as never,
+        { $set: { refresh_requested_at: at } },
+      );
+      if (claimed.modifiedCount === 0) return false;
+      try {
+        await deps.temporal.client.workflow.start(PREPARE_WORKFLOW_TYPE, {
+          taskQueue: deps.taskQueue,
+          workflowId: prepareWorkflowId(domain),
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          args: [{ domain, exampleUrls: record.example_urls, refresh: true }],
+          typedSearchAttributes: [{ key: STATUS_ATTRIBUTE, value: 'preparing' }],
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+      return true;
     },
 
     /** Every domain Extract serves now. */

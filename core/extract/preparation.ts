@@ -7,7 +7,7 @@ export interface Kind {
   urls: string[];
 }
 
-export type Discovery = { ok: true; kinds: Kind[] } | { ok: false; code: Extract<FailureCode, 'discovery_failed' | 'unpreparable'>; detail: string };
+export type Discovery = { ok: true; kinds: Kind[] } | { ok: false; code: Extract<FailureCode, 'discovery_failed' | 'unpreparable' | 'unsupported'>; detail: string };
 
 export interface Sample {
   role: string;
@@ -29,6 +29,8 @@ export type RoleOutcome =
 
 export interface FinishInput {
   domain: string;
+  /** A re-preparation of a ready domain: a failure keeps the recipe in force. */
+  refresh?: boolean;
   outcomes: RoleOutcome[];
   failure?: { code: FailureCode; detail: string };
 }

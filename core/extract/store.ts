@@ -61,6 +61,10 @@ export interface PreparedDomainDoc {
   updated_at: Date;
   /** The recipe in force, once ready. */
   recipe_version?: number;
+  /** A request found the recipe no longer matching and asked for a re-preparation then. */
+  refresh_requested_at?: Date;
+  /** The last re-preparation failed; the recipe in force stays. */
+  refresh_failure?: { code: FailureCode; detail: string; at: Date };
   verticals: string[];
 }
 

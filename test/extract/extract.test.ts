@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
-import { prepareWorkflowId } from '../../core/extract/store';
-import { acmeHomes, casaHogar, immoHaus, nextProp, noLinks, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { extractCollections, prepareWorkflowId } from '../../core/extract/store';
+import { acmeHomes, casaHogar, fewPages, immoHaus, nextProp, noLinks, pdfOnly, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { createExtractCommands } from '../../core/extract/commands';
 import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
 import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
 import { eventually, extractSitesAddress, testStack } from '../helpers/stack';
@@ -81,7 +82,7 @@ describe('Extract: domain preparation and extract=auto', function () {
     handle = await openAccounts();
     account = await newAccount(handle.accounts, { credits: 100_000 });
     other = await newAccount(handle.accounts, { credits: 100_000 });
-    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks()]);
+    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks(), fewPages(), pdfOnly()]);
     temporal = connectTemporal(handle.config);
   });
   after(async () => {
@@ -212,6 +213,36 @@ describe('Extract: domain preparation and extract=auto', function () {
     });
   }
 
+  for (const [name, code] of [
+    ['few-pages.test', 'verification_failed'],
+    ['pdf-only.test', 'unsupported'],
+  ] as const) {
+    it(`ends ${name} as ${code}, keeping the slot`, async () => {
+      const owner = await newAccount(handle.accounts, { credits: 1000 });
+      const site = name === 'few-pages.test' ? fewPages() : pdfOnly();
+      const submitted = await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: name, example_urls: [`http://${name}${site.details[0]}`] } });
+      expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+      const record = await prepared(owner.key, name);
+      expect(record.failure, JSON.stringify(record)).to.include({ code, slot_consumed: true });
+      expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: owner.key })).body.used).to.equal(1);
+    });
+  }
+
+  it('counts slots per UTC month: the allowance resets when the month rolls over', async () => {
+    const owner = await newAccount(handle.accounts, { credits: 1000 });
+    const principal = await handle.accounts.principalFor(owner.accountId, owner.keyId);
+    const { slots } = extractCollections(handle.db.db);
+    await slots.insertMany([
+      { _id: `${owner.accountId}:2026-01:a.test:1`, account_id: owner.accountId, domain: 'a.test', month: '2026-01', created_at: new Date('2026-01-31T23:59:00Z'), returned: false },
+      { _id: `${owner.accountId}:2026-01:b.test:2`, account_id: owner.accountId, domain: 'b.test', month: '2026-01', created_at: new Date('2026-01-15T00:00:00Z'), returned: true },
+      { _id: `${owner.accountId}:2026-02:c.test:3`, account_id: owner.accountId, domain: 'c.test', month: '2026-02', created_at: new Date('2026-02-01T00:00:01Z'), returned: false },
+    ]);
+    const at = (iso: string) => createExtractCommands({ db: handle.db, temporal, taskQueue: handle.config.temporalTaskQueue, now: () => new Date(iso) });
+    expect(await at('2026-01-31T23:59:59Z').allowance(principal)).to.deep.equal({ used: 1, limit: 10, remaining: 9, month: '2026-01' });
+    expect(await at('2026-02-01T00:00:00Z').allowance(principal)).to.deep.equal({ used: 1, limit: 10, remaining: 9, month: '2026-02' });
+    expect(await at('2026-03-01T00:00:00Z').allowance(principal)).to.deep.equal({ used: 0, limit: 10, remaining: 10, month: '2026-03' });
+  });
+
   it('ends a cancelled preparation as interrupted, returning its slot', async () => {
     const owner = await newAccount(handle.accounts, { credits: 1000 });
     expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: 'casa-hogar.test' } })).status).to.equal(202);
@@ -238,4 +269,24 @@ describe('Extract: domain preparation and extract=auto', function () {
       }
     });
   }
+
+  it('answers a redesigned page with what it can and a warning, then re-prepares the domain by itself', async () => {
+    // The site renames a label: "Bathrooms" is now "Baths", a field no other source gives.
+    const redesigned = acmeHomes(40);
+    for (const page of redesigned.pages.values()) page.html = page.html.replace(/<dt>Bathrooms<\/dt>/g, '<dt>Baths</dt>');
+    server.add(redesigned);
+    const path = redesigned.details[30]!;
+    const truth = redesigned.pages.get(path)!.truth!;
+    const stale = await fetchExtract(account.key, url(redesigned, path), { extract: 'auto' });
+    expect(stale.status).to.equal(200);
+    expect(stale.headers.get('x-extract-warning')).to.include('bathrooms');
+    expect(stale.body.parsed).to.include({ price: truth.price, bedrooms: truth.bedrooms });
+    expect(stale.body.parsed).to.not.have.property('bathrooms');
+    // The record stays ready while the re-preparation runs; the new recipe reads the new label.
+    expect((await call('GET', '/v1/extract/prepared-domains/acme-homes.test', { key: account.key })).body.status).to.equal('ready');
+    await eventually(async () => {
+      const fresh = await fetchExtract(account.key, url(redesigned, path), { extract: 'auto' });
+      return fresh.headers.get('x-extract-warning') === null && fresh.body.parsed?.baths === truth.bathrooms;
+    }, 240, 250);
+  });
 });
