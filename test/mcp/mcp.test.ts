@@ -4,6 +4,7 @@
  * fixture sites, a screenshot comes back as image content, a refused target as a tool error, and a
  * call is billed exactly as the same HTTP call.
  */
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -14,6 +15,7 @@ import { startBrowserSite, startPrivateListener, type BrowserSite, type PrivateL
 import { eventually, testStack } from '../helpers/stack';
 import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import type { TestAccount } from '../accounts/helpers';
+import { pythonWithMcp } from '../helpers/python-mcp';
 
 const TOOLS = ['crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'fetch_page', 'plan_usage'];
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -24,12 +26,40 @@ async function httpClient(key: string): Promise<Client> {
   return client;
 }
 
+const ROOT = path.resolve(__dirname, '../..');
+
+/** How a client starts `api/mcp/stdio.ts` against the test stack, acting with `key`. */
+const stdioServer = (key: string) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', path.join(ROOT, 'api/mcp/stdio.ts')],
+  cwd: ROOT,
+  env: { ...(testStack().component('api').spec.env as Record<string, string>), FETCHPLANE_API_KEY: key, PATH: testStack().component('api').spec.env.PATH ?? '/usr/bin:/bin' },
+});
+
 async function stdioClient(key: string): Promise<Client> {
-  const root = path.resolve(__dirname, '../..');
   const client = new Client({ name: 'fetchplane-test', version: '1.0.0' });
-  const env = { ...(testStack().component('api').spec.env as Record<string, string>), FETCHPLANE_API_KEY: key, PATH: process.env.PATH ?? '' };
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', path.join(root, 'api/mcp/stdio.ts')], cwd: root, env, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ ...stdioServer(key), stderr: 'ignore' }));
   return client;
+}
+
+interface PythonReport {
+  tools: string[];
+  page: { isError: boolean; type: string; text?: string };
+  screenshot: { isError: boolean; type: string; mimeType?: string; head?: string };
+  refused: { isError: boolean; type: string; text?: string };
+}
+
+/** Runs test/mcp/python_client.py with `job` on its stdin and parses what it prints. */
+async function runPythonClient(job: Record<string, unknown>): Promise<PythonReport> {
+  const child = spawn(pythonWithMcp(), [path.join(ROOT, 'test/mcp/python_client.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stdin.end(JSON.stringify(job));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the Python client exited ${String(code)}: ${err.slice(-2000)}`);
+  return JSON.parse(out) as PythonReport;
 }
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
@@ -182,6 +212,28 @@ describe('MCP server', function () {
         expect(usage.plan.name).to.be.a('string');
         expect(usage.usage).to.be.greaterThan(0);
       });
+    });
+  }
+
+  for (const transport of ['http', 'stdio'] as const) {
+    it(`works with the Python mcp package as client over ${transport}`, async function () {
+      this.timeout(300_000);
+      const account = await fetchAccount();
+      const report = await runPythonClient({
+        transport,
+        key: account.key,
+        url: `${testStack().urls.api}/mcp`,
+        ...stdioServer(account.key),
+        page: site.at('/', 'open.fixture.test'),
+        refused: `http://127.0.0.2:${site.port}/`,
+      });
+      expect(report.tools).to.deep.equal(TOOLS);
+      expect(report.page.isError).to.equal(false);
+      expect(report.page.text).to.contain('# Welcome, anyone');
+      expect([report.screenshot.type, report.screenshot.mimeType, report.screenshot.head]).to.deep.equal(['image', 'image/png', PNG.toString('hex')]);
+      expect(report.refused.isError).to.equal(true);
+      expect((JSON.parse(report.refused.text ?? '{}') as { code: string }).code).to.equal('REQS001');
+      await settled(fetchClient(testStack().urls.api, account), 1 + 5);
     });
   }
 

@@ -1,0 +1,28 @@
+/**
+ * The Python `mcp` package from PyPI, a second MCP client independent of the TypeScript SDK, installed
+ * once into a virtualenv in the git-ignored STACK_DIR (as the Temporal CLI is). A missing python3 or a
+ * failed install fails the tests that need it: they are not skipped.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { config } from '../../core/config';
+
+export const PYTHON_MCP_VERSION = '2.3.0';
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${result.stdout}${result.stderr}${result.error ? String(result.error) : ''}`);
+}
+
+/** The virtualenv's python, with `mcp==PYTHON_MCP_VERSION` installed. */
+export function pythonWithMcp(): string {
+  const venv = path.join(config().stackDir, `mcp-python-${PYTHON_MCP_VERSION}`);
+  const python = path.join(venv, 'bin', 'python');
+  const marker = path.join(venv, '.installed');
+  if (existsSync(marker)) return python;
+  run('python3', ['-m', 'venv', venv]);
+  run(path.join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-q', `mcp==${PYTHON_MCP_VERSION}`]);
+  run(python, ['-c', `import pathlib, mcp; pathlib.Path(${JSON.stringify(marker)}).write_text("ok")`]);
+  return python;
+}
