@@ -14,7 +14,7 @@ const MAX_EXAMPLE_URLS = 10;
 
 const reasonFor = (field: string): string => (field.startsWith('example_urls') ? 'invalid_example_urls' : field === 'domain' ? 'invalid_domain' : 'invalid_body');
 
-const preparedIssues: IssueMapper = (issue) => {
+export const preparedIssues: IssueMapper = (issue) => {
   switch (issue.kind) {
     case 'malformed_body':
       return problem('invalid_argument', issue.message, { members: { reason: 'malformed_body' } });
@@ -31,7 +31,7 @@ const json = (description: string, schema: Record<string, unknown>): ResponseSpe
 
 const KEY_QUERY: ObjectSchema = { type: 'object', additionalProperties: false, properties: { apikey: API_KEY_QUERY_PROPERTY } };
 
-const SUBMIT_BODY: ObjectSchema = {
+export const SUBMIT_BODY: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['domain'],
@@ -68,7 +68,7 @@ export function normalizeDomain(raw: string): string {
   return domain;
 }
 
-function checkExamples(domain: string, urls: readonly string[]): string[] {
+export function checkExamples(domain: string, urls: readonly string[]): string[] {
   return urls.map((raw, index) => {
     let url: URL;
     try {

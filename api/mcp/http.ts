@@ -5,7 +5,7 @@
  *
  * Each session is one MCP server bound to the key that opened it: a request carrying a session id
  * with another account's key is answered as an unknown session. Sessions live in this process's
- * memory, with a bounded event store for resumption (`Last-Event-ID`).
+ * memory, with a bounded event store for resumption (`Last-Event-ID`), and end after 30 idle minutes.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -23,7 +23,11 @@ export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 interface Session {
   transport: StreamableHTTPServerTransport;
   accountId: string;
+  lastSeen: number;
 }
+
+/** A session no request touched for this long is closed: clients that vanish leave nothing behind. */
+const SESSION_IDLE_MS = 30 * 60_000;
 
 export interface McpHttp {
   /** Serves the request when it is for `/mcp`; false otherwise. */
@@ -48,6 +52,11 @@ function jsonRpcError(res: ServerResponse, status: number, message: string): voi
 export function createMcpHttp(deps: ApiDeps): McpHttp {
   const tools = mcpTools(deps);
   const sessions = new Map<string, Session>();
+  const sweeper = setInterval(() => {
+    const cutoff = Date.now() - SESSION_IDLE_MS;
+    for (const session of sessions.values()) if (session.lastSeen < cutoff) void session.transport.close();
+  }, 60_000);
+  sweeper.unref();
 
   async function principalOf(req: IncomingMessage, res: ServerResponse): Promise<Principal | undefined> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -70,13 +79,14 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
       if (!session || session.accountId !== principal.accountId) return jsonRpcError(res, 404, 'Session not found.');
+      session.lastSeen = Date.now();
       return session.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new BoundedEventStore(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, accountId: principal.accountId }),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, accountId: principal.accountId, lastSeen: Date.now() }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -97,6 +107,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       return true;
     },
     async close() {
+      clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((session) => session.transport.close()));
       sessions.clear();
     },

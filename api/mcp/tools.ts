@@ -1,7 +1,8 @@
 /**
  * The service's surfaces as MCP tools. Each tool declares a JSON Schema and calls the same code as its
  * HTTP route: a Fetch through `performFetch` inside a concurrency slot (billed as the HTTP call), a
- * crawl through the crawl starter and handlers, usage through `usageDetails`. A refusal comes back as
+ * crawl through the crawl starter and handlers, domain preparation through the Extract commands, usage
+ * through `usageDetails`. A refusal comes back as
  * a tool error whose text carries the problem document's `code` and `detail`.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -13,6 +14,8 @@ import { CrawlHandlers } from '../crawls/handlers';
 import { START_BODY } from '../crawls/schemas';
 import { CrawlStarter, type StartBody } from '../crawls/start';
 import type { ApiDeps } from '../deps';
+import { createExtractCommands } from '../../core/extract/commands';
+import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
 import { createRecipeCache, type RecipeCache } from '../fetch/extract';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../fetch/params';
 import { performFetch, type HeaderSink } from '../fetch/perform';
@@ -104,6 +107,13 @@ const READ_INPUT: ToolSchema = {
   },
 };
 
+const DOMAIN_INPUT: ToolSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['domain'],
+  properties: { domain: { type: 'string', minLength: 1, maxLength: 253, description: 'The registrable domain, as submitted (acme-homes.com).' } },
+};
+
 const STOP_INPUT: ToolSchema = {
   type: 'object',
   additionalProperties: false,
@@ -115,6 +125,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
   const recipes = createRecipeCache(deps.db.db);
   const starter = new CrawlStarter(deps);
   const crawls = new CrawlHandlers(deps, starter.activeJobs);
+  const extractCommands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
   return [
     {
       name: 'fetch_page',
@@ -128,7 +139,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       name: 'extract',
       description:
         'Structured data from a page of a prepared domain (extract=auto): JSON {parsed, html}. ' +
-        'An unprepared domain is refused (REQS007) with how to prepare it; nothing is charged then.',
+        'An unprepared domain is refused (REQS007; prepare it with extract_prepare_domain); nothing is charged then.',
       inputSchema: {
         type: 'object',
         additionalProperties: false,
@@ -143,6 +154,28 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
         const fields = Array.isArray(args.fields) ? (args.fields as unknown[]).map(String) : undefined;
         const query = fetchQuery({ url: args.url, js_render: args.js_render, extract: 'auto', ...(fields ? { extract_fields: fields.join(',') } : {}) });
         return runFetch(deps, recipes, principal, query, signal);
+      },
+    },
+    {
+      name: 'extract_prepare_domain',
+      description:
+        'Prepare a domain for the extract tool (free, limited by monthly preparation slots). Answers the preparation record; ' +
+        'poll extract_domain_status until status is ready (or failed). A domain already prepared answers its record at once.',
+      inputSchema: SUBMIT_BODY as ToolSchema,
+      async run(principal, args) {
+        const body = checkBody(SUBMIT_BODY, args, preparedIssues) as { domain: string; example_urls?: string[] };
+        const domain = normalizeDomain(body.domain);
+        const exampleUrls = checkExamples(domain, body.example_urls ?? []);
+        return json(await extractCommands.submit(principal, { domain, ...(exampleUrls.length > 0 ? { example_urls: exampleUrls } : {}) }));
+      },
+    },
+    {
+      name: 'extract_domain_status',
+      description: 'The preparation record of a domain this account submitted: status preparing, ready or failed, with its state and page kinds.',
+      inputSchema: DOMAIN_INPUT,
+      async run(principal, args) {
+        const { domain } = checkBody(DOMAIN_INPUT, args, preparedIssues) as { domain: string };
+        return json(await extractCommands.read(principal, normalizeDomain(domain)));
       },
     },
     {

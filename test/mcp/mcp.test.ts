@@ -17,7 +17,7 @@ import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import type { TestAccount } from '../accounts/helpers';
 import { pythonWithMcp } from '../helpers/python-mcp';
 
-const TOOLS = ['crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'fetch_page', 'plan_usage'];
+const TOOLS = ['crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'extract_domain_status', 'extract_prepare_domain', 'fetch_page', 'plan_usage'];
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 async function httpClient(key: string): Promise<Client> {
@@ -187,6 +187,17 @@ describe('MCP server', function () {
         const refused = problemOf(await call(client, 'extract', { url: site.at('/', 'open.fixture.test'), fields: ['title'] }));
         expect(refused.code).to.equal('REQS007');
         expect(refused.detail).to.contain('prepared-domains');
+      });
+
+      it('prepares a domain and reads its status; refuses a bad domain and one never submitted', async () => {
+        const domain = transport === 'stdio' ? 'mcp-stdio-tools.test' : 'mcp-http-tools.test';
+        const submitted = JSON.parse(textOf(await call(client, 'extract_prepare_domain', { domain }))) as { domain: string; status: string };
+        expect(submitted).to.include({ domain, status: 'preparing' });
+        const read = JSON.parse(textOf(await call(client, 'extract_domain_status', { domain }))) as { domain: string; status: string };
+        expect(read.domain).to.equal(domain);
+        expect(['preparing', 'ready', 'failed']).to.include(read.status);
+        expect(problemOf(await call(client, 'extract_prepare_domain', { domain: 'https://x.test/path' })).code).to.equal('invalid_argument');
+        expect(problemOf(await call(client, 'extract_domain_status', { domain: 'never-submitted.test' })).code).to.equal('not_found');
       });
 
       it('starts, reads and stops a crawl; another account never sees it', async () => {

@@ -4,6 +4,7 @@
  * tool call with the access token. Then each way a flow must fail.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -141,6 +142,11 @@ describe('OAuth 2.1 for the MCP server', function () {
       if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 500));
     }
     expect(status).to.equal(401);
+
+    // The API logged the requests, but none of the secrets that passed through them.
+    const apiLog = readFileSync(testStack().component('api').logFile, 'utf8');
+    expect(apiLog).to.contain('/oauth/token');
+    for (const secret of [code, verifier, issued.body.access_token ?? '', account.key]) expect(apiLog).to.not.contain(secret);
   });
 
   describe('refusals', () => {
