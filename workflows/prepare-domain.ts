@@ -16,7 +16,8 @@ import { STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '2 minutes',
+  // Every page fetched is a heartbeat: a killed worker's step is retried elsewhere within this.
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 

@@ -6,6 +6,7 @@
  * from the same bytes.
  */
 import { createHash } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
 import {
   extractCollections,
@@ -58,9 +59,10 @@ export function extractActivities(deps: ActivityDeps) {
   /** Pages that answered 2xx but are not HTML (a PDF, an image): what makes a domain unsupported. */
   const notHtml = new Set<string>();
 
-  /** A page in mode=auto, paid by the service; only 2xx HTML counts. */
+  /** A page in mode=auto, paid by the service; only 2xx HTML counts. Each page is a sign of life. */
   async function fetchHtml(url: string): Promise<{ html: string; finalUrl: string; rendered: boolean } | undefined> {
     const page = await deps.pageFetcher.fetch({ url, afford: async () => true });
+    Context.current().heartbeat();
     if (!page.ok || page.status >= 300) return undefined;
     if (page.contentType && !/html|xml/i.test(page.contentType)) {
       notHtml.add(url);
@@ -72,6 +74,7 @@ export function extractActivities(deps: ActivityDeps) {
 
   async function fetchText(url: string): Promise<string | undefined> {
     const page = await deps.pageFetcher.fetch({ url, afford: async () => true });
+    Context.current().heartbeat();
     return page.ok && page.status < 300 ? page.body.toString('utf8') : undefined;
   }
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { extractCollections, prepareWorkflowId } from '../../core/extract/store';
-import { acmeHomes, casaHogar, fewPages, immoHaus, nextProp, noLinks, pdfOnly, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { acmeHomes, casaHogar, fewPages, immoHaus, nextProp, noLinks, pdfOnly, samePages, shellOnly, shopWidgets, slowHomes, type GeneratedSite } from '../fixtures/extract-sites/sites';
 import { createExtractCommands } from '../../core/extract/commands';
 import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
 import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
@@ -82,7 +82,7 @@ describe('Extract: domain preparation and extract=auto', function () {
     handle = await openAccounts();
     account = await newAccount(handle.accounts, { credits: 100_000 });
     other = await newAccount(handle.accounts, { credits: 100_000 });
-    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks(), fewPages(), pdfOnly()]);
+    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks(), fewPages(), pdfOnly(), slowHomes()], { delayMs: { 'slow-homes.test': 400 } });
     temporal = connectTemporal(handle.config);
   });
   after(async () => {
@@ -241,6 +241,20 @@ describe('Extract: domain preparation and extract=auto', function () {
     expect(await at('2026-01-31T23:59:59Z').allowance(principal)).to.deep.equal({ used: 1, limit: 10, remaining: 9, month: '2026-01' });
     expect(await at('2026-02-01T00:00:00Z').allowance(principal)).to.deep.equal({ used: 1, limit: 10, remaining: 9, month: '2026-02' });
     expect(await at('2026-03-01T00:00:00Z').allowance(principal)).to.deep.equal({ used: 0, limit: 10, remaining: 10, month: '2026-03' });
+  });
+
+  it('loses nothing when the worker is killed mid-preparation', async () => {
+    const owner = await newAccount(handle.accounts, { credits: 1000 });
+    const site = slowHomes();
+    expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: site.host, example_urls: [url(site, site.details[0]!)] } })).status).to.equal(202);
+    await eventually(async () => (await call('GET', `/v1/extract/prepared-domains/${site.host}`, { key: owner.key })).body.state === 'preparing', 200, 50);
+    await testStack().component('worker').kill();
+    await testStack().component('worker').start();
+    const record = await prepared(owner.key, site.host);
+    expect(record.status, JSON.stringify(record)).to.equal('ready');
+    const path = site.details[site.details.length - 1]!;
+    const answer = await fetchExtract(owner.key, url(site, path), { extract: 'auto' });
+    expect(answer.body.parsed).to.include({ price: site.pages.get(path)!.truth!.price });
   });
 
   it('ends a cancelled preparation as interrupted, returning its slot', async () => {
