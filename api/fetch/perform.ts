@@ -19,7 +19,8 @@ import { decodeHtml } from '../../engine/outputs';
 import type { RetrievalError, RetrievalMode } from '../../engine/retrieve';
 import type { ApiDeps } from '../deps';
 import { echoTargetHeaders } from './headers';
-import { EXTRACT_WARNING_HEADER, recipeForRequest, shapeExtract, type RecipeCache } from './extract';
+import { createRecipeCache, EXTRACT_WARNING_HEADER, recipeForRequest, shapeExtract, type RecipeCache } from './extract';
+import { createExtractCommands } from '../../core/extract/commands';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
 
@@ -57,6 +58,12 @@ function modeOf(params: FetchParams): RetrievalMode {
 /** Credits reserved up front: the configuration's price, or under mode=auto the first rung's. */
 const firstCost = (params: FetchParams): number =>
   params.auto ? costOf({ jsRender: params.needsBrowser, premiumProxy: false }) : costOf(params);
+
+/** The recipes every Fetch caller reads, asking for a re-preparation when a page shows one is stale. */
+export function createFetchRecipes(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config'>): RecipeCache {
+  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
+  return createRecipeCache(deps.db.db, { onStale: (domain) => commands.requestRefresh(domain) });
+}
 
 export async function performFetch(
   deps: Pick<ApiDeps, 'accounts' | 'fetching'>,

@@ -1,11 +1,10 @@
 /**
  * Fetch, `GET|POST|PUT /v1/`: the synchronous retrieval of one page.
  *
- *   validate (REQS004, RESP004) ─> slot (AUTH008) ─> reserve credits (AUTH004/AUTH014)
- *     ─> retrieve (fixed configuration, or mode=auto growing the reservation per rung)
- *     ─> target status (RESP002 / RESP001 unless passed through) ─> shape ─> settle, respond
+ *   validate (REQS004, RESP004) ─> slot (AUTH008) ─> performFetch (perform.ts: recipe, credits,
+ *     engine, shape, settle) ─> respond
  *
- * Failures release the reservation: a failed request is never charged.
+ * The MCP tools (api/mcp/tools.ts) run the same performFetch, so both are billed alike.
  */
 import { setCostHeaders, withSlot } from '../accounts/concurrency';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -14,9 +13,8 @@ import type { HttpContext } from '../http/context';
 import type { LeanRoute, Method, RouteInput } from '../http/routes';
 import { forwardedHeaders } from './headers';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from './params';
-import { createRecipeCache, type RecipeCache } from './extract';
-import { performFetch } from './perform';
-import { createExtractCommands } from '../../core/extract/commands';
+import type { RecipeCache } from './extract';
+import { createFetchRecipes, performFetch } from './perform';
 
 async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query, ctx.query);
@@ -34,8 +32,7 @@ async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext
 }
 
 export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
-  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
-  const recipes = createRecipeCache(deps.db.db, { onStale: (domain) => commands.requestRefresh(domain) });
+  const recipes = createFetchRecipes(deps);
   const route = (method: Method): LeanRoute => ({
     lean: true,
     method,

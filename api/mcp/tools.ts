@@ -16,9 +16,9 @@ import { CrawlStarter, type StartBody } from '../crawls/start';
 import type { ApiDeps } from '../deps';
 import { createExtractCommands } from '../../core/extract/commands';
 import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
-import { createRecipeCache, type RecipeCache } from '../fetch/extract';
+import type { RecipeCache } from '../fetch/extract';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../fetch/params';
-import { performFetch, type HeaderSink } from '../fetch/perform';
+import { createFetchRecipes, performFetch, type HeaderSink } from '../fetch/perform';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
 import type { ParsedQuery } from '../http/context';
 
@@ -60,7 +60,7 @@ const FETCH_INPUT: ToolSchema = {
   required: ['url'],
   properties: {
     url: prop('url'),
-    mode: { type: 'string', enum: ['auto', 'fixed'], default: 'auto', description: 'auto (default): cheapest configuration first, escalating only when blocked. fixed: exactly js_render/premium_proxy as given.' },
+    mode: { type: 'string', enum: ['auto', 'fixed'], default: 'auto', description: 'auto (default): cheapest configuration first, escalating only when blocked. fixed: exactly js_render/premium_proxy as given (implied when either is true).' },
     response_type: { type: 'string', enum: ['markdown', 'plaintext', 'html'], default: 'markdown', description: 'Shape of the page (markdown by default).' },
     css_extractor: { type: ['object', 'string'], description: 'Output keys mapped to CSS selectors; answers JSON instead of the page.' },
     outputs: prop('outputs'),
@@ -122,7 +122,7 @@ const STOP_INPUT: ToolSchema = {
 };
 
 export function mcpTools(deps: ApiDeps): ToolDefinition[] {
-  const recipes = createRecipeCache(deps.db.db);
+  const recipes = createFetchRecipes(deps);
   const starter = new CrawlStarter(deps);
   const crawls = new CrawlHandlers(deps, starter.activeJobs);
   const extractCommands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
