@@ -412,11 +412,29 @@ const variables = {
     scope: 'all',
     description: 'Browser pool: a Chromium is replaced by a fresh one after serving this many pages.',
   },
+  BROWSER_IDLE_CLOSE_MS: {
+    parse: integer(0, 86_400_000),
+    fallback: '60000',
+    scope: 'all',
+    description: 'Browser pool: with no render for this long, the process closes its browsers (no Chromium left running); the next render launches one again. 0 keeps them.',
+  },
   RENDER_TIMEOUT_MS: {
     parse: integer(1_000, 600_000),
     fallback: '60000',
     scope: 'all',
     description: 'Deadline of one browser render: slot wait, navigation, waits, instructions and capture (`CTX0002`).',
+  },
+  RENDER_QUIET_MS: {
+    parse: integer(0, 10_000),
+    fallback: '400',
+    scope: 'all',
+    description: 'Browser renders: after load, the page is taken once it has been quiet this long (no DOM change, short timer or content request); what scripts add is waited for. 0 takes it at load.',
+  },
+  RENDER_SETTLE_CAP_MS: {
+    parse: integer(0, 30_000),
+    fallback: '3000',
+    scope: 'all',
+    description: 'Browser renders: longest wait after load for the page to go quiet (pages that never do: long polls, beacon loops).',
   },
   JS_INSTRUCTIONS_BUDGET_MS: {
     parse: integer(100, 300_000),

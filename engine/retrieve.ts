@@ -62,6 +62,8 @@ export interface Page {
   finalUrl: string;
   xhr?: XhrRecord[];
   instructionsReport?: InstructionsReport;
+  /** Rendered pages: what ended the wait after load (`quiet` or `cap`). */
+  settledBy?: 'quiet' | 'cap';
   screenshot?: Screenshot;
   pdf?: Buffer;
   proxy?: EngineProxyInfo;
@@ -185,6 +187,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       finalUrl: result.finalUrl,
       ...(result.xhr ? { xhr: result.xhr } : {}),
       ...(result.instructionsReport ? { instructionsReport: result.instructionsReport } : {}),
+      settledBy: result.settledBy,
       ...(result.screenshot ? { screenshot: result.screenshot } : {}),
       ...(result.pdf ? { pdf: result.pdf } : {}),
       ...(proxy.info ? { proxy: proxy.info } : {}),

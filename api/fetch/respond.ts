@@ -59,6 +59,7 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
       headers: Object.fromEntries(foldHeaders(page.headers)),
       xhr: page.xhr ?? [],
       ...(page.instructionsReport ? { js_instructions_report: page.instructionsReport } : {}),
+      ...(page.settledBy ? { settled_by: page.settledBy } : {}),
       ...(page.screenshot ? { screenshot: page.screenshot.data.toString('base64') } : {}),
     });
   }

@@ -15,6 +15,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
 import type { BlockableType, GuardVerdict, RefusedRequest, RequestGuard } from './types';
+import { QUIET_PROBE } from './quiet';
 import { gateWebSockets, type WebSocketAsk } from './websocket-gate';
 
 export interface InterceptOptions {
@@ -89,6 +90,8 @@ export async function installGate(page: Page): Promise<RequestGate> {
   session.on('Fetch.requestPaused', (event) => (handle ? onPaused(event) : heldRequests.push(event)));
   await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
   await gateWebSockets(session, page, (ask) => (decideSocket ? onSocket(ask) : heldSockets.push(ask)));
+  // What the settle rule after load reads (quiet.ts), in place before the page's own scripts.
+  await page.addInitScript(QUIET_PROBE);
 
   return {
     session,

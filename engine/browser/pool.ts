@@ -16,6 +16,9 @@
  * a page (engine/browser/README.md). Requests with different keys never share a context. At most
  * BROWSER_MAX_PAGES contexts wait, each for IDLE_MS at most and for REUSE_LIMIT requests in all.
  *
+ * With no render for BROWSER_IDLE_CLOSE_MS, every browser is closed (the waiting contexts and the
+ * spare go with it); the next render launches a browser again.
+ *
  * A browser that served BROWSER_RETIRE_AFTER_PAGES pages is retired: new pages go to a fresh browser
  * and the old one closes when its last page does. A browser that crashes or disconnects is dropped at
  * once and its leftover processes are killed by pid. `close()` closes every browser and checks in
@@ -38,7 +41,7 @@ export interface BrowserInfo {
   openPages: number;
 }
 
-export type RetireReason = 'page_limit' | 'disconnected' | 'pool_closing';
+export type RetireReason = 'page_limit' | 'disconnected' | 'pool_closing' | 'idle';
 
 export interface PoolHooks {
   browserLaunched?(info: BrowserInfo): void;
@@ -54,6 +57,8 @@ export interface BrowserPoolOptions {
   hostOverrides?: readonly HostOverride[];
   extraArgs?: readonly string[];
   launchTimeoutMs?: number;
+  /** With no page open for this long, every browser closes (0: never); the next render launches one. */
+  idleCloseMs?: number;
   log?: Logger;
   hooks?: PoolHooks;
 }
@@ -133,13 +138,14 @@ interface Managed {
 }
 
 export function browserPoolOptionsFromConfig(
-  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides'>,
+  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs'>,
   log?: Logger,
 ): BrowserPoolOptions {
   return {
     executablePath: findChromium(config.chromiumPath),
     maxPages: config.browserMaxPages,
     retireAfterPages: config.browserRetireAfterPages,
+    idleCloseMs: config.browserIdleCloseMs,
     hostOverrides: config.hostOverrides,
     log,
   };
@@ -159,6 +165,9 @@ export class BrowserPool {
   private readonly spareCounts = { made: 0, used: 0 };
   /** Recycled contexts by reuse key, oldest first. */
   private readonly idle = new Map<string, Idle[]>();
+  /** Renders waiting for or holding a page, and the timer that closes the browsers when none is. */
+  private working = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
   private idleCount = 0;
   private readonly uses = new WeakMap<BrowserContext, number>();
   /** Pages whose renderer crashed: never handed to another request. */
@@ -175,6 +184,29 @@ export class BrowserPool {
    */
   async withPage<T, P = undefined>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
     if (this.closed) throw stopWith('pool_closed', 'the browser pool is shutting down');
+    this.working++;
+    clearTimeout(this.idleTimer);
+    try {
+      return await this.onPage(request, work);
+    } finally {
+      if (--this.working === 0 && this.options.idleCloseMs) this.idleTimer = setTimeout(() => this.closeIdleBrowsers(), this.options.idleCloseMs).unref();
+    }
+  }
+
+  /**
+   * No render for `idleCloseMs`: every browser goes (its waiting contexts and the spare with it), so an
+   * idle process holds no Chromium; the next render launches one as the first did.
+   */
+  private closeIdleBrowsers(): void {
+    if (this.working > 0 || this.closed) return;
+    this.dropIdle(() => true);
+    for (const managed of [...this.browsers]) {
+      this.retire(managed, 'idle');
+      if (managed.openPages === 0) this.closeBrowser(managed);
+    }
+  }
+
+  private async onPage<T, P>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
     const release = await this.slots.acquire(request.deadline, request.signal);
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
@@ -252,6 +284,7 @@ export class BrowserPool {
    */
   async close(graceMs = 5_000): Promise<void> {
     this.closed = true;
+    clearTimeout(this.idleTimer);
     this.slots.close();
     await this.launching?.catch(() => undefined);
     for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -4,6 +4,7 @@
  *   target check of the URL ──▶ pool page (own context: proxy, device, viewport, cookies, user agent)
  *   ──▶ request gate on (target check per request, block_resources, caller headers) ──▶ XHR recorder
  *   ──▶ navigate (DOMContentLoaded, then load and any script or challenge redirects, for a while)
+ *   ──▶ quiet (what scripts add after load: no DOM change, short timer or content request for a window)
  *   ──▶ wait_for ──▶ wait ──▶ js_instructions ──▶ settle again ──▶ screenshot / PDF ──▶ HTML ──▶ XHR records
  *
  * The whole render runs against one deadline (`RENDER_TIMEOUT_MS` or the request's own): when it passes
@@ -19,6 +20,7 @@ import { installGate, type RequestGate } from './intercept';
 import { blockedTypes } from './params';
 import type { BrowserPool, PageLease } from './pool';
 import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
+import { watchNetwork, waitQuiet, type NetworkWatch } from './quiet';
 import { trackNavigations, type NavigationTracker } from './settle';
 import { recordXhr, type XhrRecorder } from './xhr';
 
@@ -28,6 +30,9 @@ export interface RenderLimits {
   actionTimeoutMs: number;
   /** How long, after DOMContentLoaded, the load event is awaited before the page is taken as it is. */
   loadGraceMs: number;
+  /** After load: the quiet window that ends the wait for what scripts add, and the longest wait (quiet.ts). */
+  quietMs: number;
+  settleCapMs: number;
   xhrBodyLimit: number;
   xhrMaxEntries: number;
   screenshotMaxHeight: number;
@@ -38,16 +43,20 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
   instructionsBudgetMs: 20_000,
   actionTimeoutMs: ACTION_TIMEOUT_MS,
   loadGraceMs: 15_000,
+  quietMs: 400,
+  settleCapMs: 3_000,
   xhrBodyLimit: 256 * 1024,
   xhrMaxEntries: 200,
   screenshotMaxHeight: 10_000,
 };
 
 export function renderLimitsFromConfig(
-  config: Pick<Config, 'renderTimeoutMs' | 'jsInstructionsBudgetMs' | 'xhrBodyLimit' | 'screenshotMaxHeight'>,
+  config: Pick<Config, 'renderTimeoutMs' | 'jsInstructionsBudgetMs' | 'xhrBodyLimit' | 'screenshotMaxHeight' | 'renderQuietMs' | 'renderSettleCapMs'>,
 ): RenderLimits {
   return {
     ...DEFAULT_RENDER_LIMITS,
+    quietMs: config.renderQuietMs,
+    settleCapMs: config.renderSettleCapMs,
     timeoutMs: config.renderTimeoutMs,
     instructionsBudgetMs: config.jsInstructionsBudgetMs,
     xhrBodyLimit: config.xhrBodyLimit,
@@ -110,6 +119,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
   // Cancelled while waiting for a slot or a browser launch: the listener above came too late.
   if (request.signal?.aborted) end('aborted');
   let navigations: NavigationTracker | undefined;
+  let network: NetworkWatch | undefined;
   let xhr: XhrRecorder | undefined;
   try {
     if (lease.reused) await lease.prepared.session.send('Page.setWebLifecycleState', { state: 'active' });
@@ -128,6 +138,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     });
     xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
     navigations = trackNavigations(page);
+    network = watchNetwork(page);
 
     const loaded = page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() });
     const response = await Promise.race([loaded, navigations.failure()]).catch((error: unknown) => {
@@ -136,6 +147,8 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       throw navigationError(error, url);
     });
     await navigations.settle(left(), limits.loadGraceMs);
+    // What scripts add after load: taken once the page is quiet, within the cap (quiet.ts).
+    const settledBy = await waitQuiet(page, network, { quietMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()) });
     if (request.waitFor) {
       await page
         .locator(request.waitFor)
@@ -169,6 +182,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       ...(pdf ? { pdf } : {}),
       refused: interception.refused,
       blockedCount: interception.blockedCount,
+      settledBy,
     };
   } catch (error) {
     if (ended === 'timeout') throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
@@ -180,6 +194,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', onAbort);
     navigations?.dispose();
+    network?.dispose();
     xhr?.dispose();
   }
 }

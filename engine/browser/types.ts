@@ -133,6 +133,8 @@ export interface RenderSuccess {
   refused: RefusedRequest[];
   /** Requests not made because of `block_resources`. */
   blockedCount: number;
+  /** What ended the wait after load: the page went quiet, or the cap was reached. */
+  settledBy: 'quiet' | 'cap';
 }
 
 export type RenderErrorKind =

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import { eventually } from '../helpers/stack';
 import { config } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
@@ -43,6 +44,20 @@ describe('browser pool', function () {
       expect(browser?.openPages).to.equal(0);
       expect(pool.processIds()).to.include(browser?.pid);
       expect(pool.processIds().length).to.be.greaterThan(1);
+    } finally {
+      await pool.close();
+    }
+    expect(pool.processIds()).to.deep.equal([]);
+  });
+
+  it('closes its browsers when idle past the limit, leaving no Chromium process, and renders again after', async () => {
+    const pool = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, idleCloseMs: 300 });
+    try {
+      success(await render({ url: site.at('/dynamic') }, { pool, guard }));
+      expect(pool.processIds().length).to.be.greaterThan(0);
+      await eventually(async () => pool.browserInfos().length === 0 && pool.processIds().length === 0, 100, 100);
+      success(await render({ url: site.at('/dynamic') }, { pool, guard }));
+      expect(pool.launched).to.equal(2);
     } finally {
       await pool.close();
     }
