@@ -35,7 +35,7 @@ export function appBaseUrl(config: AgentDeps['config']): string {
   return config.appUrl ?? (config.appPort ? `http://localhost:${config.appPort}` : config.publicUrl);
 }
 
-function clientAddress(ctx: AppContext, trustProxy: boolean): string {
+export function clientAddress(ctx: AppContext, trustProxy: boolean): string {
   if (trustProxy) {
     const forwarded = ctx.get('X-Forwarded-For').split(',')[0]?.trim() ?? '';
     if (isIP(forwarded)) return forwarded;

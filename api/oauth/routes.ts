@@ -15,7 +15,9 @@ import { OAuthStore, s256 } from '../../core/oauth/store';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
 import { checkAuthorization, redirectTo, SCOPE } from './authorize';
-import { consentPage, pageHeaders } from './consent-page';
+import { consentPage, pageHeaders, signedUpPage } from './consent-page';
+import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
+import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -50,7 +52,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       redirectHost: new URL(request.redirectUri).host || request.redirectUri,
       request: request.echoed,
       error,
-      signupUrl: `${deps.config.appUrl ?? base}/api/agent/signup`,
+      signup: deps.config.agentSignup,
     });
   };
 
@@ -144,21 +146,33 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         const checked = await checkAuthorization(store, form);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         const { request } = checked;
-        if (form.decision !== 'approve') {
+        if (form.decision !== 'approve' && form.decision !== 'signup') {
           return ctx.redirect(redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The account holder denied access.', state: request.state }));
+        }
+        const grant = (accountId: string) =>
+          store.issueCode({ client_id: request.client._id, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, account_id: accountId, scope: SCOPE });
+        ctx.set('Cache-Control', 'no-store');
+        if (form.decision === 'signup') {
+          // The same signup, limits included, as POST /api/agent/signup; its claim link is shown once here.
+          if (!deps.config.agentSignup) return showConsent(ctx, request, 'Signing up is disabled on this service; ask its operator for an API key.');
+          const outcome = await deps.accounts.signups.signUp(clientNetwork(clientAddress(ctx, deps.config.trustProxy)), { origin: 'oauth', client: request.client.client_name ?? request.client._id });
+          if (!outcome.ok) return showConsent(ctx, request, `Too many accounts were created from this network; try again in ${outcome.retryAfterSeconds} seconds.`);
+          const { signup } = outcome;
+          const code = await grant(signup.accountId);
+          for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);
+          ctx.type = 'text/html; charset=utf-8';
+          ctx.body = signedUpPage({
+            claimUrl: `${appBaseUrl(deps.config)}/claim/${signup.accountId}/${signup.claimToken}`,
+            trialEndsAt: signup.trialEndsAt.toISOString().slice(0, 10),
+            continueUrl: redirectTo(request.redirectUri, { code, state: request.state }),
+            clientName: request.client.client_name ?? request.client._id,
+          });
+          return;
         }
         const key = form.api_key ?? '';
         const check = isWellFormedKey(key) ? await deps.accounts.keys.check(key) : undefined;
         if (!check?.ok) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
-        const code = await store.issueCode({
-          client_id: request.client._id,
-          redirect_uri: request.redirectUri,
-          code_challenge: request.codeChallenge,
-          account_id: check.principal.accountId,
-          scope: SCOPE,
-        });
-        ctx.set('Cache-Control', 'no-store');
-        ctx.redirect(redirectTo(request.redirectUri, { code, state: request.state }));
+        ctx.redirect(redirectTo(request.redirectUri, { code: await grant(check.principal.accountId), state: request.state }));
       },
     },
     {

@@ -9,8 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { newId } from '../ids';
 
-/** Codes are exchanged within seconds; anything older is refused. */
-export const CODE_TTL_MS = 60_000;
+/** Codes are exchanged within seconds (or a click, after a signup); anything older is refused. */
+export const CODE_TTL_MS = 120_000;
 
 export interface OAuthClientDoc {
   _id: string;

@@ -149,6 +149,36 @@ describe('OAuth 2.1 for the MCP server', function () {
     for (const secret of [code, verifier, issued.body.access_token ?? '', account.key]) expect(apiLog).to.not.contain(secret);
   });
 
+  it('lets someone without an account sign up on the consent page, see the claim link once, and continue', async () => {
+    const { verifier, challenge } = verifierPair();
+    const browser = await chromium.launch({ executablePath: testStack().component('worker').spec.env.CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu'] });
+    let landed: URL;
+    let claim: string | null;
+    try {
+      const page = await browser.newPage();
+      await page.goto(authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: callback, scope: 'api', state: 'new', code_challenge: challenge, code_challenge_method: 'S256' }));
+      await page.click('#signup');
+      claim = await page.getAttribute('#claim', 'href');
+      await Promise.all([page.waitForURL((url) => url.href.startsWith(callback)), page.click('#continue')]);
+      landed = new URL(page.url());
+    } finally {
+      await browser.close();
+    }
+    expect(claim).to.match(/\/claim\/acc_[0-9a-z]+\//);
+    expect(landed.searchParams.get('state')).to.equal('new');
+    const issued = await token({ grant_type: 'authorization_code', code: landed.searchParams.get('code') ?? '', redirect_uri: callback, client_id: clientId, code_verifier: verifier });
+    expect(issued.status).to.equal(200);
+    const client = await mcpClient(issued.body.access_token ?? '');
+    try {
+      const usage = JSON.parse((await toolText(client, 'plan_usage')).text) as { usage: number; api_key: { id: string } };
+      expect(usage.usage).to.equal(0);
+      const accounts = await accountsService();
+      expect((await accounts.store.listKeys(account.accountId)).map((key) => key.key_id)).to.not.include(usage.api_key.id);
+    } finally {
+      await client.close();
+    }
+  });
+
   describe('refusals', () => {
     const ask = (challenge: string, extra: Record<string, string> = {}) => ({
       response_type: 'code',
