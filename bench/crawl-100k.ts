@@ -3,6 +3,9 @@
  * stack on free ports, like bench/crawl.ts). Prints the wall time, pages per second, the worker's peak
  * memory (VmHWM), the number of workflow runs (continue-as-new) and the longest run history in events.
  * Bounded: the crawl is stopped after --timeout-min minutes (default 90). Options: --pages N.
+ * `--crawls N` runs N crawls of the site one after the other in the same installation and prints the
+ * last one's pages per second against the first's, on an empty store (goal ≥ 0.9): whether the local
+ * store slows down with what it already holds.
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -13,7 +16,8 @@ import { startCrawlSite } from '../test/fixtures/crawl-site/server';
 import { crawlThroughService, peakRssMiB, startBenchStack } from './crawl';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { pages: { type: 'string' }, 'timeout-min': { type: 'string' } } });
+  const { values } = parseArgs({ options: { pages: { type: 'string' }, 'timeout-min': { type: 'string' }, crawls: { type: 'string' } } });
+  const crawls = Math.min(10, Math.max(1, Number(values.crawls ?? 1) || 1));
   const pages = Math.min(200_000, Math.max(1_000, Number(values.pages ?? 100_000) || 100_000));
   const timeoutMin = Math.min(240, Math.max(1, Number(values['timeout-min'] ?? 90) || 90));
   const site = await startCrawlSite({ pages, fanout: 3, padding: 500, quiet: true, name: 'big' });
@@ -21,13 +25,23 @@ async function main(): Promise<void> {
   const temporal = connectTemporal(loadConfig(bench.stack.component('api').spec.env));
   try {
     process.stdout.write(`site: ${pages} pages; ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}\n`);
+    const rates: number[] = [];
+    for (let earlier = 1; earlier < crawls; earlier++) {
+      const before = await crawlThroughService(bench, { url: site.url, max_items: 100_000, max_pages: 100_000 }, timeoutMin * 60_000);
+      rates.push(before.crawl.coverage.pages_fetched / before.seconds);
+      process.stdout.write(`crawl ${earlier} of ${crawls}: ${before.crawl.coverage.pages_fetched} pages in ${before.seconds.toFixed(1)} s (${rates[rates.length - 1]!.toFixed(1)} pages/s)\n`);
+    }
     const run = await crawlThroughService(bench, { url: site.url, max_items: 100_000, max_pages: 100_000 }, timeoutMin * 60_000);
+    rates.push(run.crawl.coverage.pages_fetched / run.seconds);
     const { coverage } = run.crawl;
     process.stdout.write(
       `crawl ${run.crawlId}: status ${run.crawl.status}${run.crawl.stop_reason ? ` (${run.crawl.stop_reason})` : ''}, ` +
         `${coverage.pages_fetched} pages fetched, ${coverage.items_found} results, ${run.crawl.duplicates_removed} duplicates removed\n`,
     );
     process.stdout.write(`wall time: ${run.seconds.toFixed(1)} s (${(coverage.pages_fetched / run.seconds).toFixed(1)} pages/s)\n`);
+    if (rates.length > 1) {
+      process.stdout.write(`after ${rates.length - 1} earlier crawls in the same store: ${(rates[rates.length - 1]! / rates[0]!).toFixed(2)} of the first crawl's pages/s (goal ≥ 0.9)\n`);
+    }
     const peak = peakRssMiB(bench.workerPid());
     process.stdout.write(`worker peak RSS: ${peak === undefined ? 'unknown' : `${peak.toFixed(0)} MiB`}\n`);
     let runs = 0;

@@ -426,7 +426,7 @@ const variables = {
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),
-    fallback: '400',
+    fallback: '250',
     scope: 'all',
     description: 'Browser renders: after load, the page is taken once it has been quiet this long (no DOM change, short timer or content request); what scripts add is waited for. 0 takes it at load.',
   },

@@ -43,7 +43,7 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
   instructionsBudgetMs: 20_000,
   actionTimeoutMs: ACTION_TIMEOUT_MS,
   loadGraceMs: 15_000,
-  quietMs: 400,
+  quietMs: 250,
   settleCapMs: 3_000,
   xhrBodyLimit: 256 * 1024,
   xhrMaxEntries: 200,
