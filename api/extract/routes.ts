@@ -8,24 +8,15 @@ import { problem } from '../../core/errors';
 import { registrableDomainOf } from '../../engine/extract';
 import { API_KEY_QUERY_PROPERTY, authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import type { IssueMapper, ObjectSchema, ResponseSpec, Route } from '../http/routes';
+import { issuesAs, type IssueMapper, type ObjectSchema, type ResponseSpec, type Route } from '../http/routes';
 
 const MAX_EXAMPLE_URLS = 10;
 
 const reasonFor = (field: string): string => (field.startsWith('example_urls') ? 'invalid_example_urls' : field === 'domain' ? 'invalid_domain' : 'invalid_body');
 
-export const preparedIssues: IssueMapper = (issue) => {
-  switch (issue.kind) {
-    case 'malformed_body':
-      return problem('invalid_argument', issue.message, { members: { reason: 'malformed_body' } });
-    case 'unknown':
-      return problem('invalid_argument', `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`, { members: { reason: 'unknown_field' } });
-    case 'missing':
-      return problem('invalid_argument', `"${issue.field}" is required.`, { members: { reason: reasonFor(issue.field) } });
-    case 'invalid':
-      return problem('invalid_argument', `"${issue.field}" ${issue.message}.`, { members: { reason: reasonFor(issue.field) } });
-  }
-};
+export const preparedIssues: IssueMapper = issuesAs('invalid_argument', (issue) => ({
+  reason: issue.kind === 'malformed_body' ? 'malformed_body' : issue.kind === 'unknown' ? 'unknown_field' : reasonFor(issue.field),
+}));
 
 const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
 

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
-import { problem, type ApiError } from '../../core/errors';
+import { problem, type ApiError, type ErrorCode } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
 import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 
@@ -85,19 +85,31 @@ export interface LeanRoute extends RouteBase {
 
 export type Route = KoaRoute | LeanRoute;
 
-/** The default mapping, as the Crawl surface spells its codes. */
-export const defaultIssues: IssueMapper = (issue) => {
+/** What a validation failure says, the field named. */
+export function issueMessage(issue: ValidationIssue): string {
   switch (issue.kind) {
     case 'malformed_body':
-      return problem('invalid_request', issue.message);
+      return issue.message;
     case 'unknown':
-      return problem('unknown_parameter', `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`);
+      return `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`;
     case 'missing':
-      return problem('invalid_parameter', `"${issue.field}" is required.`);
+      return `"${issue.field}" is required.`;
     case 'invalid':
-      return problem('invalid_parameter', `"${issue.field}" ${issue.message}.`);
+      return `"${issue.field}" ${issue.message}.`;
   }
+}
+
+/** The default mapping, as the Crawl surface spells its codes. */
+export const defaultIssues: IssueMapper = (issue) => {
+  const code = { malformed_body: 'invalid_request', unknown: 'unknown_parameter', missing: 'invalid_parameter', invalid: 'invalid_parameter' } as const;
+  return problem(code[issue.kind], issueMessage(issue));
 };
+
+/** Every failure as one code (Batch and Extract spell them so), with extra members such as a `reason`. */
+export const issuesAs =
+  (code: ErrorCode, members: (issue: ValidationIssue) => Record<string, unknown> = () => ({})): IssueMapper =>
+  (issue) =>
+    problem(code, issueMessage(issue), { members: members(issue) });
 
 const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
 addFormats(ajv);

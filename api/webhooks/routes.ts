@@ -12,21 +12,10 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../core/w
 import { checkWebhookUrl, createTargetGuard, createWebhookPoster, type WebhookPoster } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import type { IssueMapper, ObjectSchema, ResponseSpec, Route } from '../http/routes';
+import { issuesAs, type IssueMapper, type ObjectSchema, type ResponseSpec, type Route } from '../http/routes';
 
 /** Batch validation failures all read `invalid_argument`, naming the field. */
-export const batchIssues: IssueMapper = (issue) => {
-  switch (issue.kind) {
-    case 'malformed_body':
-      return problem('invalid_argument', issue.message);
-    case 'unknown':
-      return problem('invalid_argument', `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`);
-    case 'missing':
-      return problem('invalid_argument', `"${issue.field}" is required.`);
-    case 'invalid':
-      return problem('invalid_argument', `"${issue.field}" ${issue.message}.`);
-  }
-};
+export const batchIssues: IssueMapper = issuesAs('invalid_argument');
 
 const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
 
