@@ -257,6 +257,21 @@ describe('Extract: domain preparation and extract=auto', function () {
     expect(answer.body.parsed).to.include({ price: site.pages.get(path)!.truth!.price });
   });
 
+  it('answers out_of_allowance when the month’s slots are used, and hides other accounts’ records', async () => {
+    const owner = await newAccount(handle.accounts, { credits: 1000 });
+    const month = new Date().toISOString().slice(0, 7);
+    const { slots } = extractCollections(handle.db.db);
+    await slots.insertMany(
+      Array.from({ length: 10 }, (_, index) => ({ _id: `${owner.accountId}:${month}:full-${index}.test:${index}`, account_id: owner.accountId, domain: `full-${index}.test`, month, created_at: new Date(), returned: false })),
+    );
+    const refused = await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: 'casa-hogar.test' } });
+    expect([refused.status, refused.body.code]).to.deep.equal([429, 'out_of_allowance']);
+    expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: owner.key })).body).to.include({ used: 10, remaining: 0 });
+    // immo-haus.test was submitted by another account: this one cannot read its record.
+    const hidden = await call('GET', '/v1/extract/prepared-domains/immo-haus.test', { key: owner.key });
+    expect([hidden.status, hidden.body.code]).to.deep.equal([404, 'not_found']);
+  });
+
   it('ends a cancelled preparation as interrupted, returning its slot', async () => {
     const owner = await newAccount(handle.accounts, { credits: 1000 });
     expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: 'casa-hogar.test' } })).status).to.equal(202);
