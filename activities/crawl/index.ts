@@ -1,5 +1,5 @@
 /** The crawl activities, built once per worker with their dependencies. */
-import { ActiveJobs } from '../../core/crawls/active-jobs';
+import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { CrawlCharges } from '../../core/crawls/charges';
 import { crawlJobChecker } from '../../core/crawls/jobs';
 import type { SliceInput, SliceResult } from '../../core/crawls/types';

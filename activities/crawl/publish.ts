@@ -5,7 +5,7 @@
  * and frees the account's active-job slot. The workflow never runs two publishes of a crawl at once,
  * so the crawl document has one writer (FerretDB updates are not atomic).
  */
-import type { ActiveJobs } from '../../core/crawls/active-jobs';
+import type { ActiveJobs } from '../../core/jobs/active-jobs';
 import { crawlCollections, ids, insertIgnoringDuplicates, isDuplicateKey, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
 import type { CrawlEnd, Progress } from '../../core/crawls/types';
 import type { Db } from 'mongodb';

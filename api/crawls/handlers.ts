@@ -9,7 +9,7 @@ import { ids, isDuplicateKey, type CrawlEndDoc } from '../../core/crawls/store';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../../core/crawls/workflow-names';
 import { problem } from '../../core/errors';
 import type { ApiDeps } from '../deps';
-import type { ActiveJobs } from '../../core/crawls/active-jobs';
+import type { ActiveJobs } from '../../core/jobs/active-jobs';
 import { presentCrawl, presentResult } from './present';
 
 export const DEFAULT_READ_LIMIT = 1000;

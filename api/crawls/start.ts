@@ -5,8 +5,8 @@
  */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { refusalError, type Principal } from '../../core/accounts';
-import { ActiveJobs } from '../../core/crawls/active-jobs';
-import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/crawls/idempotency';
+import { ActiveJobs } from '../../core/jobs/active-jobs';
+import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/jobs/idempotency';
 import { crawlJobChecker } from '../../core/crawls/jobs';
 import { crawlCollections, newCrawlDocument } from '../../core/crawls/store';
 import type { CrawlSpec, CrawlTuning } from '../../core/crawls/types';

@@ -1,6 +1,6 @@
 /** How the active-job slots tell that a crawl no longer runs (its slot was not freed: a crash). */
 import type { Db } from 'mongodb';
-import type { JobChecker } from './active-jobs';
+import type { JobChecker } from '../jobs/active-jobs';
 import { crawlCollections } from './store';
 
 /** A slot taken this recently may belong to a crawl whose document is still being written. */

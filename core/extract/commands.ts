@@ -11,7 +11,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../crawls/store';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
-import { IdempotencyKeys } from '../crawls/idempotency';
+import { IdempotencyKeys } from '../jobs/idempotency';
 import type { Database } from '../db';
 import { problem } from '../errors';
 import type { TemporalHandle } from '../temporal';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { ActiveJobs } from '../../core/crawls/active-jobs';
-import { IdempotencyKeys } from '../../core/crawls/idempotency';
+import { ActiveJobs } from '../../core/jobs/active-jobs';
+import { IdempotencyKeys } from '../../core/jobs/idempotency';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { accountsHandle, CrawlClient, crawlAccount } from './helpers';
 

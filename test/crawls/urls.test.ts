@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { canonicalJson } from '../../core/crawls/idempotency';
+import { canonicalJson } from '../../core/jobs/idempotency';
 import { extractLinks, isHtml } from '../../core/crawls/links';
 import { decodeResultCursor, decodeListCursor, encodeListCursor, encodeResultCursor } from '../../core/crawls/cursor';
 import { checkStartUrl, normalizeLink, passesPatterns, registrableDomain, scopeOf, startKey } from '../../core/crawls/urls';

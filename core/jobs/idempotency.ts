@@ -1,12 +1,13 @@
 /**
- * `Idempotency-Key` on crawl starts. A key is claimed by inserting its document (the unique `_id`
- * makes one request the owner), then completed with the crawl it started, or dropped when the request
+ * `Idempotency-Key` on the starts of jobs (crawls, Batch jobs, Extract preparations). A key is
+ * claimed by inserting its document (the unique `_id` makes one request the owner), then completed
+ * with the job it started, or dropped when the request
  * was refused (a refused request starts nothing, so its retry may try again). A claim whose owner died
  * (never completed nor dropped) is taken over after STALE_CLAIM_MS. Keys are kept for a day.
  */
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from './store';
+import { isDuplicateKey } from '../db';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const STALE_CLAIM_MS = 2 * 60 * 1000;
