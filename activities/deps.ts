@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Accounts } from '../core/accounts';
+import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
 import type { PageFetcher } from './crawl/fetcher';
@@ -15,4 +16,8 @@ export interface ActivityDeps {
   accounts: Accounts;
   /** How crawls open a page: the plain engine for now; the mode=auto ladder plugs in here. */
   pageFetcher: PageFetcher;
+  /** How a Batch task is fetched: the Fetch route's own parsing, retrieval and shaping. */
+  runTask: TaskRunner;
 }
+
+export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

@@ -1,3 +1,4 @@
+import { batchActivities } from './batch';
 import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...crawlActivities(deps),
     ...extractActivities(deps),
     ...webhookActivities(deps),
+    ...batchActivities(deps),
   };
 }
 

@@ -1,3 +1,4 @@
+import { batchRoutes } from './batch/routes';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { problem } from '../core/errors';
@@ -28,6 +29,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...extractRoutes(deps),
     ...fetchRoutes(deps),
     ...webhookRoutes(deps),
+    ...batchRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).

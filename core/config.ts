@@ -549,6 +549,24 @@ const variables = {
     scope: 'all',
     description: 'PEM file of extra certificate authorities trusted for webhook deliveries only (receivers with a private CA).',
   },
+  BATCH_CONCURRENCY: {
+    parse: integer(1, 1_000),
+    fallback: '32',
+    scope: 'worker',
+    description: 'Batch: tasks one worker fetches at once, across every run it works on (each run is also held to its plan\'s concurrency).',
+  },
+  BATCH_TASK_ATTEMPTS: {
+    parse: integer(1, 10),
+    fallback: '3',
+    scope: 'worker',
+    description: 'Batch: attempts of a task whose failure may not happen again (time-out, 429, 5xx, block), with a growing pause between them.',
+  },
+  BATCH_LINK_TTL_MINUTES: {
+    parse: integer(1, 10_080),
+    fallback: '60',
+    scope: 'api',
+    description: 'Batch: lifetime of the capability links in results (`result_url`), exports (`download_url`) and input uploads.',
+  },
   RESULTS_RETENTION_DAYS: {
     parse: integer(1, 3650),
     fallback: '30',

@@ -6,6 +6,7 @@
  */
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { ACCOUNT_INDEXES } from './accounts/indexes';
+import { BATCH_INDEXES } from './batch/store';
 import { CRAWL_INDEXES } from './crawls/store';
 import { EXTRACT_INDEXES } from './extract/store';
 import type { Config } from './config';
@@ -17,6 +18,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ...ACCOUNT_INDEXES,
   ...CRAWL_INDEXES,
   ...EXTRACT_INDEXES,
+  ...BATCH_INDEXES,
 };
 
 /** MongoDB's duplicate-key error (code 11000), as both engines raise it for a unique index. */

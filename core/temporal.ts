@@ -33,4 +33,5 @@ export function connectTemporal(config: Pick<Config, 'temporalAddress' | 'tempor
 export const SEARCH_ATTRIBUTES = {
   FetchplaneAccountId: 'Keyword',
   FetchplaneStatus: 'Keyword',
+  FetchplaneJobId: 'Keyword',
 } as const;

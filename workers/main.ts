@@ -8,6 +8,7 @@ import { config as loadConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger, type Logger } from '../core/log';
+import { createTaskRunner } from '../api/fetch/task';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
 import { createFetchService } from '../engine/service';
 import { workflowBundlePath } from './bundle';
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval) }),
+    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching) }),
     identity,
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
   });

@@ -14,7 +14,7 @@
  * see whether a hold is open; an idempotent `charging.settleOnce(key, …)` there would replace both.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { Hold, periodOf, systemClock, type Accounts, type Payer } from '../accounts';
 import { ChainStore, type ChainDocument } from '../accounts/chain';
 import { applyLedger, chainOf, type LedgerOp, type LedgerResult, type LedgerState } from '../accounts/ledger';
@@ -31,15 +31,22 @@ export interface SliceBill {
   settle(credits: number): Promise<void>;
 }
 
+/**
+ * Slice billing of a kind of job: crawls keep their markers in `crawl_charges`; Batch runs pass their
+ * own collection and hold prefix, so each job kind's markers live and expire with its data.
+ */
 export class CrawlCharges {
-  private readonly charges;
+  private readonly charges: Collection<ChargeDoc>;
   private readonly ledger: ChainStore<LedgerState, LedgerOp, LedgerResult>;
+  private readonly holdPrefix: string;
 
   constructor(
     db: Db,
     private readonly accounts: Accounts,
+    options: { charges?: Collection<ChargeDoc>; holdPrefix?: string } = {},
   ) {
-    this.charges = crawlCollections(db).charges;
+    this.charges = options.charges ?? crawlCollections(db).charges;
+    this.holdPrefix = options.holdPrefix ?? 'crawl';
     this.ledger = new ChainStore(
       db.collection<ChainDocument<LedgerState>>('usage_ledger'),
       { initial: () => ({ used: 0, keys: {}, holds: {} }), apply: applyLedger },
@@ -50,7 +57,7 @@ export class CrawlCharges {
 
   /** The bill of slice `k`; `retried` (attempt > 1) looks for an earlier attempt's billing first. */
   async open(crawlId: string, k: number, payer: Payer, retried: boolean, prepay: number): Promise<SliceBill> {
-    const holdId = sliceHoldId(crawlId, k);
+    const holdId = sliceHoldId(crawlId, k, this.holdPrefix);
     const markerId = ids.charge(crawlId, k);
     if (retried) {
       const marker = await this.charges.findOne({ _id: markerId });
@@ -118,7 +125,8 @@ export class CrawlCharges {
 }
 
 /** The hold of slice `k`: the same for every attempt of the slice. */
-export const sliceHoldId = (crawlId: string, k: number): string => `h_crawl_${createHash('sha256').update(`${crawlId}|${k}`).digest('hex').slice(0, 24)}`;
+export const sliceHoldId = (crawlId: string, k: number, prefix = 'crawl'): string =>
+  `h_${prefix}_${createHash('sha256').update(`${crawlId}|${k}`).digest('hex').slice(0, 24)}`;
 
 function freeBill(): SliceBill {
   return {

@@ -1,0 +1,111 @@
+/**
+ * What a Batch submission must be before anything is stored: each task's URL, and the Fetch
+ * parameters of the job and of each task, checked by the Fetch route's own schema and rules
+ * (api/fetch/task.ts). A bad value is 400 `invalid_argument` naming the parameter; bad tasks are
+ * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them.
+ */
+import type { StoredTask } from '../../core/batch/store';
+import { isApiError, problem } from '../../core/errors';
+import { parameterOf, parseTaskParams } from '../fetch/task';
+
+export interface TaskInput {
+  url: string;
+  external_id?: string;
+  metadata?: Record<string, string>;
+  method?: string;
+  body?: unknown;
+  zenrows_params?: Record<string, unknown>;
+}
+
+interface InvalidTask {
+  index: number;
+  reason: string;
+  value?: string;
+}
+
+const MAX_URL = 8_192;
+/** Invalid tasks listed in one problem; the count says how many there were. */
+const LISTED = 100;
+
+/** Fetch parameters as the Fetch route receives them: strings (objects and arrays as JSON). */
+export function paramStrings(params: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (value === null || value === undefined) continue;
+    out[name] = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+  return out;
+}
+
+function urlProblem(raw: string): string | undefined {
+  if (raw.length > MAX_URL) return 'url_too_long';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return /^[a-z][a-z0-9+.-]*:/i.test(raw) ? 'missing_host' : 'malformed_url';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'unsupported_scheme';
+  if (!url.hostname) return 'missing_host';
+  return undefined;
+}
+
+/** Checks the job's parameters once, with a placeholder URL: a bad one names the parameter. */
+export function checkJobParams(params: Record<string, string>): void {
+  try {
+    parseTaskParams('https://example.com/', params);
+  } catch (error) {
+    if (!isApiError(error)) throw error;
+    const parameter = parameterOf(error) ?? 'zenrows_params';
+    throw problem('invalid_argument', `zenrows_params.${parameter}: ${error.detail}`, { members: { parameter: `zenrows_params.${parameter}` } });
+  }
+}
+
+/** The tasks as stored, or 400 invalid_argument listing every invalid one. */
+export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>): StoredTask[] {
+  const invalid: InvalidTask[] = [];
+  const stored: StoredTask[] = [];
+  tasks.forEach((task, index) => {
+    const urlIssue = urlProblem(task.url);
+    if (urlIssue) {
+      invalid.push({ index, reason: urlIssue, value: task.url.slice(0, 200) });
+      return;
+    }
+    if (task.external_id !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(task.external_id)) {
+      invalid.push({ index, reason: 'invalid_external_id', value: task.external_id.slice(0, 200) });
+      return;
+    }
+    if (task.method !== undefined && task.method !== 'GET') {
+      invalid.push({ index, reason: 'unsupported_method', value: task.method });
+      return;
+    }
+    if (task.body !== undefined && task.body !== null) {
+      invalid.push({ index, reason: 'body_not_allowed' });
+      return;
+    }
+    const own = paramStrings(task.zenrows_params);
+    if (Object.keys(own).length > 0) {
+      try {
+        parseTaskParams(task.url, { ...jobParams, ...own });
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        const parameter = parameterOf(error);
+        invalid.push({ index, reason: /Unknown parameter/.test(error.detail) ? 'unknown_param' : 'invalid_param_value', value: parameter ?? error.detail });
+        return;
+      }
+    }
+    stored.push({
+      u: task.url,
+      ...(task.external_id ? { e: task.external_id } : {}),
+      ...(task.metadata && Object.keys(task.metadata).length > 0 ? { m: task.metadata } : {}),
+      ...(Object.keys(own).length > 0 ? { p: own } : {}),
+    });
+  });
+  if (invalid.length > 0) {
+    const first = invalid[0] as InvalidTask;
+    throw problem('invalid_argument', `${invalid.length} task(s) are invalid; the first, tasks[${first.index}], has ${first.reason}${first.value ? ` (${first.value})` : ''}.`, {
+      members: { invalid_tasks: invalid.slice(0, LISTED), parameter: `tasks[${first.index}]` },
+    });
+  }
+  return stored;
+}

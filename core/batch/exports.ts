@@ -1,0 +1,94 @@
+/**
+ * Exports of a run: one file with every task of the run (NDJSON, one object per task with its body,
+ * or CSV), written by an activity into chunks and served through a capability link. A repeated
+ * activity rewrites the same chunks (same ids), so a crash mid-write only costs the time.
+ */
+import type { Db } from 'mongodb';
+import { batchCollections, CONTENT_CHUNK, ids, type ExportDoc, type ResultItem, type SliceDoc } from './store';
+import { readBody } from './read';
+
+const TEXT_TYPES = new Set(['html', 'json', 'markdown', 'plaintext']);
+
+const csvField = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+
+async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: ResultItem): Promise<{ text: string; base64: boolean }> {
+  if (item.s !== 'successful' || item.at === undefined) return { text: '', base64: false };
+  const body = await readBody(db, item.src ?? runId, slice.first + index, item.at, item.z ?? 0);
+  const base64 = !TEXT_TYPES.has(item.t ?? 'html');
+  return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64 };
+}
+
+export async function writeExport(db: Db, exportId: string): Promise<void> {
+  const { exports, runs, jobs, slices, results, contents } = batchCollections(db);
+  const doc = await exports.findOne({ _id: exportId });
+  if (!doc || doc.status === 'completed') return;
+  await exports.updateOne({ _id: exportId }, { $set: { status: 'running' } });
+  const run = await runs.findOne({ _id: doc.run_id });
+  const job = await jobs.findOne({ _id: doc.job_id });
+  if (!run || !job) {
+    await exports.updateOne({ _id: exportId }, { $set: { status: 'failed', error: 'The run no longer exists.' } });
+    return;
+  }
+  let buffered: Buffer[] = [];
+  let bufferedSize = 0;
+  let chunk = 0;
+  let size = 0;
+  const flush = async (): Promise<void> => {
+    if (bufferedSize === 0) return;
+    const data = Buffer.concat(buffered);
+    await contents.replaceOne({ _id: ids.exportChunk(exportId, chunk) }, { run_id: run._id, data }, { upsert: true });
+    chunk++;
+    size += data.length;
+    buffered = [];
+    bufferedSize = 0;
+  };
+  const write = async (line: string): Promise<void> => {
+    const bytes = Buffer.from(line, 'utf8');
+    buffered.push(bytes);
+    bufferedSize += bytes.length;
+    if (bufferedSize >= CONTENT_CHUNK) await flush();
+  };
+  if (doc.format === 'csv') await write('task_id,url,external_id,status,type,error_code,error_detail,content_encoding,content\r\n');
+  for (let n = 0; n < job.slice_count; n += 10) {
+    const numbers = Array.from({ length: Math.min(10, job.slice_count - n) }, (_, index) => n + index);
+    const [sliceDocs, resultDocs] = await Promise.all([
+      slices.find({ _id: { $in: numbers.map((k) => ids.slice(job._id, k)) } }).toArray(),
+      results.find({ _id: { $in: numbers.map((k) => ids.result(run._id, k)) } }).toArray(),
+    ]);
+    const resultOf = new Map(resultDocs.map((result) => [result.n, result]));
+    for (const slice of sliceDocs.sort((a, b) => a.n - b.n)) {
+      for (let index = 0; index < slice.tasks.length; index++) {
+        const task = slice.tasks[index];
+        const item = resultOf.get(slice.n)?.items[index] ?? { s: 'pending' as const, c: 0, h: [], ended: 0 };
+        const body = await bodyOf(db, run._id, slice, index, item);
+        const record = {
+          task_id: ids.task(slice.n, index),
+          url: task?.u ?? '',
+          external_id: task?.e ?? null,
+          status: item.s,
+          type: item.t ?? null,
+          error: item.err ?? null,
+          content_encoding: body.base64 ? 'base64' : 'utf-8',
+          content: item.s === 'successful' ? body.text : null,
+        };
+        if (doc.format === 'csv') {
+          const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.err?.code ?? '', item.err?.detail ?? '', record.content_encoding, record.content ?? ''];
+          await write(`${fields.map(csvField).join(',')}\r\n`);
+        } else {
+          await write(`${JSON.stringify(record)}\n`);
+        }
+      }
+    }
+  }
+  await flush();
+  await exports.updateOne({ _id: exportId }, { $set: { status: 'completed', size, chunks: chunk } });
+}
+
+/** An export's file: its chunks in order. */
+export async function readExport(db: Db, doc: ExportDoc): Promise<Buffer[]> {
+  const { contents } = batchCollections(db);
+  const wanted = Array.from({ length: doc.chunks }, (_, chunk) => ids.exportChunk(doc._id, chunk));
+  const found = await contents.find({ _id: { $in: wanted } }).toArray();
+  const byId = new Map(found.map((item) => [item._id, item]));
+  return wanted.map((id) => Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0)));
+}

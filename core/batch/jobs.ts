@@ -1,0 +1,414 @@
+/**
+ * Batch commands: everything that changes a job or a run. The API validates a request and calls one
+ * command; the command keeps the job's invariants on FerretDB (no transactions) with insert-first
+ * writes and compare-and-set updates, and talks to the run workflow with signals.
+ *
+ *   create ─> idempotency claim ─> credits probe ─> active-job slot ─> job, slices, run ─> workflow
+ *            (any failure after the slot gives it back and removes what was written)
+ *   add tasks ─> take the job's writer mark (CAS) ─> slices ─> counts, mark off ─> signal the run
+ *   close, pause, resume, stop, delete, rerun ─> the run's record ─> signal
+ */
+import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { refusalError, type Accounts, type Principal } from '../accounts';
+import type { Config } from '../config';
+import { problem } from '../errors';
+import { newId } from '../ids';
+import { ActiveJobs } from '../jobs/active-jobs';
+import { IdempotencyKeys } from '../jobs/idempotency';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { webhookRetry } from '../webhooks/deliveries';
+import type { RunInput } from './run-types';
+import {
+  batchCollections,
+  emptyStats,
+  ids,
+  MAX_TASKS_PER_JOB,
+  SLICE_SIZE,
+  type JobDoc,
+  type RunDoc,
+  type SliceDoc,
+  type StoredTask,
+  type TaskStatus,
+  type WebhookSetting,
+} from './store';
+import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId, JOB_ATTRIBUTE, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
+
+export const TERMINAL_RUN = ['completed', 'failed', 'stopped', 'deleted'] as const;
+export const isTerminal = (status: string): boolean => (TERMINAL_RUN as readonly string[]).includes(status);
+/** A writer mark older than this belongs to a call that died: the next call takes it over. */
+const STALE_WRITER_MS = 2 * 60 * 1000;
+
+export interface NewJob {
+  status: 'open' | 'closed';
+  params: Record<string, string>;
+  tasks: StoredTask[];
+  external_id?: string;
+  name?: string;
+  metadata?: Record<string, string>;
+  webhook?: WebhookSetting;
+}
+
+export interface BatchCommandDeps {
+  db: Db;
+  accounts: Accounts;
+  temporal: { client: Client };
+  config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
+}
+
+/** How an active-job slot tells that a Batch run no longer runs (its slot was not freed: a crash). */
+export function batchJobChecker(db: Db): (job: { _id: string; created_at: Date }) => Promise<boolean> {
+  const { runs } = batchCollections(db);
+  return async (job) => {
+    const run = await runs.findOne({ _id: job._id }, { projection: { status: 1 } });
+    if (!run) return Date.now() - job.created_at.getTime() < 60_000;
+    return !isTerminal(run.status);
+  };
+}
+
+export function createBatchCommands(deps: BatchCommandDeps) {
+  const collections = batchCollections(deps.db);
+  const activeJobs = new ActiveJobs(deps.db, { batch: batchJobChecker(deps.db) });
+  const idempotency = new IdempotencyKeys(deps.db, 'batch');
+
+  const ownJob = async (principal: Principal, jobId: string): Promise<JobDoc> => {
+    const job = await collections.jobs.findOne({ _id: jobId });
+    if (!job || job.account_id !== principal.accountId || job.status === 'deleted') throw problem('not_found', `No job ${jobId} on this account.`);
+    return job;
+  };
+
+  const latestRun = async (job: JobDoc): Promise<RunDoc | null> => (job.latest_run_id ? collections.runs.findOne({ _id: job.latest_run_id }) : null);
+
+  const signal = async (runId: string, name: string, ...args: unknown[]): Promise<void> => {
+    try {
+      await deps.temporal.client.workflow.getHandle(batchRunWorkflowId(runId)).signal(name, ...args);
+    } catch (error) {
+      // A run whose workflow has ended needs no signal; its record already says how it ended.
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  };
+
+  /** Writes tasks as slices numbered from `firstSlice`, their sequence numbers from `firstSeq`. */
+  const writeSlices = async (jobId: string, firstSlice: number, firstSeq: number, tasks: StoredTask[]): Promise<number> => {
+    const docs: SliceDoc[] = [];
+    for (let offset = 0; offset < tasks.length; offset += SLICE_SIZE) {
+      const n = firstSlice + docs.length;
+      docs.push({ _id: ids.slice(jobId, n), job_id: jobId, n, first: firstSeq + offset, tasks: tasks.slice(offset, offset + SLICE_SIZE), created_at: new Date() });
+    }
+    for (let from = 0; from < docs.length; from += 100) {
+      try {
+        await collections.slices.insertMany(docs.slice(from, from + 100), { ordered: false });
+      } catch (error) {
+        // A slice left by a call that died under the same numbers is replaced.
+        if ((error as { code?: number }).code !== 11000 && !(error as { writeErrors?: unknown }).writeErrors) throw error;
+        for (const doc of docs.slice(from, from + 100)) await collections.slices.replaceOne({ _id: doc._id }, doc, { upsert: true });
+      }
+    }
+    return docs.length;
+  };
+
+  /** Takes an active-job slot for a run, or answers 429 quota_exceeded; nothing is written then. */
+  const takeSlot = async (principal: Principal, runId: string): Promise<void> => {
+    const grant = await activeJobs.acquire(principal.accountId, principal.plan.activeJobs, { id: runId, kind: 'batch' });
+    if (!grant.ok) {
+      throw problem('quota_exceeded', `The account already runs its ${principal.plan.activeJobs} active jobs (Crawl and Batch together); retry when one ends.`, {
+        headers: { 'Retry-After': '30' },
+      });
+    }
+  };
+
+  const probeCredits = async (principal: Principal): Promise<void> => {
+    const probe = await deps.accounts.charging.tryReserve(principal, 1);
+    if ('refused' in probe) {
+      const refused = refusalError(probe.refused, 'batch', principal);
+      throw problem('payment_required', refused.detail);
+    }
+    await probe.release();
+  };
+
+  /** Creates a run's record and starts its workflow; the caller holds the run's slot. */
+  const startRun = async (principal: Principal, job: JobDoc, runId: string, rerun?: { of: string; statuses: TaskStatus[] }): Promise<RunDoc> => {
+    const now = new Date();
+    const run: RunDoc = {
+      _id: runId,
+      job_id: job._id,
+      account_id: job.account_id,
+      key_id: principal.keyId,
+      run_sequence: job.run_count + 1,
+      status: 'pending',
+      trigger: 'manual',
+      last_batch_received: job.status === 'closed',
+      stats: emptyStats(job.task_count),
+      next_slice: 0,
+      rerun_of: rerun?.of ?? null,
+      rerun_statuses: rerun?.statuses ?? null,
+      failure_reason: null,
+      failure_detail: null,
+      webhook_outcome: null,
+      created_at: now,
+      updated_at: now,
+      ended_at: null,
+    };
+    await collections.runs.insertOne(run);
+    const input: RunInput = {
+      runId,
+      jobId: job._id,
+      accountId: job.account_id,
+      keyId: principal.keyId,
+      concurrency: Math.max(1, Math.min(principal.plan.concurrency, deps.config.batchConcurrency)),
+      sliceCount: job.slice_count,
+      total: job.task_count,
+      lastBatch: job.status === 'closed',
+      ...(rerun ? { rerun } : {}),
+      webhookRetry: webhookRetry(deps.config),
+    };
+    try {
+      await deps.temporal.client.workflow.start(BATCH_RUN_WORKFLOW_TYPE, {
+        taskQueue: deps.config.temporalTaskQueue,
+        workflowId: batchRunWorkflowId(runId),
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [input],
+        typedSearchAttributes: [
+          { key: ACCOUNT_ATTRIBUTE, value: job.account_id },
+          { key: JOB_ATTRIBUTE, value: job._id },
+          { key: STATUS_ATTRIBUTE, value: 'pending' },
+        ],
+        memo: { progress: { completed: 0, total: job.task_count } },
+      });
+    } catch (error) {
+      await collections.runs.deleteOne({ _id: runId }).catch(() => undefined);
+      throw error;
+    }
+    await collections.jobs.updateOne({ _id: job._id }, { $set: { latest_run_id: runId, updated_at: now }, $inc: { run_count: 1 } });
+    return run;
+  };
+
+  return {
+    ownJob,
+    latestRun,
+
+    async create(principal: Principal, input: NewJob, idempotencyKey?: string, bodyForKey?: unknown): Promise<{ job: JobDoc; replayed: boolean }> {
+      if (input.tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
+      const claim = idempotencyKey ? await idempotency.claim(principal.accountId, idempotencyKey, bodyForKey) : undefined;
+      if (claim?.kind === 'replay') return { job: await ownJob(principal, claim.resultId), replayed: true };
+      if (claim?.kind === 'reused') throw problem('conflict', 'This Idempotency-Key was used with another body.', { members: { reason: 'idempotency_key_conflict' } });
+      if (claim?.kind === 'in_flight') throw problem('conflict', 'A request with this Idempotency-Key is still being handled; retry shortly.', { members: { reason: 'idempotency_key_conflict' } });
+      try {
+        await probeCredits(principal);
+        const now = new Date();
+        const jobId = newId('job');
+        const runId = newId('run');
+        await takeSlot(principal, runId);
+        try {
+          const job: JobDoc = {
+            _id: jobId,
+            account_id: principal.accountId,
+            key_id: principal.keyId,
+            type: 'regular',
+            status: input.status,
+            params: input.params,
+            external_id: input.external_id ?? null,
+            name: input.name ?? null,
+            metadata: input.metadata ?? null,
+            webhook: input.webhook ?? null,
+            task_count: input.tasks.length,
+            slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
+            writing: null,
+            run_count: 0,
+            latest_run_id: null,
+            created_at: now,
+            updated_at: now,
+          };
+          await writeSlices(jobId, 0, 0, input.tasks);
+          await collections.jobs.insertOne(job);
+          try {
+            const run = await startRun(principal, job, runId);
+            job.latest_run_id = run._id;
+            job.run_count = 1;
+          } catch (error) {
+            await collections.jobs.deleteOne({ _id: jobId }).catch(() => undefined);
+            await collections.slices.deleteMany({ job_id: jobId }).catch(() => undefined);
+            throw error;
+          }
+          if (claim?.kind === 'claimed') await claim.complete(jobId);
+          return { job, replayed: false };
+        } catch (error) {
+          await activeJobs.release(runId).catch(() => undefined);
+          throw error;
+        }
+      } catch (error) {
+        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async addTasks(principal: Principal, jobId: string, tasks: StoredTask[], lastBatch: boolean): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
+      const owner = randomUUID();
+      let job = await ownJob(principal, jobId);
+      for (let attempt = 0; ; attempt++) {
+        if (job.status !== 'open') throw problem('conflict', 'The job is closed: it takes no more tasks.', { members: { reason: 'job_not_open' } });
+        const writing = job.writing && Date.now() - job.writing.since.getTime() < STALE_WRITER_MS;
+        if (writing) throw problem('conflict', 'Another submission to this job is still being written; retry in a few seconds.', { members: { reason: 'run_not_terminal' } });
+        if (job.task_count + tasks.length > MAX_TASKS_PER_JOB) {
+          throw problem('quota_exceeded', `A job holds at most ${MAX_TASKS_PER_JOB} tasks; it has ${job.task_count}.`);
+        }
+        const taken = await collections.jobs.updateOne(
+          { _id: jobId, status: 'open', task_count: job.task_count, slice_count: job.slice_count, writing: job.writing },
+          { $set: { writing: { owner, since: new Date() } } },
+        );
+        if (taken.modifiedCount === 1) break;
+        if (attempt >= 5) throw problem('conflict', 'The job changed while the tasks were being added; retry.', { members: { reason: 'run_not_terminal' } });
+        job = await ownJob(principal, jobId);
+      }
+      const added = await writeSlices(jobId, job.slice_count, job.task_count, tasks);
+      const now = new Date();
+      const next = {
+        task_count: job.task_count + tasks.length,
+        slice_count: job.slice_count + added,
+        status: lastBatch ? ('closed' as const) : ('open' as const),
+      };
+      await collections.jobs.updateOne({ _id: jobId, 'writing.owner': owner }, { $set: { ...next, writing: null, updated_at: now } });
+      const run = await latestRun(job);
+      if (run && !isTerminal(run.status)) {
+        await collections.runs.updateOne({ _id: run._id }, { $set: { last_batch_received: lastBatch || run.last_batch_received, 'stats.total': next.task_count, updated_at: now } });
+        await signal(run._id, TASKS_ADDED_SIGNAL, { sliceCount: next.slice_count, total: next.task_count, lastBatch });
+      }
+      return { job: { ...job, ...next, writing: null, updated_at: now }, run: run ? await collections.runs.findOne({ _id: run._id }) : null, accepted: tasks.length };
+    },
+
+    async close(principal: Principal, jobId: string): Promise<JobDoc> {
+      const job = await ownJob(principal, jobId);
+      if (job.status === 'open') {
+        if (job.writing && Date.now() - job.writing.since.getTime() < STALE_WRITER_MS) {
+          throw problem('conflict', 'A submission to this job is still being written; retry in a few seconds.', { members: { reason: 'run_not_terminal' } });
+        }
+        await collections.jobs.updateOne({ _id: jobId, status: 'open' }, { $set: { status: 'closed', updated_at: new Date() } });
+        const run = await latestRun(job);
+        if (run && !isTerminal(run.status)) {
+          await collections.runs.updateOne({ _id: run._id }, { $set: { last_batch_received: true, updated_at: new Date() } });
+          await signal(run._id, TASKS_ADDED_SIGNAL, { sliceCount: job.slice_count, total: job.task_count, lastBatch: true });
+        }
+      }
+      return ownJob(principal, jobId);
+    },
+
+    async pause(principal: Principal, jobId: string): Promise<RunDoc> {
+      const run = await this.currentRun(principal, jobId);
+      if (isTerminal(run.status)) throw problem('conflict', `The run has ended (${run.status}): there is nothing to pause.`, { members: { reason: 'run_not_stoppable' } });
+      await collections.runs.updateOne({ _id: run._id, status: { $nin: [...TERMINAL_RUN] } }, { $set: { status: 'paused', pause_state: 'paused', updated_at: new Date() } });
+      await signal(run._id, PAUSE_SIGNAL);
+      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+    },
+
+    async resume(principal: Principal, jobId: string): Promise<RunDoc> {
+      const run = await this.currentRun(principal, jobId);
+      if (isTerminal(run.status)) throw problem('conflict', `The run has ended (${run.status}): there is nothing to resume.`, { members: { reason: 'run_not_stoppable' } });
+      await collections.runs.updateOne({ _id: run._id, status: { $nin: [...TERMINAL_RUN] } }, { $set: { status: 'running', pause_state: 'active', updated_at: new Date() } });
+      await signal(run._id, RESUME_SIGNAL);
+      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+    },
+
+    async stop(principal: Principal, jobId: string): Promise<RunDoc> {
+      const run = await this.currentRun(principal, jobId);
+      if (isTerminal(run.status)) throw problem('conflict', `The run has already ended (${run.status}).`, { members: { reason: 'run_not_stoppable' } });
+      await this.stopRun(run, 'stopped');
+      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+    },
+
+    async stopRun(run: RunDoc, kind: StopKind): Promise<void> {
+      const set: Record<string, unknown> = { stop_requested: kind, updated_at: new Date() };
+      if (kind === 'deleted') set.status = 'deleted';
+      await collections.runs.updateOne({ _id: run._id }, { $set: set });
+      if (!isTerminal(run.status)) await signal(run._id, STOP_SIGNAL, kind);
+    },
+
+    async currentRun(principal: Principal, jobId: string): Promise<RunDoc> {
+      const job = await ownJob(principal, jobId);
+      const run = await latestRun(job);
+      if (!run) throw problem('conflict', 'The job has no run yet.', { members: { reason: 'no_prior_run' } });
+      return run;
+    },
+
+    async deleteJob(principal: Principal, jobId: string): Promise<void> {
+      const job = await ownJob(principal, jobId);
+      await collections.jobs.updateOne({ _id: jobId }, { $set: { status: 'deleted', updated_at: new Date() } });
+      const runs = await collections.runs.find({ job_id: jobId, status: { $ne: 'deleted' } }).toArray();
+      for (const run of runs) await this.stopRun(run, 'deleted');
+      void job;
+    },
+
+    async deleteRun(principal: Principal, jobId: string, runId: string): Promise<void> {
+      await ownJob(principal, jobId);
+      const run = await collections.runs.findOne({ _id: runId, job_id: jobId });
+      if (!run || run.status === 'deleted') throw problem('not_found', `No run ${runId} in job ${jobId}.`);
+      const child = await collections.runs.findOne({ rerun_of: runId, status: { $ne: 'deleted' } }, { projection: { _id: 1 } });
+      if (child) throw problem('conflict', `Run ${child._id} reruns this run and reads its results: delete it first.`, { members: { reason: 'run_has_descendants' } });
+      await this.stopRun(run, 'deleted');
+    },
+
+    async rerun(principal: Principal, jobId: string, statuses: TaskStatus[] | undefined, idempotencyKey?: string): Promise<{ job: JobDoc; run: RunDoc; retried: number; inherited: number }> {
+      const claim = idempotencyKey ? await idempotency.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }) : undefined;
+      if (claim?.kind === 'replay') {
+        const job = await ownJob(principal, jobId);
+        const run = await collections.runs.findOne({ _id: claim.resultId });
+        if (run) return { job, run, ...(await countRerun(deps.db, job, run.rerun_of, run.rerun_statuses ?? undefined)) };
+      }
+      if (claim?.kind === 'reused' || claim?.kind === 'in_flight') throw problem('conflict', 'This Idempotency-Key was used with another request, or that request is still running.', { members: { reason: 'idempotency_key_conflict' } });
+      try {
+        const job = await ownJob(principal, jobId);
+        if (job.status !== 'closed') throw problem('conflict', 'An open job cannot be rerun: close it first.', { members: { reason: 'job_not_open' } });
+        const previous = await latestRun(job);
+        if (!previous) throw problem('conflict', 'The job has no run to rerun.', { members: { reason: 'no_prior_run' } });
+        if (!isTerminal(previous.status) || previous.status === 'deleted') {
+          throw problem('conflict', `The latest run is ${previous.status}: a rerun starts after it ends.`, { members: { reason: 'run_not_terminal' } });
+        }
+        const counts = await countRerun(deps.db, job, statuses ? previous._id : null, statuses);
+        if (statuses && counts.retried === 0) throw problem('conflict', `No task of run ${previous._id} has status ${statuses.join(' or ')}.`, { members: { reason: 'no_matching_tasks' } });
+        await probeCredits(principal);
+        const runId = newId('run');
+        await takeSlot(principal, runId);
+        let run: RunDoc;
+        try {
+          run = await startRun(principal, job, runId, statuses ? { of: previous._id, statuses } : undefined);
+        } catch (error) {
+          await activeJobs.release(runId).catch(() => undefined);
+          throw error;
+        }
+        if (claim?.kind === 'claimed') await claim.complete(runId);
+        return { job: await ownJob(principal, jobId), run, ...counts };
+      } catch (error) {
+        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async setWebhook(principal: Principal, jobId: string, webhook: WebhookSetting | null): Promise<JobDoc> {
+      await ownJob(principal, jobId);
+      await collections.jobs.updateOne({ _id: jobId }, { $set: { webhook, updated_at: new Date() } });
+      return ownJob(principal, jobId);
+    },
+  };
+}
+
+export type BatchCommands = ReturnType<typeof createBatchCommands>;
+
+/** How many tasks a rerun fetches again and how many it keeps from the run it reruns. */
+async function countRerun(db: Db, job: JobDoc, of: string | null, statuses: TaskStatus[] | undefined): Promise<{ retried: number; inherited: number }> {
+  if (!of || !statuses) return { retried: job.task_count, inherited: 0 };
+  const { results } = batchCollections(db);
+  let retried = 0;
+  let covered = 0;
+  for (let n = 0; n < job.slice_count; n += 200) {
+    const wanted = Array.from({ length: Math.min(200, job.slice_count - n) }, (_, index) => ids.result(of, n + index));
+    for (const doc of await results.find({ _id: { $in: wanted } }).toArray()) {
+      for (const item of doc.items) {
+        covered++;
+        if ((statuses as string[]).includes(item.s) || item.s === 'pending') retried++;
+      }
+    }
+  }
+  // Tasks the run never reached (no result document) are fetched again too.
+  retried += job.task_count - covered;
+  return { retried, inherited: job.task_count - retried };
+}

@@ -1,0 +1,206 @@
+/**
+ * Batch reads, in the shapes the official clients parse (`Job`, `Run`, `TaskResult`,
+ * `TaskHistoryResponse`): pure presentation over the stored documents, plus the paging of results.
+ *
+ * Results page by slice: a cursor names the next slice to read, a page reads up to PAGE_SLICES slices
+ * (their tasks and the run's results, two `_id $in` look-ups) and keeps the rows the status filter
+ * wants. A task whose slice has no result yet is `processing` when the run has started its slice,
+ * else `pending`.
+ */
+import type { Db } from 'mongodb';
+import { ERROR_CATALOGUE } from '../errors';
+import { batchCollections, ids, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
+import { isTerminal } from './jobs';
+
+const PAGE_SLICES = 10;
+/** Slices a filtered page may read before it answers (possibly with fewer rows) and a cursor. */
+const SCAN_SLICES = 100;
+
+export interface Presenter {
+  docsUrl: string;
+  /** A capability URL for the body of task `taskId` of run `runId`. */
+  resultUrl(jobId: string, runId: string, taskId: string): string;
+}
+
+const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
+
+/** Job parameters echoed as strings, the type the clients' `Job.zenrows_params` declares. */
+export function presentRun(run: RunDoc) {
+  return {
+    run_id: run._id,
+    job_id: run.job_id,
+    run_sequence: run.run_sequence,
+    status: run.status,
+    trigger: run.trigger,
+    stats: run.stats,
+    last_batch_received: run.last_batch_received,
+    pause_state: run.pause_state ?? (run.status === 'paused' ? 'paused' : 'active'),
+    ingest_status: 'done',
+    created_at: iso(run.created_at),
+    updated_at: iso(run.updated_at),
+    ...(run.rerun_of ? { rerun_of: run.rerun_of } : {}),
+    ...(run.failure_reason ? { failure_reason: run.failure_reason, failure_detail: run.failure_detail ?? '' } : {}),
+  };
+}
+
+export function presentJob(job: JobDoc, run: RunDoc | null) {
+  return {
+    job_id: job._id,
+    type: job.type,
+    status: job.status,
+    format: formatOf(job.params),
+    zenrows_params: job.params,
+    ...(job.external_id ? { external_id: job.external_id } : {}),
+    ...(job.name ? { name: job.name } : {}),
+    ...(job.metadata ? { metadata: job.metadata } : {}),
+    webhook: job.webhook,
+    task_count: job.task_count,
+    latest_run: run ? presentRun(run) : null,
+    created_at: iso(job.created_at),
+    updated_at: iso(job.updated_at),
+  };
+}
+
+function formatOf(params: Record<string, string>): string {
+  const type = params.response_type;
+  if (type === 'markdown' || type === 'plaintext' || type === 'pdf') return type;
+  if (params.json_response === 'true' || params.css_extractor || params.autoparse === 'true' || params.outputs) return 'json';
+  return 'html';
+}
+
+export type ResultFilter = 'all' | TaskStatus;
+
+export interface ResultRow {
+  task_id: string;
+  external_id?: string;
+  run_id: string;
+  url: string;
+  metadata?: Record<string, string>;
+  method: 'GET';
+  status: TaskStatus;
+  type?: string;
+  result_url?: string;
+  error?: Record<string, unknown>;
+  source_run_id?: string;
+  spend: { total: { credits: number; cost: number }; last_attempt: { credits: number; cost: number } };
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ResultPage {
+  results: ResultRow[];
+  next_cursor: string | null;
+}
+
+export const encodeCursor = (n: number): string => Buffer.from(`s${n}`).toString('base64url');
+export function decodeCursor(cursor: string): number | undefined {
+  const text = Buffer.from(cursor, 'base64url').toString();
+  return /^s(0|[1-9]\d{0,6})$/.test(text) ? Number(text.slice(1)) : undefined;
+}
+
+function statusOf(item: ResultItem | undefined, run: RunDoc, n: number): TaskStatus {
+  if (item && item.s !== 'pending') return item.s;
+  if (!item && !isTerminal(run.status) && n < run.next_slice) return 'processing';
+  return 'pending';
+}
+
+export function problemOf(docsUrl: string, error: { code: string; status: number; detail: string }): Record<string, unknown> {
+  const entry = (ERROR_CATALOGUE as Record<string, { title: string } | undefined>)[error.code];
+  return {
+    type: `${docsUrl}/api-error-codes#${error.code}`,
+    title: `${entry?.title ?? 'Task failed'} (${error.code})`,
+    status: error.status,
+    code: error.code,
+    detail: error.detail,
+  };
+}
+
+export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: ResultItem | undefined, perCredit: number): ResultRow {
+  const task = slice.tasks[index];
+  const status = statusOf(item, run, slice.n);
+  const credits = item?.c ?? 0;
+  const last = item?.h.at(-1)?.c ?? 0;
+  const cost = (value: number): number => Math.round(value * perCredit * 1e6) / 1e6;
+  const ended = item?.ended ? new Date(item.ended).toISOString() : (run.updated_at ?? run.created_at).toISOString();
+  return {
+    task_id: ids.task(slice.n, index),
+    ...(task?.e ? { external_id: task.e } : {}),
+    run_id: run._id,
+    url: task?.u ?? '',
+    ...(task?.m ? { metadata: task.m } : {}),
+    method: 'GET',
+    status,
+    ...(status === 'successful' && item?.t ? { type: item.t, result_url: presenter.resultUrl(job._id, run._id, ids.task(slice.n, index)) } : {}),
+    ...(status === 'failed' && item?.err ? { error: problemOf(presenter.docsUrl, item.err) } : {}),
+    ...(item?.src ? { source_run_id: item.src } : {}),
+    spend: { total: { credits, cost: cost(credits) }, last_attempt: { credits: last, cost: cost(last) } },
+    created_at: slice.created_at.toISOString(),
+    updated_at: ended,
+  };
+}
+
+export async function readResults(
+  db: Db,
+  presenter: Presenter,
+  job: JobDoc,
+  run: RunDoc,
+  filter: ResultFilter,
+  from: number,
+  perCredit: number,
+): Promise<ResultPage> {
+  const { slices, results } = batchCollections(db);
+  const rows: ResultRow[] = [];
+  let n = from;
+  const limit = Math.min(job.slice_count, from + SCAN_SLICES);
+  while (n < limit && rows.length < PAGE_SLICES * 100) {
+    const numbers = Array.from({ length: Math.min(PAGE_SLICES, limit - n) }, (_, index) => n + index);
+    const [sliceDocs, resultDocs] = await Promise.all([
+      slices.find({ _id: { $in: numbers.map((k) => ids.slice(job._id, k)) } }).toArray(),
+      results.find({ _id: { $in: numbers.map((k) => ids.result(run._id, k)) } }).toArray(),
+    ]);
+    const sliceOf = new Map(sliceDocs.map((doc) => [doc.n, doc]));
+    const resultOf = new Map(resultDocs.map((doc) => [doc.n, doc]));
+    for (const k of numbers) {
+      const slice = sliceOf.get(k);
+      if (!slice) continue;
+      const items = resultOf.get(k)?.items;
+      slice.tasks.forEach((_, index) => {
+        const row = presentResult(presenter, job, run, slice, index, items?.[index], perCredit);
+        if (filter === 'all' || row.status === filter) rows.push(row);
+      });
+    }
+    n += numbers.length;
+  }
+  return { results: rows, next_cursor: n < job.slice_count ? encodeCursor(n) : null };
+}
+
+/** One task's slice and result item, or undefined when the job has no such task. */
+export async function findTask(db: Db, job: JobDoc, run: RunDoc, place: { n: number; index: number }) {
+  if (place.n >= job.slice_count) return undefined;
+  const { slices, results } = batchCollections(db);
+  const [slice, result] = await Promise.all([slices.findOne({ _id: ids.slice(job._id, place.n) }), results.findOne({ _id: ids.result(run._id, place.n) })]);
+  if (!slice || place.index >= slice.tasks.length) return undefined;
+  return { slice, seq: slice.first + place.index, item: result?.items[place.index] };
+}
+
+/** A stored body: its chunks in order. */
+export async function readBody(db: Db, runId: string, seq: number, attempt: number, size: number): Promise<Buffer> {
+  const { contents } = batchCollections(db);
+  const count = Math.max(1, Math.ceil(size / (4 * 1024 * 1024)));
+  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(runId, seq, attempt, chunk));
+  const docs = await contents.find({ _id: { $in: wanted } }).toArray();
+  const byId = new Map(docs.map((doc) => [doc._id, doc]));
+  return Buffer.concat(wanted.map((id) => Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0))));
+}
+
+export function presentHistory(docsUrl: string, item: ResultItem | undefined, perCredit: number) {
+  return {
+    events: (item?.h ?? []).map((attempt, index) => ({
+      started_at: new Date(attempt.s).toISOString(),
+      ended_at: new Date(attempt.e).toISOString(),
+      attempt: index + 1,
+      ...(attempt.err ? { error: problemOf(docsUrl, { code: attempt.err, status: ERROR_CATALOGUE[attempt.err as keyof typeof ERROR_CATALOGUE]?.status ?? 502, detail: attempt.err === item?.err?.code ? (item?.err?.detail ?? '') : 'The attempt failed.' }) } : {}),
+      spend: { credits: attempt.c, cost: Math.round(attempt.c * perCredit * 1e6) / 1e6 },
+    })),
+  };
+}

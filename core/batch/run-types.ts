@@ -1,0 +1,62 @@
+/** What the Batch run workflow and its activities pass each other. Pure (the workflow bundle imports it). */
+import type { WebhookRetry } from '../webhooks/deliveries';
+import type { RunStats, TaskStatus } from './store';
+
+export interface RunInput {
+  runId: string;
+  jobId: string;
+  accountId: string;
+  keyId: string;
+  /** Tasks fetched at once for this run (the plan's concurrency, at most the worker limit). */
+  concurrency: number;
+  /** Slices of the job known when the run started, and whether the job is closed. */
+  sliceCount: number;
+  total: number;
+  lastBatch: boolean;
+  /** A rerun fetches again the tasks whose result in `rerunOf` has one of `statuses`. */
+  rerun?: { of: string; statuses: TaskStatus[] };
+  webhookRetry: WebhookRetry;
+  /** Carried over by continue-as-new. */
+  state?: RunState;
+}
+
+export interface RunState {
+  nextSlice: number;
+  sliceCount: number;
+  total: number;
+  lastBatch: boolean;
+  stats: RunStats;
+  paused: boolean;
+  stop?: 'stopped' | 'deleted';
+  refused?: string;
+}
+
+export interface SliceInput {
+  runId: string;
+  jobId: string;
+  accountId: string;
+  keyId: string;
+  n: number;
+  concurrency: number;
+  rerun?: { of: string; statuses: TaskStatus[] };
+}
+
+export interface SliceSummary {
+  n: number;
+  tasks: number;
+  successful: number;
+  failed: number;
+  /** Tasks left unfetched: the run was stopped, or the account could not pay. */
+  pending: number;
+  failureReasons: Record<string, number>;
+  credits: number;
+  /** The account or key could not pay for a task: the detail of the refusal. */
+  refused?: string;
+}
+
+export interface RunEndInput {
+  runId: string;
+  status: 'completed' | 'failed' | 'stopped' | 'deleted';
+  stats: RunStats;
+  failure?: { reason: string; detail: string };
+}

@@ -1,0 +1,216 @@
+/**
+ * Batch storage. A job's tasks are written in slices (one document per `SLICE_SIZE` tasks of one
+ * add-tasks call), and a run's results in one document per slice, written once when the slice is
+ * done: a 100,000-task job is 1,000 task documents and 1,000 result documents per run, not 200,000
+ * rows. Every write is an insert or a compare-and-set keyed so that a retried activity neither
+ * duplicates nor loses a result.
+ *
+ *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
+ *       └─< batch_runs ─< batch_results           one per slice and run
+ *                     ─< batch_contents           one per stored body chunk (run, task, attempt)
+ *                     ─< batch_exports            one per export, its file in batch_contents
+ */
+import type { Collection, Db, IndexDescription } from 'mongodb';
+
+/** Tasks per slice: the unit of storage, of work (one activity) and of billing (one hold). */
+export const SLICE_SIZE = 100;
+export const MAX_TASKS_PER_CALL = 10_000;
+export const MAX_TASKS_PER_JOB = 100_000;
+/** Largest piece of a body stored in one document (bytes). */
+export const CONTENT_CHUNK = 4 * 1024 * 1024;
+
+export type JobStatus = 'open' | 'closed' | 'deleted';
+export type RunStatus = 'pending' | 'running' | 'paused' | 'completed' | 'failed' | 'stopped' | 'deleted';
+export type TaskStatus = 'pending' | 'processing' | 'successful' | 'failed';
+export type ResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
+
+export interface WebhookSetting {
+  url: string;
+  signature: boolean;
+}
+
+export interface Spend {
+  credits: number;
+  cost: number;
+}
+
+export interface JobDoc {
+  _id: string;
+  account_id: string;
+  key_id: string;
+  type: 'regular';
+  status: JobStatus;
+  /** Fetch parameters of every task, as strings (the way the Fetch route receives them). */
+  params: Record<string, string>;
+  external_id: string | null;
+  name: string | null;
+  metadata: Record<string, string> | null;
+  webhook: WebhookSetting | null;
+  task_count: number;
+  slice_count: number;
+  /** Set while an add-tasks call writes its slices; another call meanwhile is 409. */
+  writing: { owner: string; since: Date } | null;
+  run_count: number;
+  latest_run_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One task as stored: `u` URL, `e` external id, `m` metadata, `p` parameters over the job's. */
+export interface StoredTask {
+  u: string;
+  e?: string;
+  m?: Record<string, string>;
+  p?: Record<string, string>;
+}
+
+export interface SliceDoc {
+  _id: string;
+  job_id: string;
+  /** The slice's number in its job, and the job-wide sequence number of its first task. */
+  n: number;
+  first: number;
+  tasks: StoredTask[];
+  created_at: Date;
+}
+
+export interface RunStats {
+  total: number;
+  completed: number;
+  successful: number;
+  failed: number;
+  failure_reasons: Record<string, number>;
+  spend: Spend;
+}
+
+export interface RunDoc {
+  _id: string;
+  job_id: string;
+  account_id: string;
+  key_id: string;
+  run_sequence: number;
+  status: RunStatus;
+  trigger: 'manual' | 'scheduled';
+  last_batch_received: boolean;
+  stats: RunStats;
+  /** Slices started so far: slices below it without a result are being processed. */
+  next_slice: number;
+  /** A rerun: the run whose results it starts from, and the statuses it fetches again. */
+  rerun_of: string | null;
+  rerun_statuses: TaskStatus[] | null;
+  failure_reason: string | null;
+  failure_detail: string | null;
+  webhook_outcome: string | null;
+  /** Set by a stop or a delete; slices look at it before each task. */
+  stop_requested?: 'stopped' | 'deleted';
+  pause_state?: 'active' | 'paused';
+  created_at: Date;
+  updated_at: Date;
+  ended_at: Date | null;
+}
+
+/** A result item: `s` status, `t` type, `ct` content type, `z` size, `c` credits, `at` attempt whose content is stored. */
+export interface ResultItem {
+  s: 'successful' | 'failed' | 'pending';
+  t?: ResultType;
+  ct?: string;
+  z?: number;
+  c: number;
+  /** The attempt whose content is stored (content ids carry it). */
+  at?: number;
+  /** The run whose content this is, when inherited by a rerun. */
+  src?: string;
+  /** A failed task's problem: code, status, detail. */
+  err?: { code: string; status: number; detail: string };
+  /** Attempts: start, end (ms), problem code, credits. */
+  h: Array<{ s: number; e: number; err?: string; c: number }>;
+  ended: number;
+}
+
+export interface ResultDoc {
+  _id: string;
+  run_id: string;
+  job_id: string;
+  n: number;
+  items: ResultItem[];
+  credits: number;
+  created_at: Date;
+}
+
+export interface ContentDoc {
+  _id: string;
+  run_id: string;
+  data: Buffer;
+}
+
+export interface ExportDoc {
+  _id: string;
+  job_id: string;
+  run_id: string;
+  account_id: string;
+  format: 'ndjson' | 'csv';
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  error: string | null;
+  size: number;
+  chunks: number;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface JobInputDoc {
+  _id: string;
+  account_id: string;
+  csv: { delimiter: string; quote: string; header: boolean; fields: { url: string | number; external_id?: string | number } };
+  uploaded: boolean;
+  chunks: number;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface ChargeMarker {
+  _id: string;
+  crawl_id: string;
+  hold: string;
+  period: string;
+  credits: number;
+  at: Date;
+}
+
+export const ids = {
+  slice: (jobId: string, n: number): string => `${jobId}:${n}`,
+  result: (runId: string, n: number): string => `${runId}:${n}`,
+  content: (runId: string, seq: number, attempt: number, chunk: number): string => `${runId}:${seq}:${attempt}:${chunk}`,
+  exportChunk: (exportId: string, chunk: number): string => `${exportId}:${chunk}`,
+  inputChunk: (inputId: string, chunk: number): string => `${inputId}:${chunk}`,
+  /** A task id names its slice and its place there, so a task is found with one look-up. */
+  task: (n: number, index: number): string => `t${n}_${index}`,
+};
+
+export function taskPlace(taskId: string): { n: number; index: number } | undefined {
+  const match = /^t(0|[1-9]\d{0,5})_(0|[1-9]\d{0,3})$/.exec(taskId);
+  return match ? { n: Number(match[1]), index: Number(match[2]) } : undefined;
+}
+
+export function batchCollections(db: Db) {
+  return {
+    jobs: db.collection<JobDoc>('batch_jobs'),
+    slices: db.collection<SliceDoc>('batch_slices'),
+    runs: db.collection<RunDoc>('batch_runs'),
+    results: db.collection<ResultDoc>('batch_results'),
+    contents: db.collection<ContentDoc>('batch_contents'),
+    exports: db.collection<ExportDoc>('batch_exports'),
+    inputs: db.collection<JobInputDoc>('batch_job_inputs'),
+    charges: db.collection<ChargeMarker>('batch_charges'),
+  };
+}
+
+export type BatchCollections = ReturnType<typeof batchCollections>;
+
+export const BATCH_INDEXES: Record<string, IndexDescription[]> = {
+  batch_jobs: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
+  batch_runs: [{ key: { job_id: 1, run_sequence: -1 }, name: 'job_newest' }],
+};
+
+export const emptyStats = (total = 0): RunStats => ({ total, completed: 0, successful: 0, failed: 0, failure_reasons: {}, spend: { credits: 0, cost: 0 } });
+
+export type { Collection };

@@ -1,0 +1,21 @@
+/**
+ * How a Batch task is fetched, as the worker receives it: the Fetch route's own parsing, retrieval and
+ * shaping behind one function (api/fetch/task.ts builds it), with billing left to the caller.
+ */
+export type TaskResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
+
+export interface TaskFetch {
+  url: string;
+  /** Fetch parameters as strings, the way the Fetch route receives them. */
+  params: Record<string, string>;
+  signal: AbortSignal;
+  reuseKey: string;
+  /** Reserve up to `credits` in total for this task; false: the account cannot pay, do not try. */
+  afford(credits: number): Promise<boolean>;
+}
+
+export type TaskOutcome =
+  | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number }
+  | { ok: false; vetoed: boolean; retryable: boolean; error: { code: string; status: number; detail: string } };
+
+export type TaskRunner = (task: TaskFetch) => Promise<TaskOutcome>;

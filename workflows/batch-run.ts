@@ -1,0 +1,188 @@
+/**
+ * A Batch run, `run-<run_id>`: works through the job's slices in order, a few at once, each slice one
+ * activity that fetches its tasks under the run's concurrency and writes their results and bill once.
+ * The workflow keeps the run's stats from the slices' summaries (exact: a retried slice returns the
+ * summary of what it stored) and publishes them after each slice.
+ *
+ *   start ─> slices (up to LANES at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
+ *
+ * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop is
+ * also written on the run by the API, and slices look at it before each task, so a stop takes effect
+ * within the tasks in flight. A slice that finds the account unable to pay ends the run as failed
+ * (`insufficient_credits`), keeping what was fetched. Continue-as-new between slices keeps the
+ * history bounded for 100,000-task runs.
+ */
+import {
+  ParentClosePolicy,
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  startChild,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { RunInput, RunState, SliceSummary } from '../core/batch/run-types';
+import { emptyStats, type RunStats } from '../core/batch/store';
+import { PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind, type TasksAdded } from '../core/batch/workflow-names';
+import { STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
+
+const { batchSlice } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  // A killed worker's slice is retried elsewhere within this.
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+const { batchRunProgress, batchRunEnd } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  // Unlimited attempts: a run's record must be written even after a long database outage.
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+export const tasksAddedSignal = defineSignal<[TasksAdded]>(TASKS_ADDED_SIGNAL);
+export const pauseSignal = defineSignal(PAUSE_SIGNAL);
+export const resumeSignal = defineSignal(RESUME_SIGNAL);
+export const stopSignal = defineSignal<[StopKind]>(STOP_SIGNAL);
+
+/** Slices in flight at once, so the run's window stays full across a slice's tail (the worker holds the run to its concurrency). */
+const LANES = 3;
+const HISTORY_LIMIT = 4_000;
+
+export function addSummary(stats: RunStats, summary: SliceSummary, total: number): RunStats {
+  const reasons = { ...stats.failure_reasons };
+  for (const [reason, count] of Object.entries(summary.failureReasons)) reasons[reason] = (reasons[reason] ?? 0) + count;
+  const credits = stats.spend.credits + summary.credits;
+  return {
+    total,
+    completed: stats.completed + summary.successful + summary.failed,
+    successful: stats.successful + summary.successful,
+    failed: stats.failed + summary.failed,
+    failure_reasons: reasons,
+    spend: { credits, cost: 0 },
+  };
+}
+
+export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
+  const state: RunState = input.state ?? {
+    nextSlice: 0,
+    sliceCount: input.sliceCount,
+    total: input.total,
+    lastBatch: input.lastBatch,
+    stats: emptyStats(input.total),
+    paused: false,
+  };
+  let wake = 0;
+  setHandler(tasksAddedSignal, (added) => {
+    state.sliceCount = Math.max(state.sliceCount, added.sliceCount);
+    state.total = Math.max(state.total, added.total);
+    state.lastBatch ||= added.lastBatch;
+    wake++;
+  });
+  setHandler(pauseSignal, () => {
+    state.paused = true;
+    wake++;
+  });
+  setHandler(resumeSignal, () => {
+    state.paused = false;
+    wake++;
+  });
+  setHandler(stopSignal, (kind) => {
+    state.stop ??= kind;
+    wake++;
+  });
+
+  const inFlight = new Set<number>();
+  const finished: SliceSummary[] = [];
+  const failures: string[] = [];
+  const statusOf = (): 'running' | 'paused' => (state.paused ? 'paused' : 'running');
+  let published = '';
+
+  const publish = async (): Promise<void> => {
+    const status = statusOf();
+    const key = `${status}|${state.stats.completed}|${state.total}|${state.nextSlice}`;
+    if (key === published) return;
+    published = key;
+    await batchRunProgress({ runId: input.runId, status, stats: { ...state.stats, total: state.total }, nextSlice: state.nextSlice });
+    upsertMemo({ progress: { completed: state.stats.completed, total: state.total } });
+    upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: status }]);
+  };
+
+  await publish();
+  for (;;) {
+    const halted = state.stop !== undefined || state.refused !== undefined;
+    while (!halted && !state.paused && inFlight.size < LANES && state.nextSlice < state.sliceCount) {
+      const n = state.nextSlice++;
+      inFlight.add(n);
+      batchSlice({
+        runId: input.runId,
+        jobId: input.jobId,
+        accountId: input.accountId,
+        keyId: input.keyId,
+        n,
+        concurrency: input.concurrency,
+        ...(input.rerun ? { rerun: input.rerun } : {}),
+      }).then(
+        (summary) => {
+          inFlight.delete(n);
+          finished.push(summary);
+          wake++;
+        },
+        (error: unknown) => {
+          inFlight.delete(n);
+          failures.push(error instanceof Error ? error.message : String(error));
+          wake++;
+        },
+      );
+    }
+    if (inFlight.size === 0) {
+      if (halted || failures.length > 0) break;
+      if (state.lastBatch && state.nextSlice >= state.sliceCount) break;
+      if (workflowInfo().historyLength > HISTORY_LIMIT) {
+        await publish();
+        await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
+      }
+    }
+    const seen = wake;
+    await condition(() => wake !== seen);
+    for (const summary of finished.splice(0)) {
+      state.stats = addSummary(state.stats, summary, state.total);
+      if (summary.refused !== undefined) state.refused ??= summary.refused;
+    }
+    await publish();
+  }
+
+  const stats = { ...state.stats, total: state.total };
+  const end =
+    state.stop !== undefined
+      ? { status: state.stop }
+      : state.refused !== undefined
+        ? { status: 'failed' as const, failure: { reason: 'insufficient_credits', detail: state.refused } }
+        : failures.length > 0
+          ? { status: 'failed' as const, failure: { reason: 'internal', detail: failures[0] ?? 'A slice failed.' } }
+          : { status: 'completed' as const };
+  const recorded = await batchRunEnd({ runId: input.runId, stats, ...end });
+  upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: end.status }]);
+  if (recorded.webhook) {
+    // The delivery outlives the run: it may retry for hours.
+    await startChild('webhookDeliveryWorkflow', {
+      workflowId: `webhook-${recorded.webhook.eventId}`,
+      args: [{ key: recorded.webhook.key, retry: input.webhookRetry }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    }).catch(() => undefined);
+  }
+  return state;
+}
+
+const { batchExport } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+/** `export-<export_id>`: writes one export's file. */
+export async function batchExportWorkflow(exportId: string): Promise<void> {
+  await batchExport(exportId);
+}
