@@ -396,7 +396,8 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         const body = input.body as { tasks: TaskInput[]; last_batch?: boolean | null };
         const job = await commands.ownJob(principal, input.params.job_id ?? '');
         const tasks = checkTasks(body.tasks, job.params);
-        const added = await commands.addTasks(principal, job._id, tasks, body.last_batch === true);
+        const key = ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key');
+        const added = await commands.addTasks(principal, job._id, tasks, body.last_batch === true, key === undefined ? undefined : { key, body: input.body });
         ctx.body = { accepted_tasks: added.accepted, job_status: added.job.status, latest_run: added.run ? presentRun(added.run) : null };
       },
     },

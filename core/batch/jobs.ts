@@ -71,6 +71,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
   const collections = batchCollections(deps.db);
   const activeJobs = new ActiveJobs(deps.db, { batch: batchJobChecker(deps.db) });
   const idempotency = new IdempotencyKeys(deps.db, 'batch');
+  const idempotencyKeys = idempotency;
 
   const ownJob = async (principal: Principal, jobId: string): Promise<JobDoc> => {
     const job = await collections.jobs.findOne({ _id: jobId });
@@ -243,7 +244,32 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       }
     },
 
-    async addTasks(principal: Principal, jobId: string, tasks: StoredTask[], lastBatch: boolean): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
+    async addTasks(
+      principal: Principal,
+      jobId: string,
+      tasks: StoredTask[],
+      lastBatch: boolean,
+      idempotency?: { key: string; body: unknown },
+    ): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
+      const claim = idempotency ? await idempotencyKeys.claim(principal.accountId, `tasks:${jobId}:${idempotency.key}`, idempotency.body) : undefined;
+      if (claim?.kind === 'replay') {
+        const job = await ownJob(principal, jobId);
+        return { job, run: await latestRun(job), accepted: Number(claim.resultId) };
+      }
+      if (claim?.kind === 'reused' || claim?.kind === 'in_flight') {
+        throw problem('conflict', 'This Idempotency-Key was used with another body, or that request is still running.', { members: { reason: 'idempotency_key_conflict' } });
+      }
+      try {
+        const added = await this.appendTasks(principal, jobId, tasks, lastBatch);
+        if (claim?.kind === 'claimed') await claim.complete(String(added.accepted));
+        return added;
+      } catch (error) {
+        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async appendTasks(principal: Principal, jobId: string, tasks: StoredTask[], lastBatch: boolean): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
       const owner = randomUUID();
       let job = await ownJob(principal, jobId);
       for (let attempt = 0; ; attempt++) {

@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ZenRowsBatchClient } from 'zenrows';
+import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
+import { pythonWithClient } from '../helpers/python-clients';
+import { testStack } from '../helpers/stack';
+import { batchAccount, startTargetSite, type Json } from './helpers';
+
+function runPython(python: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(python, [path.join(__dirname, 'clients', 'python_batch.py'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+describe('Batch through the official clients (base URL changed only)', () => {
+  let site: Awaited<ReturnType<typeof startTargetSite>>;
+  let receiver: WebhookReceiver;
+  before(async () => {
+    site = await startTargetSite();
+    receiver = await startWebhookReceiver();
+  });
+  after(async () => {
+    await site.close();
+    await receiver.close();
+  });
+
+  it('serves every Batch call of the Python client 1.11.0', async function () {
+    this.timeout(300_000);
+    const python = pythonWithClient();
+    const account = await batchAccount();
+    const { status, stdout, stderr } = await runPython(python, [testStack().urls.api, account.key, site.url, receiver.url()]);
+    expect(status, stderr).to.equal(0);
+    const out = JSON.parse(stdout) as Json;
+    expect(out.submit).to.include({ accepted: 14, status: 'closed' });
+    expect(out.idempotent_same_job).to.equal(true);
+    expect(out.run).to.deep.equal({ status: 'completed', total: 14, successful: 13, failed: 1, credits: 13 });
+    expect(out.job).to.deep.equal({ name: 'python client', type: 'regular', status: 'closed', format: 'markdown', params: { response_type: 'markdown' } });
+    expect(out.results).to.equal(14);
+    expect(out.successful_rows).to.equal(13);
+    expect(out.body_is_markdown).to.equal(true);
+    expect(out.tagged).to.deep.equal({ metadata: { k: 'v' }, type: 'markdown' });
+    expect(out.failed_codes).to.deep.equal(['RESP002']);
+    expect(out.history_attempts).to.equal(1);
+    expect(out.runs).to.deep.equal([1]);
+    expect(out.listed).to.equal(true);
+    expect(out.downloaded_files).to.equal(13);
+    expect(out.export_lines).to.equal(14);
+    expect(out.retry_run_sequence).to.equal(2);
+    expect(out.retry_status).to.be.oneOf(['running', 'pending', 'completed']);
+    expect(out.added).to.deep.equal({ accepted: 2, job_status: 'open' });
+    expect(out.closed).to.equal('closed');
+    expect(out.late_add).to.deep.equal([409, 'conflict']);
+    expect(out.open_run).to.equal(4);
+    expect(out.webhook_put).to.equal(false);
+    expect(out.webhook_get).to.equal(receiver.url());
+    expect(out.http_webhook).to.equal('callback_url_must_be_https');
+    expect(out.webhook_after_delete).to.equal(404);
+    expect(out.bad_param).to.deep.equal([400, 'invalid_argument']);
+    expect(out.csv_accepted).to.equal(2);
+    expect(out.after_delete).to.equal('not_found');
+  });
+
+  it('serves every Batch call of the Node client 2.0.3', async () => {
+    const account = await batchAccount();
+    const client = new ZenRowsBatchClient(account.key, { baseURL: `${testStack().urls.api}/v1`, retries: 2 });
+    const ref = await client.submitJob({ type: 'regular', status: 'closed', tasks: [{ url: `${site.url}ok/1` }, { url: `${site.url}ok/2` }, { url: `${site.url}missing/1` }], idempotencyKey: 'node-1' });
+    const run = await ref.run.wait({ timeout: 90, pollInterval: 0.2 });
+    expect(run.status).to.equal('completed');
+    expect(run.stats).to.deep.include({ total: 3, successful: 2, failed: 1 });
+    const rows = [];
+    for await (const row of client.iterResults(ref.jobId)) rows.push(row);
+    expect(rows).to.have.length(3);
+    const content = await client.getTaskContent(ref.jobId, rows[0]!.task_id);
+    expect(content).to.contain('Page /ok/1');
+    const history = await client.getTaskHistory(ref.jobId, rows[2]!.task_id);
+    expect(history.events[0]!.error!.code).to.equal('RESP002');
+    const memory = await client.downloadTaskToMemory(rows[0]!);
+    expect(Buffer.from(memory).toString()).to.contain('Page /ok/1');
+    const jobs = await client.listJobs({ limit: 1 });
+    expect(jobs.jobs[0]!.job_id).to.equal(ref.jobId);
+    const runs = await client.listRuns(ref.jobId);
+    expect(runs.runs).to.have.length(1);
+    const open = await client.submitJob({ type: 'regular', status: 'open', tasks: [{ url: `${site.url}ok/3` }] });
+    const added = await open.addTasks([{ url: `${site.url}ok/4` }]);
+    expect(added.accepted_tasks).to.equal(1);
+    const closed = await open.close();
+    expect(closed.data.status).to.equal('closed');
+    const webhook = await client.putJobWebhook(open.jobId, { url: receiver.url() });
+    expect(webhook).to.deep.equal({ url: receiver.url(), signature: false });
+    const test = await client.testWebhook({ url: receiver.url() });
+    expect(test.delivered).to.equal(true);
+    const keys = await client.listHmacKeys();
+    expect(keys).to.be.an('object');
+    const exportRef = await client.startResultsExport(ref.jobId, run.runId);
+    const done = await client.waitForExport(ref.jobId, run.runId, exportRef.exportId, { timeout: 60, pollInterval: 0.2 });
+    expect(done.status).to.equal('completed');
+    await client.deleteJobWebhook(open.jobId);
+    await open.delete();
+    const error = await client.getJob(open.jobId).catch((caught: unknown) => caught as { status: number; code?: string });
+    expect((error as { status: number }).status).to.equal(404);
+  });
+});

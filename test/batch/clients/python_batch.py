@@ -1,0 +1,118 @@
+"""Drives the Batch surface with the official Python client (PyPI `zenrows`), base URL changed only.
+
+Usage: python python_batch.py API_URL API_KEY SITE_URL RECEIVER_URL
+Prints one JSON object describing what each call returned; any exception fails the script.
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from zenrows.batch import BatchAPIError, ZenRowsBatchClient
+from zenrows.batch._download import download_task_to_memory
+
+api, key, site, receiver = sys.argv[1:5]
+out = {}
+client = ZenRowsBatchClient(api_key=key, base_url=f"{api}/v1", retries=2)
+
+# A closed job, every call of its life.
+ref = client.submit_regular(
+    [f"{site}ok/{i}" for i in range(12)] + [f"{site}missing/0", {"url": f"{site}ok/99", "external_id": "ext-99", "metadata": {"k": "v"}}],
+    zenrows_params={"response_type": "markdown"},
+    name="python client",
+    metadata={"team": "data"},
+    idempotency_key="python-submit-1",
+)
+out["submit"] = {"job_id": ref.job_id, "accepted": ref.accepted_tasks, "status": ref.status.value if ref.status else None}
+again = client.submit_regular(
+    [f"{site}ok/{i}" for i in range(12)] + [f"{site}missing/0", {"url": f"{site}ok/99", "external_id": "ext-99", "metadata": {"k": "v"}}],
+    zenrows_params={"response_type": "markdown"},
+    name="python client",
+    metadata={"team": "data"},
+    idempotency_key="python-submit-1",
+)
+out["idempotent_same_job"] = again.job_id == ref.job_id
+run = client.wait_for_run(ref.job_id, timeout=90, poll_interval=0.2, max_poll_interval=1)
+out["run"] = {"status": run.status.value, "total": run.stats.total, "successful": run.stats.successful, "failed": run.stats.failed, "credits": run.stats.spend.credits if run.stats.spend else None}
+job = client.get_job(ref.job_id).data
+out["job"] = {"name": job.name, "type": job.type.value, "status": job.status.value, "format": job.format.value if job.format else None, "params": job.zenrows_params}
+results = list(client.iter_results(ref.job_id))
+out["results"] = len(results)
+ok = [r for r in results if r.status.value == "successful"]
+out["successful_rows"] = len(ok)
+body = download_task_to_memory(ok[0])
+out["body_is_markdown"] = body.decode().startswith("# Page")
+tagged = [r for r in results if r.external_id == "ext-99"][0]
+out["tagged"] = {"metadata": tagged.metadata, "type": tagged.type.value}
+failed = list(client.iter_results(ref.job_id, status="failed"))
+out["failed_codes"] = [r.error.code for r in failed]
+handle = client.get_run(ref.job_id, run_id=run.run_id)
+history = handle.task_history(ok[0].task_id)
+out["history_attempts"] = len(history.events)
+out["runs"] = [r.data.run_sequence for r in client.iter_runs(ref.job_id)]
+out["listed"] = ref.job_id in [j.job_id for j in client.iter_jobs(page_size=2)]
+
+with tempfile.TemporaryDirectory() as folder:
+    count = handle.download_to_dir(folder)
+    out["downloaded_files"] = count
+    target = Path(folder) / "export.ndjson"
+    client.download_all_results(ref.job_id, run.run_id, target, poll_interval=0.2)
+    out["export_lines"] = len(target.read_text().strip().splitlines())
+
+retry = client.job(ref.job_id).retry_failed(idempotency_key="python-retry-1")
+out["retry_run_sequence"] = retry.data.run_sequence
+final = retry.wait(timeout=90, poll_interval=0.2) if hasattr(retry, "wait") else None
+out["retry_status"] = client.get_run(ref.job_id, run_id=retry.run_id).data.status.value
+
+# An open job grown in calls, closed by last_batch.
+open_ref = client.submit_open([f"{site}ok/200"])
+open_job = client.job(open_ref.job_id)
+added = open_job.add_tasks({"tasks": [{"url": f"{site}ok/201"}, {"url": f"{site}ok/202"}]}, idempotency_key="python-add-1")
+out["added"] = {"accepted": added.accepted_tasks, "job_status": added.job_status.value}
+closing = open_job.add_tasks({"tasks": [{"url": f"{site}ok/203"}], "last_batch": True})
+out["closed"] = closing.job_status.value
+try:
+    open_job.add_tasks({"tasks": [{"url": f"{site}ok/204"}]})
+    out["late_add"] = "accepted"
+except BatchAPIError as error:
+    out["late_add"] = [error.status_code, error.code]
+out["open_run"] = client.wait_for_run(open_ref.job_id, timeout=90, poll_interval=0.2).stats.total
+
+# Webhook on a job, set and read back; an http URL is refused.
+out["webhook_put"] = open_job.set_webhook(receiver, signature=False).signature
+out["webhook_get"] = str(open_job.get_webhook().url)
+try:
+    open_job.set_webhook("http://example.com/hook", signature=False)
+    out["http_webhook"] = "accepted"
+except BatchAPIError as error:
+    out["http_webhook"] = error.code
+open_job.delete_webhook()
+try:
+    open_job.get_webhook()
+    out["webhook_after_delete"] = "present"
+except BatchAPIError as error:
+    out["webhook_after_delete"] = error.status_code
+
+# Bad input: a parameter Fetch does not take.
+try:
+    client.submit_regular([f"{site}ok/1"], zenrows_params={"js_rendr": "true"})
+    out["bad_param"] = "accepted"
+except BatchAPIError as error:
+    out["bad_param"] = [error.status_code, error.code]
+
+# A CSV upload.
+with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as csv_file:
+    csv_file.write(f"url,id\n{site}ok/300,a-1\n{site}ok/301,a-2\n")
+file_input = client.upload_csv(csv_file.name, fields={"url": "url", "external_id": "id"}, header=True)
+csv_ref = client.submit_regular(file_input_id=file_input)
+out["csv_accepted"] = csv_ref.accepted_tasks
+
+client.job(open_ref.job_id).delete()
+try:
+    client.get_job(open_ref.job_id)
+    out["after_delete"] = "present"
+except BatchAPIError as error:
+    out["after_delete"] = error.code
+
+print(json.dumps(out))
