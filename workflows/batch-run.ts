@@ -6,9 +6,9 @@
  *
  *   start ─> slices (up to LANES at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
  *
- * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop is
- * also written on the run by the API, and slices look at it before each task, so a stop takes effect
- * within the tasks in flight. A slice that finds the account unable to pay ends the run as failed
+ * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop and a
+ * pause are also written on the run by the API, and slices look at them before each task, so both take
+ * effect within the tasks in flight (a paused slice holds between tasks until the run resumes). A slice that finds the account unable to pay ends the run as failed
  * (`insufficient_credits`), keeping what was fetched. Continue-as-new between slices keeps the
  * history bounded for 100,000-task runs.
  */
@@ -31,7 +31,9 @@ import { PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type Stop
 import { STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
 
 const { batchSlice } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 minutes',
+  // A paused run holds its slices in flight (heartbeating) until it resumes; a slice paused longer
+  // than this is started again from its first task.
+  startToCloseTimeout: '24 hours',
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -111,8 +113,15 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: status }]);
   };
 
-  await publish();
   for (;;) {
+    // Summaries are applied first, and again after every await: a slice that ends while progress is
+    // being written must count before the run can end or continue as new.
+    for (const summary of finished.splice(0)) {
+      state.stats = addSummary(state.stats, summary, state.total);
+      if (summary.refused !== undefined) state.refused ??= summary.refused;
+    }
+    await publish();
+    if (finished.length > 0) continue;
     const halted = state.stop !== undefined || state.refused !== undefined;
     while (!halted && !state.paused && inFlight.size < LANES && state.nextSlice < state.sliceCount) {
       const n = state.nextSlice++;
@@ -142,17 +151,11 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
       if (halted || failures.length > 0) break;
       if (state.lastBatch && state.nextSlice >= state.sliceCount) break;
       if (workflowInfo().historyLength > HISTORY_LIMIT) {
-        await publish();
         await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
       }
     }
     const seen = wake;
     await condition(() => wake !== seen);
-    for (const summary of finished.splice(0)) {
-      state.stats = addSummary(state.stats, summary, state.total);
-      if (summary.refused !== undefined) state.refused ??= summary.refused;
-    }
-    await publish();
   }
 
   const stats = { ...state.stats, total: state.total };
