@@ -9,11 +9,11 @@ import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { createWebhookEvents } from '../../core/webhooks/events';
 import { Semaphore } from '../crawl/politeness';
 import type { ActivityDeps } from '../deps';
-import { runBatchSlice } from './slice';
+import { runBatchSlice, type RunControl } from './slice';
 
 const TERMINAL: RunStatus[] = ['completed', 'failed', 'stopped', 'deleted'];
-/** How long a run's stop flag is trusted before it is read again. */
-const STOP_CHECK_MS = 1_000;
+/** How long a run's stop and pause flags are trusted before they are read again. */
+const CONTROL_CHECK_MS = 1_000;
 
 export function batchActivities(deps: ActivityDeps) {
   const collections = batchCollections(deps.db);
@@ -34,15 +34,16 @@ export function batchActivities(deps: ActivityDeps) {
       },
     };
   };
-  const stops = new Map<string, { at: number; stop: boolean }>();
-  const stopRequested = async (runId: string): Promise<boolean> => {
-    const cached = stops.get(runId);
-    if (cached && Date.now() - cached.at < STOP_CHECK_MS) return cached.stop;
-    const run = await collections.runs.findOne({ _id: runId }, { projection: { stop_requested: 1, status: 1 } });
-    const stop = !run || Boolean(run.stop_requested) || TERMINAL.includes(run.status);
-    stops.set(runId, { at: Date.now(), stop });
-    if (stops.size > 1_000) stops.delete(stops.keys().next().value as string);
-    return stop;
+  const controls = new Map<string, { at: number; control: RunControl }>();
+  /** What a run's record asks of its slices: go on, hold (paused) or stop (stopped, deleted or ended). */
+  const runControl = async (runId: string): Promise<RunControl> => {
+    const cached = controls.get(runId);
+    if (cached && Date.now() - cached.at < CONTROL_CHECK_MS) return cached.control;
+    const run = await collections.runs.findOne({ _id: runId }, { projection: { stop_requested: 1, status: 1, pause_state: 1 } });
+    const control: RunControl = !run || run.stop_requested || TERMINAL.includes(run.status) ? 'stop' : run.pause_state === 'paused' ? 'pause' : 'go';
+    controls.set(runId, { at: Date.now(), control });
+    if (controls.size > 1_000) controls.delete(controls.keys().next().value as string);
+    return control;
   };
 
   /** Stats with `spend.cost`: the credits at the plan's price per credit. */
@@ -65,7 +66,7 @@ export function batchActivities(deps: ActivityDeps) {
             runTask: deps.runTask,
             limits: [run.limit, workerLimit],
             attempts: deps.config.batchTaskAttempts,
-            stopRequested,
+            runControl,
             retryDelayMs: (attempt) => Math.min(10_000, 500 * 3 ** (attempt - 1)),
           },
           input,

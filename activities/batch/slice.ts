@@ -14,7 +14,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
-import { batchCollections, CONTENT_CHUNK, ids, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
+import { batchCollections, CONTENT_CHUNK, ids, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
 import type { CrawlCharges, SliceBill } from '../../core/crawls/charges';
 import { insertIgnoringDuplicates } from '../../core/crawls/store';
 import { isDuplicateKey } from '../../core/db';
@@ -29,8 +29,8 @@ export interface SliceDeps {
   /** Limits a task takes a turn of, in order: the run's window in this worker, then the worker's. */
   limits: Semaphore[];
   attempts: number;
-  /** Whether the run was asked to stop (read from its record, cached briefly). */
-  stopRequested(runId: string): Promise<boolean>;
+  /** What the run's record asks: go on, hold while paused, or stop (read from the record, cached briefly). */
+  runControl(runId: string): Promise<RunControl>;
   /** Pause before another attempt of a task (ms); tests make it short. */
   retryDelayMs: (attempt: number) => number;
 }
@@ -47,6 +47,11 @@ const REASONS: Record<string, string> = {
   payment_required: 'insufficient_credits',
 };
 export const reasonOf = (code: string): string => REASONS[code] ?? code.toLowerCase();
+
+export type RunControl = 'go' | 'pause' | 'stop';
+
+/** How often a paused slice looks whether it may go on (it heartbeats meanwhile). */
+const PAUSE_POLL_MS = 1_000;
 
 export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise<SliceSummary> {
   const context = Context.current();
@@ -70,17 +75,26 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     const job = await collections.jobs.findOne({ _id: input.jobId }, { projection: { params: 1 } });
     const inherited = input.rerun ? await inheritedItems(deps.db, input, slice) : new Map<number, ResultItem>();
 
-    const bill = await deps.charges.open(input.runId, input.n, payer, attempt > 1, 0);
     const items: ResultItem[] = slice.tasks.map((_, index) => inherited.get(index) ?? { s: 'pending', c: 0, h: [], ended: 0 });
     let refused: string | undefined;
     const todo = slice.tasks.map((_, index) => index).filter((index) => !inherited.has(index));
+    // One reservation for the whole slice at its cheapest price (one ledger write, not one per task);
+    // dearer configurations grow it, and an account that cannot pay for all of it grows task by task.
+    const bill = await deps.charges.open(input.runId, input.n, payer, attempt > 1, todo.length);
+    const bodies = new BodyWriter(deps.db);
     let next = 0;
     const lane = async (): Promise<void> => {
       for (;;) {
-        if (refused !== undefined || context.cancellationSignal.aborted) return;
+        if (refused !== undefined || context.cancellationSignal.aborted || next >= todo.length) return;
+        // A pause holds the lanes between tasks (tasks in flight finish); a stop ends them.
+        const control = await deps.runControl(input.runId);
+        if (control === 'stop') return;
+        if (control === 'pause') {
+          await new Promise((resolve) => setTimeout(resolve, PAUSE_POLL_MS));
+          continue;
+        }
         const index = todo[next++];
         if (index === undefined) return;
-        if (await deps.stopRequested(input.runId)) return;
         const task = slice.tasks[index] as StoredTask;
         const releases: Array<() => void> = [];
         for (const limit of deps.limits) releases.push(await limit.acquire());
@@ -91,7 +105,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
             refused = item.refused;
             continue;
           }
-          if (item.body) await storeBody(deps.db, input.runId, slice.first + index, attempt, item.body);
+          if (item.body) await bodies.add(input.runId, slice.first + index, attempt, item.body);
           items[index] = { ...item.result, at: attempt };
         } finally {
           release();
@@ -99,6 +113,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, todo.length)) }, lane));
+    await bodies.flush();
 
     const credits = items.reduce((sum, item) => sum + (item.src === undefined ? item.c : 0), 0);
     const doc: ResultDoc = { _id: ids.result(input.runId, input.n), run_id: input.runId, job_id: input.jobId, n: input.n, items, credits, created_at: new Date() };
@@ -154,7 +169,7 @@ async function runTask(
     history.push({ s: started, e: Date.now(), c: credits, ...(outcome.ok ? {} : { err: outcome.error.code }) });
     if (outcome.ok || !outcome.retryable || signal.aborted || attempt === deps.attempts) break;
     await new Promise((resolve) => setTimeout(resolve, deps.retryDelayMs(attempt)));
-    if (await deps.stopRequested(input.runId)) break;
+    if ((await deps.runControl(input.runId)) === 'stop') break;
   }
   if (!outcome) throw new Error('no attempt was made');
   if (outcome.ok) {
@@ -167,14 +182,30 @@ async function runTask(
   return { result: { s: 'failed', c: 0, err: outcome.error, h: history, ended: Date.now() } };
 }
 
-async function storeBody(db: Db, runId: string, seq: number, attempt: number, body: Buffer): Promise<void> {
-  const { contents } = batchCollections(db);
-  const docs = [];
-  for (let chunk = 0; chunk * CONTENT_CHUNK < body.length || chunk === 0; chunk++) {
-    docs.push({ _id: ids.content(runId, seq, attempt, chunk), run_id: runId, data: body.subarray(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK) });
+/** Bodies written in batches of about FLUSH_BYTES: one insert for many small pages. */
+class BodyWriter {
+  private static readonly FLUSH_BYTES = 4 * 1024 * 1024;
+  private pending: ContentDoc[] = [];
+  private size = 0;
+
+  constructor(private readonly db: Db) {}
+
+  async add(runId: string, seq: number, attempt: number, body: Buffer): Promise<void> {
+    for (let chunk = 0; chunk * CONTENT_CHUNK < body.length || chunk === 0; chunk++) {
+      const data = body.subarray(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK);
+      this.pending.push({ _id: ids.content(runId, seq, attempt, chunk), run_id: runId, data });
+      this.size += data.length;
+    }
+    if (this.size >= BodyWriter.FLUSH_BYTES) await this.flush();
   }
-  // Written by this attempt before (a retried write): duplicates are the same bytes.
-  await insertIgnoringDuplicates(contents, docs);
+
+  async flush(): Promise<void> {
+    const docs = this.pending;
+    this.pending = [];
+    this.size = 0;
+    // Written by this attempt before (a retried write): duplicates are the same bytes.
+    await insertIgnoringDuplicates(batchCollections(this.db).contents, docs);
+  }
 }
 
 /** The results a rerun keeps from the run it reruns: every task whose status is not to be fetched again. */
