@@ -12,7 +12,8 @@ import { ERROR_CATALOGUE } from '../errors';
 import { batchCollections, ids, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
 import { isTerminal } from './jobs';
 
-const PAGE_SLICES = 10;
+/** Slices a page reads at most (1,000 rows of full slices). */
+const PAGE_SLICES = 4;
 /** Slices a filtered page may read before it answers (possibly with fewer rows) and a cursor. */
 const SCAN_SLICES = 100;
 
@@ -152,7 +153,7 @@ export async function readResults(
   const rows: ResultRow[] = [];
   let n = from;
   const limit = Math.min(job.slice_count, from + SCAN_SLICES);
-  while (n < limit && rows.length < PAGE_SLICES * 100) {
+  while (n < limit && rows.length < 1_000) {
     const numbers = Array.from({ length: Math.min(PAGE_SLICES, limit - n) }, (_, index) => n + index);
     const [sliceDocs, resultDocs] = await Promise.all([
       slices.find({ _id: { $in: numbers.map((k) => ids.slice(job._id, k)) } }).toArray(),

@@ -1,7 +1,7 @@
 /**
  * Batch storage. A job's tasks are written in slices (one document per `SLICE_SIZE` tasks of one
  * add-tasks call), and a run's results in one document per slice, written once when the slice is
- * done: a 100,000-task job is 1,000 task documents and 1,000 result documents per run, not 200,000
+ * done: a 100,000-task job is 400 task documents and 400 result documents per run, not 200,000
  * rows. Every write is an insert or a compare-and-set keyed so that a retried activity neither
  * duplicates nor loses a result.
  *
@@ -13,7 +13,7 @@
 import type { Collection, Db, IndexDescription } from 'mongodb';
 
 /** Tasks per slice: the unit of storage, of work (one activity) and of billing (one hold). */
-export const SLICE_SIZE = 100;
+export const SLICE_SIZE = 250;
 export const MAX_TASKS_PER_CALL = 10_000;
 export const MAX_TASKS_PER_JOB = 100_000;
 /** Largest piece of a body stored in one document (bytes). */
