@@ -35,6 +35,8 @@ export function createLinks(serverKey: Buffer | string): Links {
       if (!encoded || !signature || extra !== undefined || token.length > 1024) return undefined;
       const payload = Buffer.from(encoded, 'base64url').toString();
       const given = Buffer.from(signature, 'base64url');
+      // One spelling per link: base64url's unused low bits of the last character must be zero.
+      if (given.toString('base64url') !== signature || Buffer.from(payload).toString('base64url') !== encoded) return undefined;
       const expected = mac(payload);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
       const match = /^(result|export|input)\.(.+)\.(\d{1,15})$/.exec(payload);
