@@ -2,7 +2,7 @@
  * A Batch run, `run-<run_id>`: works through the job's slices in order, a few at once, each slice one
  * activity that fetches its tasks under the run's concurrency and writes their results and bill once.
  * The workflow keeps the run's stats from the slices' summaries (exact: a retried slice returns the
- * summary of what it stored) and publishes them after each slice.
+ * summary of what it stored) and publishes them as slices end (at least every 1% of the tasks).
  *
  *   start ─> slices (up to LANES at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
  *
@@ -18,6 +18,7 @@ import {
   continueAsNew,
   defineSignal,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   upsertMemo,
@@ -39,9 +40,16 @@ const { batchSlice } = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-const { batchRunProgress, batchRunEnd } = proxyActivities<Activities>({
+const { batchRunEnd } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   // Unlimited attempts: a run's record must be written even after a long database outage.
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+// Progress is a local activity: one marker in the history instead of a scheduled activity and its own
+// workflow task, for a write that happens after most slices.
+const { batchRunProgress } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
@@ -101,16 +109,24 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   const finished: SliceSummary[] = [];
   const failures: string[] = [];
   const statusOf = (): 'running' | 'paused' => (state.paused ? 'paused' : 'running');
-  let published = '';
+  let published = { status: '', total: -1, completed: -1, nextSlice: -1 };
 
+  /**
+   * Writes the run's progress to its record (what GET /v1/jobs reads) and to the Web UI's memo. Between
+   * two writes at least 1% of the run's tasks complete, unless its status or size changed or nothing is
+   * in flight (the run waits for tasks or a resume): a 100,000-task run writes about 100 times.
+   */
   const publish = async (): Promise<void> => {
     const status = statusOf();
-    const key = `${status}|${state.stats.completed}|${state.total}|${state.nextSlice}`;
-    if (key === published) return;
-    published = key;
-    await batchRunProgress({ runId: input.runId, status, stats: { ...state.stats, total: state.total }, nextSlice: state.nextSlice });
-    upsertMemo({ progress: { completed: state.stats.completed, total: state.total } });
-    upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: status }]);
+    const { completed } = state.stats;
+    const step = Math.max(1, Math.floor(state.total / 100));
+    const changed = status !== published.status || state.total !== published.total;
+    const unchanged = !changed && completed === published.completed && state.nextSlice === published.nextSlice;
+    if (unchanged || (!changed && inFlight.size > 0 && completed - published.completed < step)) return;
+    if (status !== published.status) upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: status }]);
+    published = { status, total: state.total, completed, nextSlice: state.nextSlice };
+    await batchRunProgress({ runId: input.runId, stats: { ...state.stats, total: state.total }, nextSlice: state.nextSlice });
+    upsertMemo({ progress: { completed, total: state.total } });
   };
 
   for (;;) {

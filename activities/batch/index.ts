@@ -39,8 +39,8 @@ export function batchActivities(deps: ActivityDeps) {
   const runControl = async (runId: string): Promise<RunControl> => {
     const cached = controls.get(runId);
     if (cached && Date.now() - cached.at < CONTROL_CHECK_MS) return cached.control;
-    const run = await collections.runs.findOne({ _id: runId }, { projection: { stop_requested: 1, status: 1, pause_state: 1 } });
-    const control: RunControl = !run || run.stop_requested || TERMINAL.includes(run.status) ? 'stop' : run.pause_state === 'paused' ? 'pause' : 'go';
+    const [run, asked] = await Promise.all([collections.runs.findOne({ _id: runId }, { projection: { status: 1 } }), collections.controls.findOne({ _id: runId })]);
+    const control: RunControl = !run || asked?.stop || TERMINAL.includes(run.status) ? 'stop' : asked?.pause_state === 'paused' ? 'pause' : 'go';
     controls.set(runId, { at: Date.now(), control });
     if (controls.size > 1_000) controls.delete(controls.keys().next().value as string);
     return control;
@@ -76,14 +76,14 @@ export function batchActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Writes a run's progress (status, stats, slices started) unless the run has ended. */
-    async batchRunProgress(input: { runId: string; status: 'running' | 'paused'; stats: RunStats; nextSlice: number }): Promise<void> {
+    /** Writes a run's progress (running, stats, slices started) unless the run has ended; a pause is the control's, not the status's. */
+    async batchRunProgress(input: { runId: string; stats: RunStats; nextSlice: number }): Promise<void> {
       const run = await collections.runs.findOne({ _id: input.runId });
       if (!run || TERMINAL.includes(run.status)) return;
       const stats = await withCost(run.account_id, run.key_id, input.stats);
       await collections.runs.updateOne(
         { _id: input.runId, status: { $nin: TERMINAL } },
-        { $set: { status: input.status, stats, next_slice: input.nextSlice, updated_at: new Date() } },
+        { $set: { status: 'running', stats, next_slice: input.nextSlice, updated_at: new Date() } },
       );
     },
 
@@ -95,7 +95,8 @@ export function batchActivities(deps: ActivityDeps) {
       const run = await collections.runs.findOne({ _id: input.runId });
       if (!run) throw ApplicationFailure.nonRetryable(`run ${input.runId} does not exist`, 'run_missing');
       const stats = await withCost(run.account_id, run.key_id, input.stats);
-      const status = run.status === 'deleted' ? 'deleted' : input.status;
+      const asked = await collections.controls.findOne({ _id: input.runId });
+      const status = run.status === 'deleted' || asked?.stop === 'deleted' ? 'deleted' : input.status;
       const now = new Date();
       await collections.runs.updateOne(
         { _id: input.runId },

@@ -10,6 +10,7 @@ import { createBatchCommands, isTerminal, type NewJob } from '../../core/batch/j
 import { createLinks, type Links } from '../../core/batch/links';
 import { decodeCursor, findTask, presentHistory, presentJob, presentRun, readBody, readResults, type Presenter, type ResultFilter } from '../../core/batch/read';
 import { readExport } from '../../core/batch/exports';
+import { isDeleted, type RunView } from '../../core/batch/runs';
 import { batchCollections, taskPlace, type ExportDoc, type JobDoc, type RunDoc, type StoredTask, type TaskStatus, type WebhookSetting } from '../../core/batch/store';
 import { problem } from '../../core/errors';
 import { newUlid } from '../../core/ids';
@@ -176,11 +177,12 @@ export function batchRoutes(deps: ApiDeps): Route[] {
     return { url: target.url.href, signature };
   };
 
-  const runOf = async (job: JobDoc, runId: string | undefined): Promise<RunDoc> => {
-    const run = runId ? await collections.runs.findOne({ _id: runId, job_id: job._id }) : await commands.latestRun(job);
-    if (!run || run.status === 'deleted') throw problem('not_found', runId ? `No run ${runId} in job ${job._id}.` : `Job ${job._id} has no run yet.`);
-    return run;
+  const viewOf = async (job: JobDoc, runId: string | undefined): Promise<RunView> => {
+    const view = runId ? await commands.runs.one({ _id: runId, job_id: job._id }) : await commands.latestRun(job);
+    if (!view || isDeleted(view)) throw problem('not_found', runId ? `No run ${runId} in job ${job._id}.` : `Job ${job._id} has no run yet.`);
+    return view;
   };
+  const runOf = async (job: JobDoc, runId: string | undefined): Promise<RunDoc> => (await viewOf(job, runId)).run;
 
   const jobView = async (job: JobDoc) => presentJob(job, await commands.latestRun(job));
 
@@ -249,7 +251,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
     if (!item || item.s !== 'successful' || item.at === undefined) {
       throw problem('conflict', `Task ${taskId} has no body: it is ${item?.s ?? 'pending'}.`, { members: { reason: 'task_not_ready' } });
     }
-    const body = await readBody(deps.db.db, item.src ?? run._id, found.seq, item.at, item.z ?? 0);
+    const body = await readBody(deps.db.db, run._id, found.slice, found.seq - found.slice.first, item);
     ctx.set(SANDBOX);
     ctx.set('Content-Type', item.ct ?? 'application/octet-stream');
     ctx.body = body;
@@ -263,7 +265,9 @@ export function batchRoutes(deps: ApiDeps): Route[] {
     summary,
     responses: { 200: json('The run'), ...errors, 409: { description: 'The run has ended (conflict)' } },
     async handler(ctx, input) {
-      ctx.body = presentRun(await commands[action](principalOf(ctx), input.params.job_id ?? ''));
+      const principal = principalOf(ctx);
+      const view = await commands[action](principal, input.params.job_id ?? '');
+      ctx.body = presentRun(view, await commands.ownJob(principal, input.params.job_id ?? ''));
     },
   });
 
@@ -322,7 +326,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         const run = await commands.latestRun(created.job);
         ctx.status = created.replayed ? 200 : 201;
         ctx.set('Location', `/v1/jobs/${created.job._id}`);
-        ctx.body = { job_id: created.job._id, status: created.job.status, latest_run: run ? presentRun(run) : null, accepted_tasks: created.job.task_count, webhook: created.job.webhook };
+        ctx.body = { job_id: created.job._id, status: created.job.status, latest_run: run ? presentRun(run, created.job) : null, accepted_tasks: created.job.task_count, webhook: created.job.webhook };
       },
     },
     {
@@ -351,7 +355,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         const docs = await collections.jobs.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
         const { items, next_cursor } = page(docs, limit, (doc) => Buffer.from(doc._id).toString('base64url'));
         const runIds = items.map((job) => job.latest_run_id).filter((id): id is string => id !== null);
-        const runs = new Map((await collections.runs.find({ _id: { $in: runIds } }).toArray()).map((run) => [run._id, run]));
+        const runs = await commands.runs.byIds(runIds);
         ctx.body = { jobs: items.map((job) => presentJob(job, job.latest_run_id ? (runs.get(job.latest_run_id) ?? null) : null)), next_cursor };
       },
     },
@@ -398,7 +402,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         const tasks = checkTasks(body.tasks, job.params);
         const key = ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key');
         const added = await commands.addTasks(principal, job._id, tasks, body.last_batch === true, key === undefined ? undefined : { key, body: input.body });
-        ctx.body = { accepted_tasks: added.accepted, job_status: added.job.status, latest_run: added.run ? presentRun(added.run) : null };
+        ctx.body = { accepted_tasks: added.accepted, job_status: added.job.status, latest_run: added.run ? presentRun(added.run, added.job) : null };
       },
     },
     {
@@ -432,8 +436,8 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         ctx.body = {
           job_id: rerun.job._id,
           status: rerun.job.status,
-          latest_run: presentRun(rerun.run),
-          rerun_of: rerun.run.rerun_of,
+          latest_run: presentRun(rerun.run, rerun.job),
+          rerun_of: rerun.run.run.rerun_of,
           retried_tasks: rerun.retried,
           inherited_tasks: rerun.inherited,
         };
@@ -457,9 +461,11 @@ export function batchRoutes(deps: ApiDeps): Route[] {
           if (!/^r[1-9]\d{0,8}$/.test(text)) throw problem('invalid_argument', 'The cursor is not one this endpoint gave.', { members: { parameter: 'cursor' } });
           before = Number(text.slice(1));
         }
-        const docs = await collections.runs.find({ job_id: job._id, run_sequence: { $lt: before }, status: { $ne: 'deleted' } }).sort({ run_sequence: -1 }).limit(limit + 1).toArray();
-        const { items, next_cursor } = page(docs, limit, (run) => Buffer.from(`r${run.run_sequence}`).toString('base64url'));
-        ctx.body = { runs: items.map(presentRun), next_cursor };
+        const views = await commands.runs.ofJob(job._id, before, limit + 1);
+        const items = views.slice(0, limit);
+        const last = items[items.length - 1];
+        const next_cursor = views.length > limit && last ? Buffer.from(`r${last.run.run_sequence}`).toString('base64url') : null;
+        ctx.body = { runs: items.map((view) => presentRun(view, job)), next_cursor };
       },
     },
     {
@@ -471,7 +477,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
       responses: { 200: json('The run'), ...errors },
       async handler(ctx, input) {
         const job = await commands.ownJob(principalOf(ctx), input.params.job_id ?? '');
-        ctx.body = presentRun(await runOf(job, input.params.run_id));
+        ctx.body = presentRun(await viewOf(job, input.params.run_id), job);
       },
     },
     {
@@ -663,7 +669,6 @@ export function batchRoutes(deps: ApiDeps): Route[] {
     const gone = (): never => {
       throw problem('not_found', 'This link is unknown or has expired.');
     };
-    void batch;
     return [
       {
         ...linkCommon,
@@ -677,10 +682,10 @@ export function batchRoutes(deps: ApiDeps): Route[] {
           if (!claim) return gone();
           const [jobId, runId, taskId] = claim.id.split(':');
           const job = await collections.jobs.findOne({ _id: jobId ?? '' });
-          const run = await collections.runs.findOne({ _id: runId ?? '', job_id: jobId ?? '' });
-          if (!job || !run || job.status === 'deleted' || run.status === 'deleted') return gone();
+          const view = await batch.runs.one({ _id: runId ?? '', job_id: jobId ?? '' });
+          if (!job || !view || job.status === 'deleted' || isDeleted(view)) return gone();
           ctx.set('Cache-Control', 'private, no-store');
-          await send(ctx, job, run, taskId ?? '');
+          await send(ctx, job, view.run, taskId ?? '');
         },
       },
       {

@@ -20,13 +20,17 @@ import { IdempotencyKeys } from '../jobs/idempotency';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
 import { webhookRetry } from '../webhooks/deliveries';
 import type { RunInput } from './run-types';
+import { createRunReader, isDeleted, runStatusOf, type RunView } from './runs';
 import {
   batchCollections,
   emptyStats,
   ids,
+  readResultDocs,
+  toSliceRecord,
   MAX_TASKS_PER_JOB,
   SLICE_SIZE,
   type JobDoc,
+  type RunControlDoc,
   type RunDoc,
   type SliceDoc,
   type StoredTask,
@@ -79,7 +83,8 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     return job;
   };
 
-  const latestRun = async (job: JobDoc): Promise<RunDoc | null> => (job.latest_run_id ? collections.runs.findOne({ _id: job.latest_run_id }) : null);
+  const runs = createRunReader(deps.db);
+  const latestRun = async (job: JobDoc): Promise<RunView | null> => (job.latest_run_id ? runs.one({ _id: job.latest_run_id }) : null);
 
   const signal = async (runId: string, name: string, ...args: unknown[]): Promise<void> => {
     try {
@@ -99,11 +104,11 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     }
     for (let from = 0; from < docs.length; from += 100) {
       try {
-        await collections.slices.insertMany(docs.slice(from, from + 100), { ordered: false });
+        await collections.slices.insertMany(docs.slice(from, from + 100).map(toSliceRecord), { ordered: false });
       } catch (error) {
         // A slice left by a call that died under the same numbers is replaced.
         if ((error as { code?: number }).code !== 11000 && !(error as { writeErrors?: unknown }).writeErrors) throw error;
-        for (const doc of docs.slice(from, from + 100)) await collections.slices.replaceOne({ _id: doc._id }, doc, { upsert: true });
+        for (const doc of docs.slice(from, from + 100)) await collections.slices.replaceOne({ _id: doc._id }, toSliceRecord(doc), { upsert: true });
       }
     }
     return docs.length;
@@ -139,7 +144,6 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       run_sequence: job.run_count + 1,
       status: 'pending',
       trigger: 'manual',
-      last_batch_received: job.status === 'closed',
       stats: emptyStats(job.task_count),
       next_slice: 0,
       rerun_of: rerun?.of ?? null,
@@ -188,6 +192,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
   return {
     ownJob,
     latestRun,
+    runs,
 
     async create(principal: Principal, input: NewJob, idempotencyKey?: string, bodyForKey?: unknown): Promise<{ job: JobDoc; replayed: boolean }> {
       if (input.tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
@@ -250,7 +255,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       tasks: StoredTask[],
       lastBatch: boolean,
       idempotency?: { key: string; body: unknown },
-    ): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
+    ): Promise<{ job: JobDoc; run: RunView | null; accepted: number }> {
       const claim = idempotency ? await idempotencyKeys.claim(principal.accountId, `tasks:${jobId}:${idempotency.key}`, idempotency.body) : undefined;
       if (claim?.kind === 'replay') {
         const job = await ownJob(principal, jobId);
@@ -269,7 +274,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       }
     },
 
-    async appendTasks(principal: Principal, jobId: string, tasks: StoredTask[], lastBatch: boolean): Promise<{ job: JobDoc; run: RunDoc | null; accepted: number }> {
+    async appendTasks(principal: Principal, jobId: string, tasks: StoredTask[], lastBatch: boolean): Promise<{ job: JobDoc; run: RunView | null; accepted: number }> {
       const owner = randomUUID();
       let job = await ownJob(principal, jobId);
       for (let attempt = 0; ; attempt++) {
@@ -296,11 +301,8 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       };
       await collections.jobs.updateOne({ _id: jobId, 'writing.owner': owner }, { $set: { ...next, writing: null, updated_at: now } });
       const run = await latestRun(job);
-      if (run && !isTerminal(run.status)) {
-        await collections.runs.updateOne({ _id: run._id }, { $set: { last_batch_received: lastBatch || run.last_batch_received, 'stats.total': next.task_count, updated_at: now } });
-        await signal(run._id, TASKS_ADDED_SIGNAL, { sliceCount: next.slice_count, total: next.task_count, lastBatch });
-      }
-      return { job: { ...job, ...next, writing: null, updated_at: now }, run: run ? await collections.runs.findOne({ _id: run._id }) : null, accepted: tasks.length };
+      if (run && !isTerminal(run.run.status)) await signal(run.run._id, TASKS_ADDED_SIGNAL, { sliceCount: next.slice_count, total: next.task_count, lastBatch });
+      return { job: { ...job, ...next, writing: null, updated_at: now }, run: run ? await runs.one({ _id: run.run._id }) : null, accepted: tasks.length };
     },
 
     async close(principal: Principal, jobId: string): Promise<JobDoc> {
@@ -311,45 +313,41 @@ export function createBatchCommands(deps: BatchCommandDeps) {
         }
         await collections.jobs.updateOne({ _id: jobId, status: 'open' }, { $set: { status: 'closed', updated_at: new Date() } });
         const run = await latestRun(job);
-        if (run && !isTerminal(run.status)) {
-          await collections.runs.updateOne({ _id: run._id }, { $set: { last_batch_received: true, updated_at: new Date() } });
-          await signal(run._id, TASKS_ADDED_SIGNAL, { sliceCount: job.slice_count, total: job.task_count, lastBatch: true });
-        }
+        if (run && !isTerminal(run.run.status)) await signal(run.run._id, TASKS_ADDED_SIGNAL, { sliceCount: job.slice_count, total: job.task_count, lastBatch: true });
       }
       return ownJob(principal, jobId);
     },
 
-    async pause(principal: Principal, jobId: string): Promise<RunDoc> {
-      const run = await this.currentRun(principal, jobId);
+    async pause(principal: Principal, jobId: string): Promise<RunView> {
+      const { run } = await this.currentRun(principal, jobId);
       if (isTerminal(run.status)) throw problem('conflict', `The run has ended (${run.status}): there is nothing to pause.`, { members: { reason: 'run_not_stoppable' } });
-      await collections.runs.updateOne({ _id: run._id, status: { $nin: [...TERMINAL_RUN] } }, { $set: { status: 'paused', pause_state: 'paused', updated_at: new Date() } });
+      const control = await runs.control(run, { pause_state: 'paused' });
       await signal(run._id, PAUSE_SIGNAL);
-      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+      return { run, control };
     },
 
-    async resume(principal: Principal, jobId: string): Promise<RunDoc> {
-      const run = await this.currentRun(principal, jobId);
+    async resume(principal: Principal, jobId: string): Promise<RunView> {
+      const { run } = await this.currentRun(principal, jobId);
       if (isTerminal(run.status)) throw problem('conflict', `The run has ended (${run.status}): there is nothing to resume.`, { members: { reason: 'run_not_stoppable' } });
-      await collections.runs.updateOne({ _id: run._id, status: { $nin: [...TERMINAL_RUN] } }, { $set: { status: 'running', pause_state: 'active', updated_at: new Date() } });
+      const control = await runs.control(run, { pause_state: 'active' });
       await signal(run._id, RESUME_SIGNAL);
-      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+      return { run, control };
     },
 
-    async stop(principal: Principal, jobId: string): Promise<RunDoc> {
-      const run = await this.currentRun(principal, jobId);
-      if (isTerminal(run.status)) throw problem('conflict', `The run has already ended (${run.status}).`, { members: { reason: 'run_not_stoppable' } });
-      await this.stopRun(run, 'stopped');
-      return (await collections.runs.findOne({ _id: run._id })) ?? run;
+    async stop(principal: Principal, jobId: string): Promise<RunView> {
+      const { run, control } = await this.currentRun(principal, jobId);
+      if (isTerminal(run.status) || control?.stop) throw problem('conflict', `The run has already ended or is stopping (${run.status}).`, { members: { reason: 'run_not_stoppable' } });
+      return { run, control: await this.stopRun(run, 'stopped') };
     },
 
-    async stopRun(run: RunDoc, kind: StopKind): Promise<void> {
-      const set: Record<string, unknown> = { stop_requested: kind, updated_at: new Date() };
-      if (kind === 'deleted') set.status = 'deleted';
-      await collections.runs.updateOne({ _id: run._id }, { $set: set });
+    /** Records a stop or a delete of a run and tells its workflow; a run that has ended only records it. */
+    async stopRun(run: RunDoc, kind: StopKind): Promise<RunControlDoc> {
+      const control = await runs.control(run, { stop: kind });
       if (!isTerminal(run.status)) await signal(run._id, STOP_SIGNAL, kind);
+      return control;
     },
 
-    async currentRun(principal: Principal, jobId: string): Promise<RunDoc> {
+    async currentRun(principal: Principal, jobId: string): Promise<RunView> {
       const job = await ownJob(principal, jobId);
       const run = await latestRun(job);
       if (!run) throw problem('conflict', 'The job has no run yet.', { members: { reason: 'no_prior_run' } });
@@ -357,37 +355,37 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     },
 
     async deleteJob(principal: Principal, jobId: string): Promise<void> {
-      const job = await ownJob(principal, jobId);
+      await ownJob(principal, jobId);
       await collections.jobs.updateOne({ _id: jobId }, { $set: { status: 'deleted', updated_at: new Date() } });
-      const runs = await collections.runs.find({ job_id: jobId, status: { $ne: 'deleted' } }).toArray();
-      for (const run of runs) await this.stopRun(run, 'deleted');
-      void job;
+      for (const view of await runs.ofJob(jobId, Number.MAX_SAFE_INTEGER, 10_000)) await this.stopRun(view.run, 'deleted');
     },
 
     async deleteRun(principal: Principal, jobId: string, runId: string): Promise<void> {
       await ownJob(principal, jobId);
-      const run = await collections.runs.findOne({ _id: runId, job_id: jobId });
-      if (!run || run.status === 'deleted') throw problem('not_found', `No run ${runId} in job ${jobId}.`);
-      const child = await collections.runs.findOne({ rerun_of: runId, status: { $ne: 'deleted' } }, { projection: { _id: 1 } });
-      if (child) throw problem('conflict', `Run ${child._id} reruns this run and reads its results: delete it first.`, { members: { reason: 'run_has_descendants' } });
-      await this.stopRun(run, 'deleted');
+      const view = await runs.one({ _id: runId, job_id: jobId });
+      if (!view || isDeleted(view)) throw problem('not_found', `No run ${runId} in job ${jobId}.`);
+      const children = [...(await runs.byIds((await collections.runs.find({ rerun_of: runId }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))).values()];
+      const child = children.find((each) => !isDeleted(each));
+      if (child) throw problem('conflict', `Run ${child.run._id} reruns this run and reads its results: delete it first.`, { members: { reason: 'run_has_descendants' } });
+      await this.stopRun(view.run, 'deleted');
     },
 
-    async rerun(principal: Principal, jobId: string, statuses: TaskStatus[] | undefined, idempotencyKey?: string): Promise<{ job: JobDoc; run: RunDoc; retried: number; inherited: number }> {
+    async rerun(principal: Principal, jobId: string, statuses: TaskStatus[] | undefined, idempotencyKey?: string): Promise<{ job: JobDoc; run: RunView; retried: number; inherited: number }> {
       const claim = idempotencyKey ? await idempotency.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }) : undefined;
       if (claim?.kind === 'replay') {
         const job = await ownJob(principal, jobId);
-        const run = await collections.runs.findOne({ _id: claim.resultId });
-        if (run) return { job, run, ...(await countRerun(deps.db, job, run.rerun_of, run.rerun_statuses ?? undefined)) };
+        const view = await runs.one({ _id: claim.resultId });
+        if (view) return { job, run: view, ...(await countRerun(deps.db, job, view.run.rerun_of, view.run.rerun_statuses ?? undefined)) };
       }
       if (claim?.kind === 'reused' || claim?.kind === 'in_flight') throw problem('conflict', 'This Idempotency-Key was used with another request, or that request is still running.', { members: { reason: 'idempotency_key_conflict' } });
       try {
         const job = await ownJob(principal, jobId);
         if (job.status !== 'closed') throw problem('conflict', 'An open job cannot be rerun: close it first.', { members: { reason: 'job_not_open' } });
-        const previous = await latestRun(job);
-        if (!previous) throw problem('conflict', 'The job has no run to rerun.', { members: { reason: 'no_prior_run' } });
-        if (!isTerminal(previous.status) || previous.status === 'deleted') {
-          throw problem('conflict', `The latest run is ${previous.status}: a rerun starts after it ends.`, { members: { reason: 'run_not_terminal' } });
+        const latest = await latestRun(job);
+        if (!latest) throw problem('conflict', 'The job has no run to rerun.', { members: { reason: 'no_prior_run' } });
+        const previous = latest.run;
+        if (!isTerminal(previous.status) || isDeleted(latest)) {
+          throw problem('conflict', `The latest run is ${runStatusOf(latest)}: a rerun starts after it ends.`, { members: { reason: 'run_not_terminal' } });
         }
         const counts = await countRerun(deps.db, job, statuses ? previous._id : null, statuses);
         if (statuses && counts.retried === 0) throw problem('conflict', `No task of run ${previous._id} has status ${statuses.join(' or ')}.`, { members: { reason: 'no_matching_tasks' } });
@@ -402,7 +400,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
           throw error;
         }
         if (claim?.kind === 'claimed') await claim.complete(runId);
-        return { job: await ownJob(principal, jobId), run, ...counts };
+        return { job: await ownJob(principal, jobId), run: { run, control: null }, ...counts };
       } catch (error) {
         if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
         throw error;
@@ -422,12 +420,12 @@ export type BatchCommands = ReturnType<typeof createBatchCommands>;
 /** How many tasks a rerun fetches again and how many it keeps from the run it reruns. */
 async function countRerun(db: Db, job: JobDoc, of: string | null, statuses: TaskStatus[] | undefined): Promise<{ retried: number; inherited: number }> {
   if (!of || !statuses) return { retried: job.task_count, inherited: 0 };
-  const { results } = batchCollections(db);
+  const collections = batchCollections(db);
   let retried = 0;
   let covered = 0;
   for (let n = 0; n < job.slice_count; n += 200) {
     const wanted = Array.from({ length: Math.min(200, job.slice_count - n) }, (_, index) => ids.result(of, n + index));
-    for (const doc of await results.find({ _id: { $in: wanted } }).toArray()) {
+    for (const doc of await readResultDocs(collections, wanted)) {
       for (const item of doc.items) {
         covered++;
         if ((statuses as string[]).includes(item.s) || item.s === 'pending') retried++;

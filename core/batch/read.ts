@@ -9,8 +9,9 @@
  */
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
-import { batchCollections, ids, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
+import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
 import { isTerminal } from './jobs';
+import { runStatusOf, type RunView } from './runs';
 
 /** Slices a page reads at most (1,000 rows of full slices). */
 const PAGE_SLICES = 4;
@@ -26,16 +27,24 @@ export interface Presenter {
 const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 
 /** Job parameters echoed as strings, the type the clients' `Job.zenrows_params` declares. */
-export function presentRun(run: RunDoc) {
+/**
+ * A run in the clients' `Run` shape. While it runs, its total follows the job's tasks (an open job
+ * grows before the run has counted the new tasks), and `last_batch_received` is whether the job is
+ * closed.
+ */
+export function presentRun(view: RunView, job: Pick<JobDoc, 'status' | 'task_count'>) {
+  const { run } = view;
+  const status = runStatusOf(view);
+  const stats = isTerminal(status) ? run.stats : { ...run.stats, total: Math.max(run.stats.total, job.task_count) };
   return {
     run_id: run._id,
     job_id: run.job_id,
     run_sequence: run.run_sequence,
-    status: run.status,
+    status,
     trigger: run.trigger,
-    stats: run.stats,
-    last_batch_received: run.last_batch_received,
-    pause_state: run.pause_state ?? (run.status === 'paused' ? 'paused' : 'active'),
+    stats,
+    last_batch_received: job.status !== 'open',
+    pause_state: isTerminal(status) ? 'active' : (view.control?.pause_state ?? 'active'),
     ingest_status: 'done',
     created_at: iso(run.created_at),
     updated_at: iso(run.updated_at),
@@ -44,7 +53,7 @@ export function presentRun(run: RunDoc) {
   };
 }
 
-export function presentJob(job: JobDoc, run: RunDoc | null) {
+export function presentJob(job: JobDoc, run: RunView | null) {
   return {
     job_id: job._id,
     type: job.type,
@@ -56,7 +65,7 @@ export function presentJob(job: JobDoc, run: RunDoc | null) {
     ...(job.metadata ? { metadata: job.metadata } : {}),
     webhook: job.webhook,
     task_count: job.task_count,
-    latest_run: run ? presentRun(run) : null,
+    latest_run: run ? presentRun(run, job) : null,
     created_at: iso(job.created_at),
     updated_at: iso(job.updated_at),
   };
@@ -149,15 +158,15 @@ export async function readResults(
   from: number,
   perCredit: number,
 ): Promise<ResultPage> {
-  const { slices, results } = batchCollections(db);
+  const collections = batchCollections(db);
   const rows: ResultRow[] = [];
   let n = from;
   const limit = Math.min(job.slice_count, from + SCAN_SLICES);
   while (n < limit && rows.length < 1_000) {
     const numbers = Array.from({ length: Math.min(PAGE_SLICES, limit - n) }, (_, index) => n + index);
     const [sliceDocs, resultDocs] = await Promise.all([
-      slices.find({ _id: { $in: numbers.map((k) => ids.slice(job._id, k)) } }).toArray(),
-      results.find({ _id: { $in: numbers.map((k) => ids.result(run._id, k)) } }).toArray(),
+      readSlices(collections, numbers.map((k) => ids.slice(job._id, k))),
+      readResultDocs(collections, numbers.map((k) => ids.result(run._id, k))),
     ]);
     const sliceOf = new Map(sliceDocs.map((doc) => [doc.n, doc]));
     const resultOf = new Map(resultDocs.map((doc) => [doc.n, doc]));
@@ -178,20 +187,28 @@ export async function readResults(
 /** One task's slice and result item, or undefined when the job has no such task. */
 export async function findTask(db: Db, job: JobDoc, run: RunDoc, place: { n: number; index: number }) {
   if (place.n >= job.slice_count) return undefined;
-  const { slices, results } = batchCollections(db);
-  const [slice, result] = await Promise.all([slices.findOne({ _id: ids.slice(job._id, place.n) }), results.findOne({ _id: ids.result(run._id, place.n) })]);
+  const collections = batchCollections(db);
+  const [slice, result] = await Promise.all([readSlice(collections, ids.slice(job._id, place.n)), readResultDoc(collections, ids.result(run._id, place.n))]);
   if (!slice || place.index >= slice.tasks.length) return undefined;
   return { slice, seq: slice.first + place.index, item: result?.items[place.index] };
 }
 
-/** A stored body: its chunks in order. */
-export async function readBody(db: Db, runId: string, seq: number, attempt: number, size: number): Promise<Buffer> {
+/** The stored body of a successful task at `index` of slice `slice` (its pack's part, or its chunks in order). */
+export async function readBody(db: Db, runId: string, slice: { n: number; first: number }, index: number, item: ResultItem): Promise<Buffer> {
   const { contents } = batchCollections(db);
-  const count = Math.max(1, Math.ceil(size / (4 * 1024 * 1024)));
-  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(runId, seq, attempt, chunk));
+  const owner = item.src ?? runId;
+  const attempt = item.at ?? 1;
+  const size = item.z ?? 0;
+  const bytes = (doc: ContentDoc | null | undefined): Buffer => Buffer.from((doc?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
+  if (item.pk !== undefined) {
+    const pack = bytes(await contents.findOne({ _id: ids.pack(owner, slice.n, attempt, item.pk) }));
+    return pack.subarray(item.po ?? 0, (item.po ?? 0) + size);
+  }
+  const count = Math.max(1, Math.ceil(size / CONTENT_CHUNK));
+  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(owner, slice.first + index, attempt, chunk));
   const docs = await contents.find({ _id: { $in: wanted } }).toArray();
   const byId = new Map(docs.map((doc) => [doc._id, doc]));
-  return Buffer.concat(wanted.map((id) => Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0))));
+  return Buffer.concat(wanted.map((id) => bytes(byId.get(id))));
 }
 
 export function presentHistory(docsUrl: string, item: ResultItem | undefined, perCredit: number) {

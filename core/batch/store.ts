@@ -7,7 +7,8 @@
  *
  *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
  *       └─< batch_runs ─< batch_results           one per slice and run
- *                     ─< batch_contents           one per stored body chunk (run, task, attempt)
+ *                     ─< batch_contents           one per pack of small bodies of a slice, or per
+ *                                                 chunk of a large body (run, task, attempt)
  *                     ─< batch_exports            one per export, its file in batch_contents
  */
 import type { Collection, Db, IndexDescription } from 'mongodb';
@@ -18,9 +19,16 @@ export const MAX_TASKS_PER_CALL = 10_000;
 export const MAX_TASKS_PER_JOB = 100_000;
 /** Largest piece of a body stored in one document (bytes). */
 export const CONTENT_CHUNK = 4 * 1024 * 1024;
+/**
+ * Bodies under PACK_BODY_LIMIT are stored together, up to about PACK_SIZE per document: one insert for
+ * many small pages (the store's cost is per document), while reading one body reads at most one pack.
+ */
+export const PACK_BODY_LIMIT = 32 * 1024;
+export const PACK_SIZE = 256 * 1024;
 
 export type JobStatus = 'open' | 'closed' | 'deleted';
-export type RunStatus = 'pending' | 'running' | 'paused' | 'completed' | 'failed' | 'stopped' | 'deleted';
+/** A run's status as the clients know it; a pause is `pause_state`, beside it. */
+export type RunStatus = 'pending' | 'running' | 'completed' | 'failed' | 'stopped' | 'deleted';
 export type TaskStatus = 'pending' | 'processing' | 'successful' | 'failed';
 export type ResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
 
@@ -91,7 +99,6 @@ export interface RunDoc {
   run_sequence: number;
   status: RunStatus;
   trigger: 'manual' | 'scheduled';
-  last_batch_received: boolean;
   stats: RunStats;
   /** Slices started so far: slices below it without a result are being processed. */
   next_slice: number;
@@ -101,12 +108,23 @@ export interface RunDoc {
   failure_reason: string | null;
   failure_detail: string | null;
   webhook_outcome: string | null;
-  /** Set by a stop or a delete; slices look at it before each task. */
-  stop_requested?: 'stopped' | 'deleted';
-  pause_state?: 'active' | 'paused';
   created_at: Date;
   updated_at: Date;
   ended_at: Date | null;
+}
+
+/**
+ * What the API asks of a run: hold (pause), stop, or stop and hide (delete). A document of its own,
+ * written by the API only: the run's record is written by the run's activities while it runs, and the
+ * store's updates are read-modify-write, so two writers of one document could lose each other's
+ * change. Slices read it before each task.
+ */
+export interface RunControlDoc {
+  _id: string;
+  job_id: string;
+  pause_state: 'active' | 'paused';
+  stop: 'stopped' | 'deleted' | null;
+  updated_at: Date;
 }
 
 /** A result item: `s` status, `t` type, `ct` content type, `z` size, `c` credits, `at` attempt whose content is stored. */
@@ -120,6 +138,9 @@ export interface ResultItem {
   at?: number;
   /** The run whose content this is, when inherited by a rerun. */
   src?: string;
+  /** A small body is stored in a pack of its slice's bodies: the pack's number and the body's offset in it. */
+  pk?: number;
+  po?: number;
   /** A failed task's problem: code, status, detail. */
   err?: { code: string; status: number; detail: string };
   /** Attempts: start, end (ms), problem code, credits. */
@@ -180,6 +201,8 @@ export const ids = {
   slice: (jobId: string, n: number): string => `${jobId}:${n}`,
   result: (runId: string, n: number): string => `${runId}:${n}`,
   content: (runId: string, seq: number, attempt: number, chunk: number): string => `${runId}:${seq}:${attempt}:${chunk}`,
+  /** A pack of small bodies of one slice, written by one attempt of its activity. */
+  pack: (runId: string, n: number, attempt: number, pack: number): string => `${runId}:s${n}:${attempt}:p${pack}`,
   exportChunk: (exportId: string, chunk: number): string => `${exportId}:${chunk}`,
   inputChunk: (inputId: string, chunk: number): string => `${inputId}:${chunk}`,
   /** A task id names its slice and its place there, so a task is found with one look-up. */
@@ -191,12 +214,26 @@ export function taskPlace(taskId: string): { n: number; index: number } | undefi
   return match ? { n: Number(match[1]), index: Number(match[2]) } : undefined;
 }
 
+/**
+ * How slices and results are stored: their arrays as one JSON string. The store's cost grows with the
+ * number of fields, not bytes: on FerretDB a result document of 250 items as fields takes about 19 ms
+ * of CPU to insert and 28 ms to read, as one string 2.5 and 2.8 ms.
+ */
+export type SliceRecord = Omit<SliceDoc, 'tasks'> & { tasks: string };
+export type ResultRecord = Omit<ResultDoc, 'items'> & { items: string };
+
+export const toSliceRecord = (doc: SliceDoc): SliceRecord => ({ ...doc, tasks: JSON.stringify(doc.tasks) });
+export const fromSliceRecord = (record: SliceRecord): SliceDoc => ({ ...record, tasks: JSON.parse(record.tasks) as StoredTask[] });
+export const toResultRecord = (doc: ResultDoc): ResultRecord => ({ ...doc, items: JSON.stringify(doc.items) });
+export const fromResultRecord = (record: ResultRecord): ResultDoc => ({ ...record, items: JSON.parse(record.items) as ResultItem[] });
+
 export function batchCollections(db: Db) {
   return {
     jobs: db.collection<JobDoc>('batch_jobs'),
-    slices: db.collection<SliceDoc>('batch_slices'),
+    slices: db.collection<SliceRecord>('batch_slices'),
     runs: db.collection<RunDoc>('batch_runs'),
-    results: db.collection<ResultDoc>('batch_results'),
+    controls: db.collection<RunControlDoc>('batch_run_controls'),
+    results: db.collection<ResultRecord>('batch_results'),
     contents: db.collection<ContentDoc>('batch_contents'),
     exports: db.collection<ExportDoc>('batch_exports'),
     inputs: db.collection<JobInputDoc>('batch_job_inputs'),
@@ -205,6 +242,26 @@ export function batchCollections(db: Db) {
 }
 
 export type BatchCollections = ReturnType<typeof batchCollections>;
+
+/** Slices by `_id`, decoded (absent ones are left out). */
+export async function readSlices(collections: BatchCollections, sliceIds: string[]): Promise<SliceDoc[]> {
+  return (await collections.slices.find({ _id: { $in: sliceIds } }).toArray()).map(fromSliceRecord);
+}
+
+export async function readSlice(collections: BatchCollections, sliceId: string): Promise<SliceDoc | undefined> {
+  const record = await collections.slices.findOne({ _id: sliceId });
+  return record ? fromSliceRecord(record) : undefined;
+}
+
+/** Result documents by `_id`, decoded (absent ones are left out). */
+export async function readResultDocs(collections: BatchCollections, resultIds: string[]): Promise<ResultDoc[]> {
+  return (await collections.results.find({ _id: { $in: resultIds } }).toArray()).map(fromResultRecord);
+}
+
+export async function readResultDoc(collections: BatchCollections, resultId: string): Promise<ResultDoc | undefined> {
+  const record = await collections.results.findOne({ _id: resultId });
+  return record ? fromResultRecord(record) : undefined;
+}
 
 export const BATCH_INDEXES: Record<string, IndexDescription[]> = {
   batch_jobs: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],

@@ -137,12 +137,25 @@ describe('Batch jobs', () => {
     const account = await batchAccount({ concurrency: 2 });
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: urls(site, 'slow', 60) });
     const job = created.body.job_id as string;
-    await eventually(async () => [...site.hits.keys()].filter((path) => path.startsWith('/slow/')).length >= 2, 100, 100);
+    const started = (): number => [...site.hits.keys()].filter((path) => path.startsWith('/slow/')).length;
+    await eventually(async () => started() >= 2, 100, 100);
     const paused = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/pause`);
     expect(paused.status).to.equal(200);
-    expect(paused.body).to.include({ status: 'paused', pause_state: 'paused' });
+    // Paused is a flag beside the status, as the clients' Run model has it.
+    expect(paused.body).to.include({ status: 'running', pause_state: 'paused' });
+    // The tasks in flight finish, then no task starts while the run is paused.
+    let settled = -1;
+    for (let round = 0; round < 20 && started() !== settled; round++) {
+      settled = started();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(started(), 'no task starts while paused').to.equal(settled);
+    expect(settled).to.be.lessThan(60);
+    expect((await batchRequest(account.key, 'GET', `/v1/jobs/${job}`)).body.latest_run).to.include({ status: 'running', pause_state: 'paused' });
     const resumed = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/resume`);
     expect(resumed.body).to.include({ status: 'running', pause_state: 'active' });
+    await eventually(async () => started() > settled, 50, 200);
     const stopped = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/stop`);
     expect(stopped.status).to.equal(200);
     const run = await waitForRun(account.key, job);
