@@ -14,7 +14,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
-import { batchCollections, CONTENT_CHUNK, ids, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
+import { batchCollections, CONTENT_CHUNK, ids, PACK_BODY_LIMIT, PACK_SIZE, readResultDoc, readSlice, toResultRecord, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
 import type { CrawlCharges, SliceBill } from '../../core/crawls/charges';
 import { insertIgnoringDuplicates } from '../../core/crawls/store';
 import { isDuplicateKey } from '../../core/db';
@@ -60,7 +60,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
   const heartbeat = setInterval(() => context.heartbeat(), 2_000);
   try {
     const payer = await deps.accounts.principalFor(input.accountId, input.keyId);
-    const stored = await collections.results.findOne({ _id: ids.result(input.runId, input.n) });
+    const stored = await readResultDoc(collections, ids.result(input.runId, input.n));
     if (stored) {
       // An earlier attempt stored the results: make sure its bill landed, then report them.
       const bill = await deps.charges.open(input.runId, input.n, payer, true, 0);
@@ -70,7 +70,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
       }
       return summarize(input.n, stored.items, stored.credits);
     }
-    const slice = await collections.slices.findOne({ _id: ids.slice(input.jobId, input.n) });
+    const slice = await readSlice(collections, ids.slice(input.jobId, input.n));
     if (!slice) throw new Error(`slice ${input.n} of job ${input.jobId} is missing`);
     const job = await collections.jobs.findOne({ _id: input.jobId }, { projection: { params: 1 } });
     const inherited = input.rerun ? await inheritedItems(deps.db, input, slice) : new Map<number, ResultItem>();
@@ -81,7 +81,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     // One reservation for the whole slice at its cheapest price (one ledger write, not one per task);
     // dearer configurations grow it, and an account that cannot pay for all of it grows task by task.
     const bill = await deps.charges.open(input.runId, input.n, payer, attempt > 1, todo.length);
-    const bodies = new BodyWriter(deps.db);
+    const bodies = new BodyWriter(deps.db, input.runId, slice, attempt);
     let next = 0;
     const lane = async (): Promise<void> => {
       for (;;) {
@@ -105,8 +105,8 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
             refused = item.refused;
             continue;
           }
-          if (item.body) await bodies.add(input.runId, slice.first + index, attempt, item.body);
-          items[index] = { ...item.result, at: attempt };
+          const stored = item.body ? await bodies.add(index, item.body) : {};
+          items[index] = { ...item.result, at: attempt, ...stored };
         } finally {
           release();
         }
@@ -118,11 +118,11 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     const credits = items.reduce((sum, item) => sum + (item.src === undefined ? item.c : 0), 0);
     const doc: ResultDoc = { _id: ids.result(input.runId, input.n), run_id: input.runId, job_id: input.jobId, n: input.n, items, credits, created_at: new Date() };
     try {
-      await collections.results.insertOne(doc);
+      await collections.results.insertOne(toResultRecord(doc));
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       // Another attempt stored this slice first: its results (and bill) are the ones that count.
-      const winner = await collections.results.findOne({ _id: doc._id });
+      const winner = await readResultDoc(collections, doc._id);
       await bill.settle(0);
       return summarize(input.n, winner?.items ?? items, winner?.credits ?? 0, refused);
     }
@@ -182,29 +182,67 @@ async function runTask(
   return { result: { s: 'failed', c: 0, err: outcome.error, h: history, ended: Date.now() } };
 }
 
-/** Bodies written in batches of about FLUSH_BYTES: one insert for many small pages. */
+/**
+ * Stores a slice's bodies for one attempt: small ones side by side in packs (one document for many
+ * pages), large ones in chunks of their own; documents are inserted a few MB at a time.
+ */
 class BodyWriter {
   private static readonly FLUSH_BYTES = 4 * 1024 * 1024;
   private pending: ContentDoc[] = [];
-  private size = 0;
+  private pendingSize = 0;
+  private pack: Buffer[] = [];
+  private packSize = 0;
+  private packNumber = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly runId: string,
+    private readonly slice: { n: number; first: number },
+    private readonly attempt: number,
+  ) {}
 
-  async add(runId: string, seq: number, attempt: number, body: Buffer): Promise<void> {
-    for (let chunk = 0; chunk * CONTENT_CHUNK < body.length || chunk === 0; chunk++) {
-      const data = body.subarray(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK);
-      this.pending.push({ _id: ids.content(runId, seq, attempt, chunk), run_id: runId, data });
-      this.size += data.length;
+  /** Stores the body of the task at `index`; a packed body answers where it is in its pack. */
+  async add(index: number, body: Buffer): Promise<{ pk: number; po: number } | Record<string, never>> {
+    if (body.length < PACK_BODY_LIMIT) {
+      const place = { pk: this.packNumber, po: this.packSize };
+      this.pack.push(body);
+      this.packSize += body.length;
+      if (this.packSize >= PACK_SIZE) this.sealPack();
+      await this.flushIfFull();
+      return place;
     }
-    if (this.size >= BodyWriter.FLUSH_BYTES) await this.flush();
+    for (let chunk = 0; chunk * CONTENT_CHUNK < body.length; chunk++) {
+      const data = body.subarray(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK);
+      this.push({ _id: ids.content(this.runId, this.slice.first + index, this.attempt, chunk), run_id: this.runId, data });
+    }
+    await this.flushIfFull();
+    return {};
   }
 
   async flush(): Promise<void> {
+    this.sealPack();
     const docs = this.pending;
     this.pending = [];
-    this.size = 0;
+    this.pendingSize = 0;
     // Written by this attempt before (a retried write): duplicates are the same bytes.
-    await insertIgnoringDuplicates(batchCollections(this.db).contents, docs);
+    if (docs.length > 0) await insertIgnoringDuplicates(batchCollections(this.db).contents, docs);
+  }
+
+  private sealPack(): void {
+    if (this.packSize === 0) return;
+    this.push({ _id: ids.pack(this.runId, this.slice.n, this.attempt, this.packNumber), run_id: this.runId, data: Buffer.concat(this.pack) });
+    this.pack = [];
+    this.packSize = 0;
+    this.packNumber++;
+  }
+
+  private push(doc: ContentDoc): void {
+    this.pending.push(doc);
+    this.pendingSize += doc.data.length;
+  }
+
+  private async flushIfFull(): Promise<void> {
+    if (this.pendingSize >= BodyWriter.FLUSH_BYTES) await this.flush();
   }
 }
 
@@ -213,7 +251,7 @@ async function inheritedItems(db: Db, input: SliceInput, slice: SliceDoc): Promi
   const kept = new Map<number, ResultItem>();
   const rerun = input.rerun;
   if (!rerun) return kept;
-  const previous = await batchCollections(db).results.findOne({ _id: ids.result(rerun.of, input.n) });
+  const previous = await readResultDoc(batchCollections(db), ids.result(rerun.of, input.n));
   slice.tasks.forEach((_, index) => {
     const item = previous?.items[index];
     const status = item?.s ?? 'pending';

@@ -4,7 +4,7 @@
  * activity rewrites the same chunks (same ids), so a crash mid-write only costs the time.
  */
 import type { Db } from 'mongodb';
-import { batchCollections, CONTENT_CHUNK, ids, type ExportDoc, type ResultItem, type SliceDoc } from './store';
+import { batchCollections, CONTENT_CHUNK, ids, readResultDocs, readSlices, type ExportDoc, type ResultItem, type SliceDoc } from './store';
 import { readBody } from './read';
 
 const TEXT_TYPES = new Set(['html', 'json', 'markdown', 'plaintext']);
@@ -13,13 +13,14 @@ const csvField = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.
 
 async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: ResultItem): Promise<{ text: string; base64: boolean }> {
   if (item.s !== 'successful' || item.at === undefined) return { text: '', base64: false };
-  const body = await readBody(db, item.src ?? runId, slice.first + index, item.at, item.z ?? 0);
+  const body = await readBody(db, runId, slice, index, item);
   const base64 = !TEXT_TYPES.has(item.t ?? 'html');
   return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64 };
 }
 
 export async function writeExport(db: Db, exportId: string): Promise<void> {
-  const { exports, runs, jobs, slices, results, contents } = batchCollections(db);
+  const collections = batchCollections(db);
+  const { exports, runs, jobs, contents } = collections;
   const doc = await exports.findOne({ _id: exportId });
   if (!doc || doc.status === 'completed') return;
   await exports.updateOne({ _id: exportId }, { $set: { status: 'running' } });
@@ -52,8 +53,8 @@ export async function writeExport(db: Db, exportId: string): Promise<void> {
   for (let n = 0; n < job.slice_count; n += 10) {
     const numbers = Array.from({ length: Math.min(10, job.slice_count - n) }, (_, index) => n + index);
     const [sliceDocs, resultDocs] = await Promise.all([
-      slices.find({ _id: { $in: numbers.map((k) => ids.slice(job._id, k)) } }).toArray(),
-      results.find({ _id: { $in: numbers.map((k) => ids.result(run._id, k)) } }).toArray(),
+      readSlices(collections, numbers.map((k) => ids.slice(job._id, k))),
+      readResultDocs(collections, numbers.map((k) => ids.result(run._id, k))),
     ]);
     const resultOf = new Map(resultDocs.map((result) => [result.n, result]));
     for (const slice of sliceDocs.sort((a, b) => a.n - b.n)) {
