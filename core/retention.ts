@@ -6,6 +6,10 @@
  * | what                                        | kept after it ended or was written          |
  * |---------------------------------------------|---------------------------------------------|
  * | a crawl and all its data                    | `RESULTS_RETENTION_DAYS` after it ended     |
+ * | a Batch run, its results and bodies         | `RESULTS_RETENTION_DAYS` after it ended (a  |
+ * |                                             | deleted one at the next sweep once it ended)|
+ * | a deleted Batch job and its tasks           | once none of its runs is left               |
+ * | Batch exports and uploaded inputs           | until they expire                           |
  * | Extract sample snapshots                    | `RESULTS_RETENTION_DAYS`                    |
  * | webhook events and their attempts           | `RESULTS_RETENTION_DAYS` (pending ones stay)|
  * | idempotency keys                            | `IDEMPOTENCY_RETENTION_HOURS`               |
@@ -14,9 +18,11 @@
  *
  * A crawl's own record goes first: from then on it reads as missing (404), and its other documents
  * are orphans the next steps remove, checked against the crawl records again just before they go, so
- * a crawl started during the sweep is never touched. Other surfaces add their rules to `RULES`.
+ * a crawl started during the sweep is never touched. Batch runs go the same way (core/batch/retention.ts).
+ * Other surfaces add their rules to `RULES`.
  */
 import type { Db, Document, Filter } from 'mongodb';
+import { sweepBatch } from './batch/retention';
 import type { Config } from './config';
 
 export type RetentionConfig = Pick<Config, 'resultsRetentionDays' | 'idempotencyRetentionHours' | 'signupRateWindowMs' | 'retentionBatch'>;
@@ -55,6 +61,8 @@ export const RULES: Rule[] = [
   { kind: 'age', collection: 'idempotency_keys', field: 'created_at', keepMs: (config) => config.idempotencyRetentionHours * 60 * 60 * 1000 },
   { kind: 'age', collection: 'signups', field: 'at', keepMs: (config) => 2 * config.signupRateWindowMs },
   { kind: 'expiry', collection: 'domain_rungs', field: 'expires_at' },
+  { kind: 'expiry', collection: 'batch_exports', field: 'expires_at' },
+  { kind: 'expiry', collection: 'batch_job_inputs', field: 'expires_at' },
 ];
 
 /** Removes the documents matching `filter`, a batch of `_id`s at a time. */
@@ -114,6 +122,8 @@ export async function sweep(db: Db, config: RetentionConfig, now: Date, beat: ()
     const count = await removeMatching(db, rule.collection, filter, batch, beat);
     if (count > 0) removed[rule.collection] = (removed[rule.collection] ?? 0) + count;
   }
+  // After the rules: expired exports and inputs leave their files as orphans for this step.
+  await sweepBatch(db, new Date(now.getTime() - config.resultsRetentionDays * DAY_MS), batch, beat, removed);
   return { removed };
 }
 

@@ -4,6 +4,8 @@ import { CRAWL_DATA_COLLECTIONS, RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW } fro
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { accountsHandle, CrawlClient, crawlAccount } from '../crawls/helpers';
 import { eventually } from '../helpers/stack';
+import { batchCollections } from '../../core/batch/store';
+import { allResults, batchAccount, batchRequest, startTargetSite, urls, waitForRun } from '../batch/helpers';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -100,5 +102,74 @@ describe('retention: the scheduled sweep of expired data', function () {
     expect(await keys.countDocuments({ _id: { $in: [`retention-young-${process.pid}`] } })).to.equal(1);
     expect(await rungs.countDocuments({ _id: { $in: [`expired-${process.pid}.test`] } })).to.equal(0);
     expect(await rungs.countDocuments({ _id: { $in: [`current-${process.pid}.test`] } })).to.equal(1);
+  });
+
+  it('removes Batch runs that ended before the limit and deleted jobs, keeping a rerun’s source and young runs', async () => {
+    const { db } = (await accountsHandle()).db;
+    const store = batchCollections(db);
+    const target = await startTargetSite();
+    try {
+      const account = await batchAccount();
+      const submit = async (): Promise<string> => {
+        const created = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: [...urls(target, 'ok', 3), ...urls(target, 'missing', 1)] });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        const job = created.body.job_id as string;
+        await waitForRun(account.key, job);
+        return job;
+      };
+      const [aged, young, deleted, rerunOfAged] = [await submit(), await submit(), await submit(), await submit()];
+      // `rerunOfAged`: its first run is aged, but a young rerun of its failed task inherits the three bodies.
+      const rerun = await batchRequest(account.key, 'POST', `/v1/jobs/${rerunOfAged}/rerun?status=failed`);
+      expect(rerun.status, JSON.stringify(rerun.body)).to.equal(200);
+      await waitForRun(account.key, rerunOfAged);
+      const exported = await batchRequest(account.key, 'POST', `/v1/jobs/${young}/runs/${(await store.jobs.findOne({ _id: young }))!.latest_run_id}/exports`);
+      expect(exported.status).to.equal(202);
+      await eventually(async () => (await store.exports.findOne({ _id: exported.body.export_id as string }))?.status === 'completed');
+      expect((await batchRequest(account.key, 'DELETE', `/v1/jobs/${deleted}`)).status).to.equal(204);
+
+      const runsOf = async (job: string) => (await store.runs.find({ job_id: job }).toArray()).map((run) => run._id);
+      const dataOf = async (runIds: string[]): Promise<number> => {
+        let total = 0;
+        for (const name of ['batch_results', 'batch_contents', 'batch_charges']) {
+          for await (const doc of db.collection<{ _id: string; run_id?: string }>(name).find({}, { projection: { _id: 1, run_id: 1 } })) {
+            // The export's file is counted apart: it goes when the export expires.
+            if (doc._id.startsWith(`${exported.body.export_id as string}:`)) continue;
+            if (runIds.some((id) => doc.run_id === id || doc._id.startsWith(`${id}|`))) total++;
+          }
+        }
+        return total;
+      };
+      const [agedRuns, youngRuns, deletedRuns, sourceRuns] = [await runsOf(aged), await runsOf(young), await runsOf(deleted), await runsOf(rerunOfAged)];
+      const youngBefore = await dataOf(youngRuns);
+      const sourceBefore = await dataOf(sourceRuns);
+      expect(await dataOf(agedRuns)).to.be.greaterThan(0);
+      expect(sourceRuns).to.have.length(2);
+      const sourceRun = (await store.jobs.findOne({ _id: rerunOfAged }))!.latest_run_id === sourceRuns[0] ? sourceRuns[1]! : sourceRuns[0]!;
+
+      const longAgo = new Date(Date.now() - 31 * DAY_MS);
+      await store.runs.updateMany({ _id: { $in: [...agedRuns, sourceRun] } }, { $set: { ended_at: longAgo } });
+      await store.exports.updateOne({ _id: exported.body.export_id as string }, { $set: { expires_at: new Date(Date.now() - 1000) } });
+      const removed = await sweepNow();
+
+      expect(await runsOf(aged)).to.deep.equal([]);
+      expect(await dataOf(agedRuns), 'the aged run’s results, bodies and bill').to.equal(0);
+      const read = await batchRequest(account.key, 'GET', `/v1/jobs/${aged}/results`);
+      expect(read.status).to.equal(404);
+      expect(await runsOf(deleted)).to.deep.equal([]);
+      expect(await dataOf(deletedRuns), 'the deleted job’s results and bodies').to.equal(0);
+      expect(await store.jobs.countDocuments({ _id: deleted })).to.equal(0);
+      expect(await store.slices.countDocuments({ job_id: deleted })).to.equal(0);
+      expect(await runsOf(young)).to.deep.equal(youngRuns);
+      expect(await dataOf(youngRuns)).to.equal(youngBefore);
+      expect(await runsOf(rerunOfAged), 'a rerun’s source stays').to.have.members(sourceRuns);
+      expect(await dataOf(sourceRuns)).to.equal(sourceBefore);
+      const inherited = await allResults(account.key, `/v1/jobs/${rerunOfAged}/results`, 'successful');
+      expect(await (await fetch(inherited[0]!.result_url as string)).text()).to.contain('Page /ok/0');
+      expect(await store.exports.countDocuments({ _id: exported.body.export_id as string })).to.equal(0);
+      expect(await store.contents.countDocuments({ _id: { $in: [`${exported.body.export_id as string}:0`] } }), 'the expired export’s file').to.equal(0);
+      expect(removed.batch_runs).to.be.at.least(2);
+    } finally {
+      await target.close();
+    }
   });
 });
