@@ -9,6 +9,9 @@ import { parseArgs } from 'node:util';
 import { createAccounts, isAccountsError, periodOf, type Accounts } from '../core/accounts';
 import { isPeriod } from '../core/accounts/periods';
 import { config as loadConfig, ConfigError } from '../core/config';
+import type { Db } from 'mongodb';
+import { createRunReader, runStatusOf } from '../core/batch/runs';
+import { batchCollections } from '../core/batch/store';
 import { openDatabase } from '../core/db';
 import { createLogger } from '../core/log';
 
@@ -24,7 +27,8 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   set-plan ACCOUNT PLAN [--credits C] [--concurrency K]
                                                change the plan; --credits/--concurrency override its limits
   delete-account ACCOUNT                       delete an account (its keys stop working)
-  usage ACCOUNT [--period YYYY-MM]             credits used in a month (this month by default)`;
+  usage ACCOUNT [--period YYYY-MM]             credits used in a month (this month by default)
+  jobs ACCOUNT [--limit N]                     the account's Batch jobs, newest first, with their latest run's progress`;
 
 class UsageError extends Error {}
 
@@ -43,7 +47,38 @@ function need(positionals: string[], index: number, what: string): string {
 type Options = Record<string, string | boolean | undefined>;
 type Output = Record<string, unknown>;
 
-async function run(accounts: Accounts, command: string, positionals: string[], options: Options): Promise<Output> {
+/** An account's Batch jobs, newest first, each with its latest run's status and progress. */
+async function listJobs(db: Db, accountId: string, limit: number): Promise<Output> {
+  const { jobs } = batchCollections(db);
+  const found = await jobs.find({ account_id: accountId, status: { $ne: 'deleted' } }).sort({ _id: -1 }).limit(limit).toArray();
+  const runs = await createRunReader(db).byIds(found.flatMap((job) => (job.latest_run_id ? [job.latest_run_id] : [])));
+  return {
+    account_id: accountId,
+    jobs: found.map((job) => {
+      const view = job.latest_run_id ? runs.get(job.latest_run_id) : undefined;
+      const stats = view?.run.stats;
+      return {
+        job_id: job._id,
+        status: job.status,
+        tasks: job.task_count,
+        ...(job.name ? { name: job.name } : {}),
+        latest_run: view
+          ? {
+              run_id: view.run._id,
+              status: runStatusOf(view),
+              ...(view.control?.pause_state === 'paused' ? { paused: true } : {}),
+              progress: `${stats?.completed ?? 0}/${Math.max(stats?.total ?? 0, job.task_count)}`,
+              successful: stats?.successful ?? 0,
+              failed: stats?.failed ?? 0,
+              credits: stats?.spend.credits ?? 0,
+            }
+          : null,
+      };
+    }),
+  };
+}
+
+async function run(accounts: Accounts, db: Db, command: string, positionals: string[], options: Options): Promise<Output> {
   const text = (name: string): string | undefined => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
   const { store, plans } = accounts;
   switch (command) {
@@ -128,6 +163,13 @@ async function run(accounts: Accounts, command: string, positionals: string[], o
       const usage = await accounts.charging.usage(id, period);
       return { account_id: id, period, used: usage.used, held: usage.held, limit, remaining: Math.max(0, limit - usage.used), keys: usage.keys };
     }
+    case 'jobs': {
+      const id = need(positionals, 0, 'ACCOUNT');
+      if (!(await store.account(id))) throw new UsageError(`no account ${id}`);
+      const limit = count(text('limit'), '--limit') ?? 20;
+      if (limit < 1 || limit > 1_000) throw new UsageError('--limit must be 1 to 1000');
+      return listJobs(db, id, limit);
+    }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
@@ -154,7 +196,7 @@ async function main(argv: string[]): Promise<number> {
       options: {
         json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, plan: { type: 'string' }, email: { type: 'string' },
         name: { type: 'string' }, credits: { type: 'string' }, concurrency: { type: 'string' }, cap: { type: 'string' },
-        period: { type: 'string' }, 'no-key': { type: 'boolean' },
+        period: { type: 'string' }, 'no-key': { type: 'boolean' }, limit: { type: 'string' },
       },
     });
   } catch (error) {
@@ -178,7 +220,7 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const accounts = createAccounts({ db: db.db, config, log });
-    print(await run(accounts, command, positionals, parsed.values), parsed.values.json === true);
+    print(await run(accounts, db.db, command, positionals, parsed.values), parsed.values.json === true);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -393,7 +393,6 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         200: json('`{accepted_tasks, job_status, latest_run}`'),
         ...errors,
         409: { description: 'The job is closed, or another submission is still being written: retry (conflict)' },
-        429: { description: 'The job would hold more than 100,000 tasks (quota_exceeded)' },
       },
       async handler(ctx, input) {
         const principal = principalOf(ctx);

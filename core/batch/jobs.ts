@@ -282,7 +282,8 @@ export function createBatchCommands(deps: BatchCommandDeps) {
         const writing = job.writing && Date.now() - job.writing.since.getTime() < STALE_WRITER_MS;
         if (writing) throw problem('conflict', 'Another submission to this job is still being written; retry in a few seconds.', { members: { reason: 'run_not_terminal' } });
         if (job.task_count + tasks.length > MAX_TASKS_PER_JOB) {
-          throw problem('quota_exceeded', `A job holds at most ${MAX_TASKS_PER_JOB} tasks; it has ${job.task_count}.`);
+          // Not 429: clients retry those, and this limit does not pass with time.
+          throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks; it has ${job.task_count}.`, { members: { parameter: 'tasks' } });
         }
         const taken = await collections.jobs.updateOne(
           { _id: jobId, status: 'open', task_count: job.task_count, slice_count: job.slice_count, writing: job.writing },

@@ -1,28 +1,7 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { childEnvironment, PROJECT_ROOT } from '../../core/config';
+import { admin, adminJson } from '../helpers/admin';
 import { eventually, testStack } from '../helpers/stack';
 import { readJson } from './helpers';
-
-/** Runs `npm run admin -- …` as an operator would (the same script, against the stack's database). */
-function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { MONGODB_URL, MONGODB_DATABASE } = testStack().component('api').spec.env;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', path.join(PROJECT_ROOT, 'scripts', 'admin.ts'), ...args],
-      { cwd: PROJECT_ROOT, env: childEnvironment({ MONGODB_URL, MONGODB_DATABASE }), timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-async function adminJson(...args: string[]): Promise<Record<string, unknown>> {
-  const result = await admin(...args, '--json');
-  expect(result.code, result.stderr).to.equal(0);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
-}
 
 const details = async (key: string) => {
   const response = await fetch(`${testStack().urls.api}/v1/subscriptions/self/details`, { headers: { 'X-API-Key': key } });
