@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../core/accounts';
 import type { TaskRunner } from '../core/batch/task-runner';
@@ -18,6 +19,8 @@ export interface ActivityDeps {
   pageFetcher: PageFetcher;
   /** How a Batch task is fetched: the Fetch route's own parsing, retrieval and shaping. */
   runTask: TaskRunner;
+  /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */
+  temporal: Client;
 }
 
 export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

@@ -567,6 +567,12 @@ const variables = {
     scope: 'api',
     description: 'Batch: lifetime of the capability links in results (`result_url`), exports (`download_url`) and input uploads.',
   },
+  BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: {
+    parse: integer(1, 86_400),
+    fallback: '60',
+    scope: 'api',
+    description: 'Batch: shortest `rate` a scheduled job may fire at (a `rate` of `every` × `unit`, `second` included); shorter ones are refused with 400.',
+  },
   RESULTS_RETENTION_DAYS: {
     parse: integer(1, 3650),
     fallback: '30',

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 /** A request id: a UUID, echoed in `X-Request-Id` and in `urn:service:request:<id>`. */
 export const newRequestId = (): string => randomUUID();
@@ -12,6 +12,11 @@ export function newId(prefix: string, now: number = Date.now()): string {
   bytes.writeUIntBE(now, 0, 6);
   randomBytes(10).copy(bytes, 6);
   return `${prefix}_${base32(bytes)}`;
+}
+
+/** An id of the same shape as `newId`'s, the same for the same `seed`: retried work names what it made alike. */
+export function derivedId(prefix: string, seed: string): string {
+  return `${prefix}_${base32(createHash('sha256').update(seed).digest().subarray(0, 16))}`;
 }
 
 const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';

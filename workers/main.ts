@@ -58,24 +58,18 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
   const fetching = createFetchService({ config, log, db: db.db });
+  const temporal = connectTemporal(config);
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching) }),
+    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching), temporal: temporal.client }),
     identity,
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
   });
 
-  await retryUntil('schedules', log, async () => {
-    const temporal = connectTemporal(config);
-    try {
-      await ensureSchedules(temporal.client, config, log);
-    } finally {
-      await temporal.close();
-    }
-  });
+  await retryUntil('schedules', log, () => ensureSchedules(temporal.client, config, log));
 
   const running = worker.run();
   log.info('worker running', { task_queue: config.temporalTaskQueue, identity });
@@ -85,6 +79,7 @@ async function main(): Promise<void> {
     worker.shutdown();
     await running;
     await fetching.close();
+    await temporal.close();
     await connection.close();
     await db.close();
   });

@@ -16,6 +16,7 @@ import {
   ParentClosePolicy,
   condition,
   continueAsNew,
+  executeChild,
   defineSignal,
   proxyActivities,
   proxyLocalActivities,
@@ -28,8 +29,8 @@ import {
 import type { Activities } from '../activities';
 import type { RunInput, RunState, SliceSummary } from '../core/batch/run-types';
 import { emptyStats, type RunStats } from '../core/batch/store';
-import { PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind, type TasksAdded } from '../core/batch/workflow-names';
-import { STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
+import { batchRunWorkflowId, JOB_ATTRIBUTE, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind, type TasksAdded } from '../core/batch/workflow-names';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
 
 const { batchSlice } = proxyActivities<Activities>({
   // A paused run holds its slices in flight (heartbeating) until it resumes; a slice paused longer
@@ -194,6 +195,38 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     }).catch(() => undefined);
   }
   return state;
+}
+
+const { batchScheduledFire } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
+ * One fire of a scheduled job's Temporal Schedule: a run of its tasks as a child workflow, waited for,
+ * so the Schedule's overlap policy skips a fire while the last one's run still runs. A fire the
+ * account cannot run is recorded as a failed run, and its webhook is delivered.
+ */
+export async function batchScheduledFireWorkflow(input: { jobId: string }): Promise<void> {
+  const fired = await batchScheduledFire({ jobId: input.jobId, fireId: workflowInfo().workflowId });
+  if (fired.kind === 'run') {
+    await executeChild(batchRunWorkflow, {
+      workflowId: batchRunWorkflowId(fired.input.runId),
+      args: [fired.input],
+      typedSearchAttributes: [
+        { key: ACCOUNT_ATTRIBUTE, value: fired.accountId },
+        { key: JOB_ATTRIBUTE, value: fired.jobId },
+        { key: STATUS_ATTRIBUTE, value: 'pending' },
+      ],
+      memo: { progress: { completed: 0, total: fired.input.total } },
+    });
+  } else if (fired.kind === 'ended' && fired.webhook) {
+    await startChild('webhookDeliveryWorkflow', {
+      workflowId: `webhook-${fired.webhook.eventId}`,
+      args: [{ key: fired.webhook.key, retry: fired.webhookRetry }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    }).catch(() => undefined);
+  }
 }
 
 const { batchExport } = proxyActivities<Activities>({

@@ -4,4 +4,4 @@ export { crawlWorkflow, stopCrawlSignal } from './crawl';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { prepareDomainWorkflow } from './prepare-domain';
 export { retentionWorkflow } from './retention';
-export { batchRunWorkflow, batchExportWorkflow } from './batch-run';
+export { batchRunWorkflow, batchExportWorkflow, batchScheduledFireWorkflow } from './batch-run';

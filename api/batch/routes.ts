@@ -11,6 +11,7 @@ import { createLinks, type Links } from '../../core/batch/links';
 import { decodeCursor, findTask, presentHistory, presentJob, presentRun, readBody, readResults, type Presenter, type ResultFilter } from '../../core/batch/read';
 import { readExport } from '../../core/batch/exports';
 import { isDeleted, type RunView } from '../../core/batch/runs';
+import { parseSchedule, SCHEDULE_SCHEMA, type JobSchedule, type ScheduleState } from '../../core/batch/schedules';
 import { batchCollections, taskPlace, type ExportDoc, type JobDoc, type RunDoc, type StoredTask, type TaskStatus, type WebhookSetting } from '../../core/batch/store';
 import { problem } from '../../core/errors';
 import { newUlid } from '../../core/ids';
@@ -55,8 +56,9 @@ const CREATE_BODY: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    type: { type: 'string', enum: ['regular'], description: 'Scheduled jobs are not served yet.' },
+    type: { type: 'string', enum: ['regular', 'scheduled'], description: '`scheduled` starts no run: `schedule` fires them.' },
     status: { type: 'string', enum: ['open', 'closed'] },
+    schedule: { ...SCHEDULE_SCHEMA, description: 'For `type: scheduled`: exactly one of `at`, `rate`, `calendar`, and `timezone` with `at` and `calendar`.' },
     zenrows_params: PARAMS,
     tasks: { type: 'array', maxItems: 100_000, items: TASK },
     file_input_id: { type: 'string', minLength: 1, maxLength: 64 },
@@ -73,6 +75,13 @@ const ADD_BODY: ObjectSchema = {
   properties: { tasks: { type: 'array', minItems: 1, maxItems: 10_000, items: TASK }, last_batch: { type: ['boolean', 'null'] } },
 };
 const PUT_WEBHOOK: ObjectSchema = { ...WEBHOOK, required: ['url', 'signature'] } as ObjectSchema;
+const PUT_SCHEDULE: ObjectSchema = SCHEDULE_SCHEMA as unknown as ObjectSchema;
+const SCHEDULE_STATE_BODY: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['schedule_state'],
+  properties: { schedule_state: { type: 'string', enum: ['active', 'paused'] } },
+};
 const LIST_QUERY: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
@@ -162,6 +171,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
     docsUrl: deps.config.docsUrl,
     resultUrl: (jobId, runId, taskId) => `${originOf(ctx)}/v1/batch/links/results/${linksOf().sign('result', `${jobId}:${runId}:${taskId}`, Date.now() + ttlMs)}`,
   });
+  const scheduleRules = () => ({ minIntervalSeconds: deps.config.batchScheduleMinIntervalSeconds, now: Date.now() });
   const perCredit = (principal: Principal): number => (principal.plan.credits > 0 ? principal.plan.price / principal.plan.credits : 0);
 
   const checkWebhook = async (principal: Principal, webhook: { url: string; signature?: boolean } | undefined): Promise<WebhookSetting | undefined> => {
@@ -290,6 +300,8 @@ export function batchRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const body = input.body as {
+          type?: 'regular' | 'scheduled';
+          schedule?: JobSchedule;
           status?: 'open' | 'closed';
           zenrows_params?: Record<string, unknown>;
           tasks?: TaskInput[];
@@ -302,6 +314,11 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         const params = paramStrings(body.zenrows_params);
         checkJobParams(params);
         const status = body.status ?? 'closed';
+        const scheduled = body.type === 'scheduled';
+        if (scheduled && !body.schedule) throw problem('invalid_argument', 'A scheduled job needs `schedule`.', { members: { parameter: 'schedule' } });
+        if (scheduled && status === 'open') throw problem('invalid_argument', 'A scheduled job is closed: its tasks run at every fire.', { members: { parameter: 'status' } });
+        // The clients' model: `schedule` is ignored on other jobs.
+        const schedule = scheduled && body.schedule ? parseSchedule(body.schedule, scheduleRules()) : undefined;
         if (body.tasks && body.file_input_id) throw problem('invalid_argument', 'Send `tasks` or `file_input_id`, not both.', { members: { parameter: 'file_input_id' } });
         let tasks: StoredTask[];
         if (body.file_input_id) {
@@ -310,11 +327,13 @@ export function batchRoutes(deps: ApiDeps): Route[] {
         } else {
           tasks = checkTasks(body.tasks ?? [], params);
         }
+        if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
         const webhook = await checkWebhook(principal, body.webhook);
         const job: NewJob = {
           status,
           params,
           tasks,
+          ...(schedule ? { schedule } : {}),
           ...(body.external_id ? { external_id: body.external_id } : {}),
           ...(body.name ? { name: body.name } : {}),
           ...(body.metadata ? { metadata: body.metadata } : {}),
@@ -348,10 +367,7 @@ export function batchRoutes(deps: ApiDeps): Route[] {
           if (!/^job_[0-9a-z]{26}$/.test(after)) throw problem('invalid_argument', 'The cursor is not one this endpoint gave.', { members: { parameter: 'cursor' } });
           filter._id = { $lt: after };
         }
-        if (input.query.type === 'scheduled') {
-          ctx.body = { jobs: [], next_cursor: null };
-          return;
-        }
+        if (input.query.type !== undefined) filter.type = input.query.type;
         const docs = await collections.jobs.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
         const { items, next_cursor } = page(docs, limit, (doc) => Buffer.from(doc._id).toString('base64url'));
         const runIds = items.map((job) => job.latest_run_id).filter((id): id is string => id !== null);
@@ -591,6 +607,32 @@ export function batchRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         await commands.setWebhook(principalOf(ctx), input.params.job_id ?? '', null);
         ctx.status = 204;
+      },
+    },
+    {
+      ...common,
+      method: 'PUT',
+      path: '/v1/jobs/{job_id}/schedule',
+      operationId: 'putJobSchedule',
+      summary: 'Replace a scheduled job’s schedule; a run in flight goes on, the new schedule governs the next fires.',
+      body: PUT_SCHEDULE,
+      responses: { 200: json('The job'), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
+      async handler(ctx, input) {
+        const schedule = parseSchedule(input.body as JobSchedule, scheduleRules());
+        ctx.body = await jobView(await commands.setSchedule(principalOf(ctx), input.params.job_id ?? '', schedule));
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/v1/jobs/{job_id}/schedule/state',
+      operationId: 'setJobScheduleState',
+      summary: 'Pause a scheduled job’s fires (`paused`; a run in flight goes on) or resume them (`active`).',
+      body: SCHEDULE_STATE_BODY,
+      responses: { 200: json('The job'), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
+      async handler(ctx, input) {
+        const state = (input.body as { schedule_state: ScheduleState }).schedule_state;
+        ctx.body = await jobView(await commands.setScheduleState(principalOf(ctx), input.params.job_id ?? '', state));
       },
     },
     {

@@ -20,6 +20,7 @@ import { IdempotencyKeys } from '../jobs/idempotency';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
 import { webhookRetry } from '../webhooks/deliveries';
 import type { RunInput } from './run-types';
+import { createJobSchedules, type JobSchedule, type JobSchedules, type ScheduleState } from './schedules';
 import { createRunReader, isDeleted, runStatusOf, type RunView } from './runs';
 import {
   batchCollections,
@@ -46,6 +47,8 @@ const STALE_WRITER_MS = 2 * 60 * 1000;
 
 export interface NewJob {
   status: 'open' | 'closed';
+  /** A scheduled job's schedule (checked): it starts no run, its fires do. */
+  schedule?: JobSchedule;
   params: Record<string, string>;
   tasks: StoredTask[];
   external_id?: string;
@@ -70,6 +73,52 @@ export function batchJobChecker(db: Db): (job: { _id: string; created_at: Date }
     return !isTerminal(run.status);
   };
 }
+
+/** A new run's record: `pending`, numbered after the job's runs so far. */
+export function newRunRecord(job: JobDoc, keyId: string, runId: string, trigger: RunDoc['trigger'], rerun?: { of: string; statuses: TaskStatus[] }, now = new Date()): RunDoc {
+  return {
+    _id: runId,
+    job_id: job._id,
+    account_id: job.account_id,
+    key_id: keyId,
+    run_sequence: job.run_count + 1,
+    status: 'pending',
+    trigger,
+    stats: emptyStats(job.task_count),
+    next_slice: 0,
+    rerun_of: rerun?.of ?? null,
+    rerun_statuses: rerun?.statuses ?? null,
+    failure_reason: null,
+    failure_detail: null,
+    webhook_outcome: null,
+    created_at: now,
+    updated_at: now,
+    ended_at: null,
+  };
+}
+
+/** What the run workflow is started with. */
+export function runInputOf(run: RunDoc, job: JobDoc, principal: Principal, config: BatchCommandDeps['config']): RunInput {
+  return {
+    runId: run._id,
+    jobId: job._id,
+    accountId: job.account_id,
+    keyId: run.key_id,
+    concurrency: Math.max(1, Math.min(principal.plan.concurrency, config.batchConcurrency)),
+    sliceCount: job.slice_count,
+    total: job.task_count,
+    lastBatch: job.status === 'closed',
+    ...(run.rerun_of && run.rerun_statuses ? { rerun: { of: run.rerun_of, statuses: run.rerun_statuses } } : {}),
+    webhookRetry: webhookRetry(config),
+  };
+}
+
+/** Search attributes of a run's workflow: an operator finds a job's runs by account, job and status. */
+export const runSearchAttributes = (job: Pick<JobDoc, '_id' | 'account_id'>) => [
+  { key: ACCOUNT_ATTRIBUTE, value: job.account_id },
+  { key: JOB_ATTRIBUTE, value: job._id },
+  { key: STATUS_ATTRIBUTE, value: 'pending' },
+];
 
 export function createBatchCommands(deps: BatchCommandDeps) {
   const collections = batchCollections(deps.db);
@@ -135,58 +184,76 @@ export function createBatchCommands(deps: BatchCommandDeps) {
 
   /** Creates a run's record and starts its workflow; the caller holds the run's slot. */
   const startRun = async (principal: Principal, job: JobDoc, runId: string, rerun?: { of: string; statuses: TaskStatus[] }): Promise<RunDoc> => {
-    const now = new Date();
-    const run: RunDoc = {
-      _id: runId,
-      job_id: job._id,
-      account_id: job.account_id,
-      key_id: principal.keyId,
-      run_sequence: job.run_count + 1,
-      status: 'pending',
-      trigger: 'manual',
-      stats: emptyStats(job.task_count),
-      next_slice: 0,
-      rerun_of: rerun?.of ?? null,
-      rerun_statuses: rerun?.statuses ?? null,
-      failure_reason: null,
-      failure_detail: null,
-      webhook_outcome: null,
-      created_at: now,
-      updated_at: now,
-      ended_at: null,
-    };
+    const run = newRunRecord(job, principal.keyId, runId, 'manual', rerun);
     await collections.runs.insertOne(run);
-    const input: RunInput = {
-      runId,
-      jobId: job._id,
-      accountId: job.account_id,
-      keyId: principal.keyId,
-      concurrency: Math.max(1, Math.min(principal.plan.concurrency, deps.config.batchConcurrency)),
-      sliceCount: job.slice_count,
-      total: job.task_count,
-      lastBatch: job.status === 'closed',
-      ...(rerun ? { rerun } : {}),
-      webhookRetry: webhookRetry(deps.config),
-    };
     try {
       await deps.temporal.client.workflow.start(BATCH_RUN_WORKFLOW_TYPE, {
         taskQueue: deps.config.temporalTaskQueue,
         workflowId: batchRunWorkflowId(runId),
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [input],
-        typedSearchAttributes: [
-          { key: ACCOUNT_ATTRIBUTE, value: job.account_id },
-          { key: JOB_ATTRIBUTE, value: job._id },
-          { key: STATUS_ATTRIBUTE, value: 'pending' },
-        ],
+        args: [runInputOf(run, job, principal, deps.config)],
+        typedSearchAttributes: runSearchAttributes(job),
         memo: { progress: { completed: 0, total: job.task_count } },
       });
     } catch (error) {
       await collections.runs.deleteOne({ _id: runId }).catch(() => undefined);
       throw error;
     }
-    await collections.jobs.updateOne({ _id: job._id }, { $set: { latest_run_id: runId, updated_at: now }, $inc: { run_count: 1 } });
+    await collections.jobs.updateOne({ _id: job._id }, { $set: { latest_run_id: runId, updated_at: run.created_at }, $inc: { run_count: 1 } });
     return run;
+  };
+
+  let jobSchedules: JobSchedules | undefined;
+  const schedules = (): JobSchedules => (jobSchedules ??= createJobSchedules(deps.temporal.client, deps.config.temporalTaskQueue));
+
+  /** Writes a job's tasks and record; a failure after takes both back. */
+  const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>): Promise<void> => {
+    await writeSlices(job._id, 0, 0, tasks);
+    await collections.jobs.insertOne(job);
+    try {
+      await then();
+    } catch (error) {
+      await collections.jobs.deleteOne({ _id: job._id }).catch(() => undefined);
+      await collections.slices.deleteMany({ job_id: job._id }).catch(() => undefined);
+      throw error;
+    }
+  };
+
+  /** A regular job runs at once: an active-job slot, its tasks, its record, its first run. */
+  const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[]): Promise<JobDoc> => {
+    const runId = newId('run');
+    await takeSlot(principal, runId);
+    try {
+      await insertJob(job, tasks, async () => {
+        await startRun(principal, job, runId);
+      });
+    } catch (error) {
+      await activeJobs.release(runId).catch(() => undefined);
+      throw error;
+    }
+    return { ...job, latest_run_id: runId, run_count: 1 };
+  };
+
+  /** A scheduled job starts no run: its Temporal Schedule fires them. */
+  const createScheduled = async (job: JobDoc, schedule: JobSchedule, tasks: StoredTask[]): Promise<JobDoc> => {
+    let next: Date | null = null;
+    await insertJob(job, tasks, async () => {
+      try {
+        await schedules().create(job._id, job.account_id, schedule, 'active');
+        next = await schedules().nextFire(job._id, schedule);
+      } catch (error) {
+        await schedules().remove(job._id).catch(() => undefined);
+        throw error;
+      }
+    });
+    await collections.jobs.updateOne({ _id: job._id }, { $set: { next_scheduled_run: next } });
+    return { ...job, next_scheduled_run: next };
+  };
+
+  const ownScheduledJob = async (principal: Principal, jobId: string): Promise<JobDoc> => {
+    const job = await ownJob(principal, jobId);
+    if (job.type !== 'scheduled') throw problem('conflict', 'The job is not a scheduled job: it has no schedule.', { members: { reason: 'job_not_scheduled' } });
+    return job;
   };
 
   return {
@@ -203,50 +270,53 @@ export function createBatchCommands(deps: BatchCommandDeps) {
       try {
         await probeCredits(principal);
         const now = new Date();
-        const jobId = newId('job');
-        const runId = newId('run');
-        await takeSlot(principal, runId);
-        try {
-          const job: JobDoc = {
-            _id: jobId,
-            account_id: principal.accountId,
-            key_id: principal.keyId,
-            type: 'regular',
-            status: input.status,
-            params: input.params,
-            external_id: input.external_id ?? null,
-            name: input.name ?? null,
-            metadata: input.metadata ?? null,
-            webhook: input.webhook ?? null,
-            task_count: input.tasks.length,
-            slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
-            writing: null,
-            run_count: 0,
-            latest_run_id: null,
-            created_at: now,
-            updated_at: now,
-          };
-          await writeSlices(jobId, 0, 0, input.tasks);
-          await collections.jobs.insertOne(job);
-          try {
-            const run = await startRun(principal, job, runId);
-            job.latest_run_id = run._id;
-            job.run_count = 1;
-          } catch (error) {
-            await collections.jobs.deleteOne({ _id: jobId }).catch(() => undefined);
-            await collections.slices.deleteMany({ job_id: jobId }).catch(() => undefined);
-            throw error;
-          }
-          if (claim?.kind === 'claimed') await claim.complete(jobId);
-          return { job, replayed: false };
-        } catch (error) {
-          await activeJobs.release(runId).catch(() => undefined);
-          throw error;
-        }
+        const job: JobDoc = {
+          _id: newId('job'),
+          account_id: principal.accountId,
+          key_id: principal.keyId,
+          type: input.schedule ? 'scheduled' : 'regular',
+          status: input.status,
+          params: input.params,
+          external_id: input.external_id ?? null,
+          name: input.name ?? null,
+          metadata: input.metadata ?? null,
+          webhook: input.webhook ?? null,
+          schedule: input.schedule ?? null,
+          schedule_state: input.schedule ? 'active' : null,
+          next_scheduled_run: null,
+          task_count: input.tasks.length,
+          slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
+          writing: null,
+          run_count: 0,
+          latest_run_id: null,
+          created_at: now,
+          updated_at: now,
+        };
+        const created = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks);
+        if (claim?.kind === 'claimed') await claim.complete(created._id);
+        return { job: created, replayed: false };
       } catch (error) {
         if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
         throw error;
       }
+    },
+
+    /** Replaces a scheduled job's schedule; the run in flight goes on, the new one governs the next fires. */
+    async setSchedule(principal: Principal, jobId: string, schedule: JobSchedule): Promise<JobDoc> {
+      const job = await ownScheduledJob(principal, jobId);
+      await schedules().update(jobId, schedule);
+      const next = await schedules().nextFire(jobId, schedule);
+      await collections.jobs.updateOne({ _id: jobId }, { $set: { schedule, next_scheduled_run: next, updated_at: new Date() } });
+      return { ...job, schedule, next_scheduled_run: next };
+    },
+
+    /** Pauses (no fire until resumed; a run in flight goes on) or resumes a scheduled job's fires. */
+    async setScheduleState(principal: Principal, jobId: string, state: ScheduleState): Promise<JobDoc> {
+      const job = await ownScheduledJob(principal, jobId);
+      await schedules().setState(jobId, state);
+      const next = await schedules().nextFire(jobId, job.schedule as JobSchedule);
+      await collections.jobs.updateOne({ _id: jobId }, { $set: { schedule_state: state, next_scheduled_run: next, updated_at: new Date() } });
+      return { ...job, schedule_state: state, next_scheduled_run: next };
     },
 
     async addTasks(
@@ -356,7 +426,9 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     },
 
     async deleteJob(principal: Principal, jobId: string): Promise<void> {
-      await ownJob(principal, jobId);
+      const job = await ownJob(principal, jobId);
+      // No fire after the delete: the schedule goes first.
+      if (job.type === 'scheduled') await schedules().remove(jobId);
       await collections.jobs.updateOne({ _id: jobId }, { $set: { status: 'deleted', updated_at: new Date() } });
       for (const view of await runs.ofJob(jobId, Number.MAX_SAFE_INTEGER, 10_000)) await this.stopRun(view.run, 'deleted');
     },
@@ -383,19 +455,20 @@ export function createBatchCommands(deps: BatchCommandDeps) {
         const job = await ownJob(principal, jobId);
         if (job.status !== 'closed') throw problem('conflict', 'An open job cannot be rerun: close it first.', { members: { reason: 'job_not_open' } });
         const latest = await latestRun(job);
-        if (!latest) throw problem('conflict', 'The job has no run to rerun.', { members: { reason: 'no_prior_run' } });
-        const previous = latest.run;
-        if (!isTerminal(previous.status) || isDeleted(latest)) {
+        // A scheduled job that has not fired yet is fired by hand: a full run.
+        if (!latest && (job.type !== 'scheduled' || statuses)) throw problem('conflict', 'The job has no run to rerun.', { members: { reason: 'no_prior_run' } });
+        const previous = latest?.run;
+        if (latest && previous && (!isTerminal(previous.status) || isDeleted(latest))) {
           throw problem('conflict', `The latest run is ${runStatusOf(latest)}: a rerun starts after it ends.`, { members: { reason: 'run_not_terminal' } });
         }
-        const counts = await countRerun(deps.db, job, statuses ? previous._id : null, statuses);
-        if (statuses && counts.retried === 0) throw problem('conflict', `No task of run ${previous._id} has status ${statuses.join(' or ')}.`, { members: { reason: 'no_matching_tasks' } });
+        const counts = await countRerun(deps.db, job, statuses && previous ? previous._id : null, statuses);
+        if (statuses && counts.retried === 0) throw problem('conflict', `No task of run ${previous?._id ?? ''} has status ${statuses.join(' or ')}.`, { members: { reason: 'no_matching_tasks' } });
         await probeCredits(principal);
         const runId = newId('run');
         await takeSlot(principal, runId);
         let run: RunDoc;
         try {
-          run = await startRun(principal, job, runId, statuses ? { of: previous._id, statuses } : undefined);
+          run = await startRun(principal, job, runId, statuses && previous ? { of: previous._id, statuses } : undefined);
         } catch (error) {
           await activeJobs.release(runId).catch(() => undefined);
           throw error;

@@ -64,6 +64,9 @@ export function presentJob(job: JobDoc, run: RunView | null) {
     ...(job.name ? { name: job.name } : {}),
     ...(job.metadata ? { metadata: job.metadata } : {}),
     webhook: job.webhook,
+    ...(job.type === 'scheduled'
+      ? { schedule: job.schedule, schedule_state: job.schedule_state ?? 'active', next_scheduled_run: iso(job.next_scheduled_run) }
+      : {}),
     task_count: job.task_count,
     latest_run: run ? presentRun(run, job) : null,
     created_at: iso(job.created_at),

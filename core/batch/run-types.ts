@@ -60,3 +60,10 @@ export interface RunEndInput {
   stats: RunStats;
   failure?: { reason: string; detail: string };
 }
+
+/** What one fire of a scheduled job's Schedule came to. */
+export type ScheduledFire =
+  | { kind: 'skipped'; reason: string }
+  /** The run could not start (or had ended): its end event, when the job has a webhook. */
+  | { kind: 'ended'; webhook?: { key: string; eventId: string }; webhookRetry: WebhookRetry }
+  | { kind: 'run'; input: RunInput; jobId: string; accountId: string };

@@ -12,6 +12,7 @@
  *                     ─< batch_exports            one per export, its file in batch_contents
  */
 import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { JobSchedule } from './schedules';
 
 /** Tasks per slice: the unit of storage, of work (one activity) and of billing (one hold). */
 export const SLICE_SIZE = 250;
@@ -46,7 +47,7 @@ export interface JobDoc {
   _id: string;
   account_id: string;
   key_id: string;
-  type: 'regular';
+  type: 'regular' | 'scheduled';
   status: JobStatus;
   /** Fetch parameters of every task, as strings (the way the Fetch route receives them). */
   params: Record<string, string>;
@@ -54,6 +55,10 @@ export interface JobDoc {
   name: string | null;
   metadata: Record<string, string> | null;
   webhook: WebhookSetting | null;
+  /** A scheduled job's schedule (canonical), whether it fires, and when it fires next. */
+  schedule: JobSchedule | null;
+  schedule_state: 'active' | 'paused' | null;
+  next_scheduled_run: Date | null;
   task_count: number;
   slice_count: number;
   /** Set while an add-tasks call writes its slices; another call meanwhile is 409. */

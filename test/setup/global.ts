@@ -41,6 +41,8 @@ export async function mochaGlobalSetup(): Promise<void> {
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_INITIAL_MS: '300',
       WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
+      // Scheduled jobs that fire every few seconds, so a test sees several runs.
+      BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: '2',
       MONGODB_DATABASE: `fetchplane_test_${runId}`,
       TEMPORAL_TASK_QUEUE: `fetchplane-test-${runId}`,
     },
