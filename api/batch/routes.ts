@@ -442,12 +442,14 @@ export function batchRoutes(deps: ApiDeps): Route[] {
       summary: 'Run a closed job again: every task, or only those whose last status is in `status`.',
       description: 'Header `Idempotency-Key`: the same key returns the same run.',
       query: RERUN_QUERY,
-      responses: { 200: json('`{job_id, status, latest_run, rerun_of, retried_tasks, inherited_tasks}`'), ...errors, 402: { description: 'payment_required' }, 409: { description: 'The latest run has not ended, or no task matches (conflict)' }, 429: { description: 'quota_exceeded' } },
+      responses: { 202: json('The new run, accepted: `{job_id, status, latest_run, rerun_of, retried_tasks, inherited_tasks}`'), ...errors, 402: { description: 'payment_required' }, 409: { description: 'The latest run has not ended, or no task matches (conflict)' }, 429: { description: 'quota_exceeded' } },
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const statuses = (input.query.status as string | undefined)?.split(',') as TaskStatus[] | undefined;
         const key = ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key');
         const rerun = await commands.rerun(principal, input.params.job_id ?? '', statuses, key);
+        // Accepted, as the clients expect: the run works in the background.
+        ctx.status = 202;
         ctx.body = {
           job_id: rerun.job._id,
           status: rerun.job.status,

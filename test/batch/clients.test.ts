@@ -1,15 +1,18 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ZenRowsBatchClient } from 'zenrows';
+import { Calendar, Daily, Rate, ZenRowsBatchClient } from 'zenrows';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { pythonWithClient } from '../helpers/python-clients';
-import { testStack } from '../helpers/stack';
+import { eventually, testStack } from '../helpers/stack';
 import { batchAccount, startTargetSite, type Json } from './helpers';
 
-function runPython(python: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+/** Runs the client script with `args`, or `inline.code` with `inline.stdin` on its standard input. */
+function runPython(python: string, args: string[], inline?: { code: string; stdin: string }): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(python, [path.join(__dirname, 'clients', 'python_batch.py'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = inline ? ['-c', inline.code] : [path.join(__dirname, 'clients', 'python_batch.py'), ...args];
+    const child = spawn(python, argv, { stdio: 'pipe' });
+    child.stdin.end(inline?.stdin ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -64,6 +67,30 @@ describe('Batch through the official clients (base URL changed only)', () => {
     expect(out.bad_param).to.deep.equal([400, 'invalid_argument']);
     expect(out.csv_accepted).to.equal(2);
     expect(out.after_delete).to.equal('not_found');
+    expect(out.paused).to.deep.equal(['paused', 'active']);
+    expect(out.stopped).to.equal('stopped');
+    expect(out.run_after_delete).to.equal(404);
+    expect(out.scheduled).to.deep.equal({ type: 'scheduled', state: 'active', rate: 1, has_next: true, has_run: false });
+    expect(out.schedule_paused).to.equal('paused');
+    expect(out.schedule_updated).to.deep.equal(['09:00', 'Europe/Berlin']);
+    expect(out.schedule_resumed).to.equal('active');
+    expect(out.manual_fire).to.deep.equal(['manual', 'completed']);
+    expect(out.listed_scheduled).to.equal(true);
+    expect(out.hmac).to.deep.equal({ distinct: 3, secret_bytes: 32 });
+    expect(out.hmac_listed).to.deep.equal({ active: true, candidate: null });
+    expect(out.test_webhook).to.deep.equal([true, 200]);
+
+    // What arrived verifies with the client's own helper, unchanged: the test event and a run's end.
+    await eventually(async () => receiver.deliveries.some((delivery) => delivery.path === '/signed'), 100, 200);
+    const signed = receiver.deliveries.filter((delivery) => delivery.headers['x-signature'] !== undefined);
+    expect(signed.map((delivery) => (JSON.parse(delivery.body.toString()) as Json).event_type)).to.include.members(['webhook.test', 'run.completed']);
+    for (const delivery of signed) {
+      const verified = await runPython(python, [], {
+        code: 'import json,sys,base64; from zenrows.batch import verify_webhook_signature as v; a=json.load(sys.stdin); print(json.dumps([v(base64.b64decode(a["body"]), a["header"], a["secrets"]), v(base64.b64decode(a["body"]) + b" ", a["header"], a["secrets"])]))',
+        stdin: JSON.stringify({ body: delivery.body.toString('base64'), header: delivery.headers['x-signature'], secrets: out.secrets }),
+      });
+      expect(JSON.parse(verified.stdout), verified.stderr).to.deep.equal([true, false]);
+    }
   });
 
   it('serves every Batch call of the Node client 2.0.3', async () => {
@@ -104,5 +131,44 @@ describe('Batch through the official clients (base URL changed only)', () => {
     await open.delete();
     const error = await client.getJob(open.jobId).catch((caught: unknown) => caught as { status: number; code?: string });
     expect((error as { status: number }).status).to.equal(404);
+
+    // The current run's controls, a retry of the failed task, and a run deleted.
+    const slow = await client.submitRegular(Array.from({ length: 40 }, (_, index) => `${site.url}slow/${index + 100}`));
+    expect((await slow.run.pause()).data.pause_state).to.equal('paused');
+    expect((await slow.run.resume()).data.pause_state).to.equal('active');
+    await slow.run.stop();
+    const stopped = await slow.run.wait({ timeout: 90, pollInterval: 0.2 });
+    expect(stopped.status).to.equal('stopped');
+    const retried = await ref.retryFailed();
+    expect((await client.getRun(ref.jobId, retried.runId)).data.run_sequence).to.equal(2);
+    expect((await client.waitForRun(ref.jobId, { timeout: 90, pollInterval: 0.2 })).stats).to.deep.include({ total: 3, successful: 2 });
+    await client.run(ref.jobId, retried.runId).delete();
+    const gone = await client.getRun(ref.jobId, retried.runId).catch((caught: unknown) => caught as { status: number });
+    expect((gone as { status: number }).status).to.equal(404);
+
+    // A scheduled job, fired by hand, its schedule paused, changed and resumed.
+    const scheduled = await client.submitScheduled(new Rate(1, 'hour'), [`${site.url}ok/600`]);
+    expect((await scheduled.load()).data).to.deep.include({ type: 'scheduled', schedule_state: 'active', latest_run: null });
+    expect((await scheduled.schedule.pause()).data.schedule_state).to.equal('paused');
+    const changed = await scheduled.schedule.update(new Calendar(['09:00'], new Daily(), 'UTC'));
+    expect(changed.data.schedule).to.deep.equal({ calendar: { times_of_day: ['09:00'], cadence: { daily: {} } }, timezone: 'UTC' });
+    expect((await scheduled.schedule.resume()).data.schedule_state).to.equal('active');
+    const fired = await scheduled.rerun();
+    expect((fired.data as unknown as { trigger: string }).trigger).to.equal('manual');
+    expect((await client.listJobs({ type: 'scheduled' })).jobs.map((job) => job.job_id)).to.deep.equal([scheduled.jobId]);
+    await scheduled.delete();
+
+    // Signing keys: create, stage, cancel, stage, finalize; and a CSV input.
+    const active = await client.rotateHmacKey();
+    await client.rotateHmacKey();
+    await client.cancelHmacRotation();
+    const next = await client.rotateHmacKey();
+    await client.finalizeHmacKey();
+    const listed = await client.listHmacKeys();
+    expect(listed.active?.kid).to.equal(next.kid);
+    expect(Buffer.from(active.secret, 'base64')).to.have.length(32);
+    const input = await client.uploadCsv(`${site.url}ok/700\n${site.url}ok/701\n`, { fields: { url: 0 } });
+    const fromCsv = await client.submitRegular(undefined, input);
+    expect(fromCsv.acceptedTasks).to.equal(2);
   });
 });

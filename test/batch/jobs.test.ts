@@ -178,7 +178,7 @@ describe('Batch jobs', () => {
     const first = await waitForRun(account.key, job);
     expect(first.stats).to.deep.include({ successful: 8, failed: 3 });
     const rerun = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/rerun?status=failed`, undefined, { 'Idempotency-Key': `rerun-${job}` });
-    expect(rerun.status, JSON.stringify(rerun.body)).to.equal(200);
+    expect(rerun.status, JSON.stringify(rerun.body)).to.equal(202);
     expect(rerun.body).to.include({ rerun_of: first.run_id, retried_tasks: 3, inherited_tasks: 8 });
     const second = await waitForRun(account.key, job);
     expect(second.run_sequence).to.equal(2);

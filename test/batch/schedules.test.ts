@@ -116,7 +116,7 @@ describe('Batch: scheduled jobs', function () {
 
     // Not fired yet: a rerun is the first, manual fire.
     const fired = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/rerun`);
-    expect(fired.status, JSON.stringify(fired.body)).to.equal(200);
+    expect(fired.status, JSON.stringify(fired.body)).to.equal(202);
     expect(fired.body.latest_run).to.include({ run_sequence: 1, trigger: 'manual' });
     await eventually(async () => ended(await runsOf(account.key, job)).length === 1, 100, 200);
 

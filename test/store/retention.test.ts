@@ -120,7 +120,7 @@ describe('retention: the scheduled sweep of expired data', function () {
       const [aged, young, deleted, rerunOfAged] = [await submit(), await submit(), await submit(), await submit()];
       // `rerunOfAged`: its first run is aged, but a young rerun of its failed task inherits the three bodies.
       const rerun = await batchRequest(account.key, 'POST', `/v1/jobs/${rerunOfAged}/rerun?status=failed`);
-      expect(rerun.status, JSON.stringify(rerun.body)).to.equal(200);
+      expect(rerun.status, JSON.stringify(rerun.body)).to.equal(202);
       await waitForRun(account.key, rerunOfAged);
       const exported = await batchRequest(account.key, 'POST', `/v1/jobs/${young}/runs/${(await store.jobs.findOne({ _id: young }))!.latest_run_id}/exports`);
       expect(exported.status).to.equal(202);

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from zenrows.batch import BatchAPIError, ZenRowsBatchClient
+from zenrows.batch import BatchAPIError, Calendar, Rate, Weekly, ZenRowsBatchClient
 from zenrows.batch._download import download_task_to_memory
 
 api, key, site, receiver = sys.argv[1:5]
@@ -114,5 +114,49 @@ try:
     out["after_delete"] = "present"
 except BatchAPIError as error:
     out["after_delete"] = error.code
+
+# The current run's controls on a slow job: pause, resume, stop; then one run deleted.
+slow = client.submit_regular([f"{site}slow/{i}" for i in range(40)])
+controls = client.job(slow.job_id).run
+out["paused"] = [controls.pause().data.pause_state.value, controls.resume().data.pause_state.value]
+controls.stop()
+stopped = client.wait_for_run(slow.job_id, timeout=90, poll_interval=0.2)
+out["stopped"] = stopped.status.value
+client.run(slow.job_id, stopped.run_id).delete()
+try:
+    client.get_run(slow.job_id, run_id=stopped.run_id)
+    out["run_after_delete"] = "present"
+except BatchAPIError as error:
+    out["run_after_delete"] = error.status_code
+
+# A scheduled job: no run until it fires; fired by hand; its schedule paused, changed and resumed.
+scheduled = client.submit_scheduled(Rate(every=1, unit="hour"), urls=[f"{site}ok/400", f"{site}ok/401"], name="hourly")
+sched = client.job(scheduled.job_id)
+loaded = sched.load().data
+out["scheduled"] = {"type": loaded.type.value, "state": loaded.schedule_state.value, "rate": loaded.schedule.rate.every, "has_next": loaded.next_scheduled_run is not None, "has_run": loaded.latest_run is not None}
+out["schedule_paused"] = sched.schedule.pause().data.schedule_state.value
+updated = sched.schedule.update(Calendar(times_of_day=["09:00"], cadence=Weekly(days=["mon"]), timezone="Europe/Berlin")).data
+out["schedule_updated"] = [updated.schedule.calendar.times_of_day[0].root, updated.schedule.timezone]
+out["schedule_resumed"] = sched.schedule.resume().data.schedule_state.value
+manual = sched.rerun()
+out["manual_fire"] = [manual.data.trigger.value, manual.wait(timeout=90, poll_interval=0.2).status.value]
+out["listed_scheduled"] = [j.job_id for j in client.iter_jobs(job_type="scheduled")] == [scheduled.job_id]
+sched.delete()
+
+# Signing keys and a signed test delivery.
+first_key = client.rotate_hmac_key()
+staged = client.rotate_hmac_key()
+client.cancel_hmac_rotation()
+again_staged = client.rotate_hmac_key()
+client.finalize_hmac_key()
+keys = client.list_hmac_keys()
+out["hmac"] = {"distinct": len({first_key.kid, staged.kid, again_staged.kid}), "secret_bytes": len(__import__("base64").b64decode(first_key.secret))}
+out["hmac_listed"] = {"active": keys.active.kid == again_staged.kid, "candidate": keys.candidate}
+test = client.test_webhook({"url": receiver, "signature": True})
+out["test_webhook"] = [test.delivered, test.status_code]
+# A signed run delivery; the test verifies what arrived with the client's own helper.
+signed = client.submit_regular([f"{site}ok/500"], webhook={"url": receiver.replace("/hook", "/signed"), "signature": True})
+out["signed_run"] = client.wait_for_run(signed.job_id, timeout=90, poll_interval=0.2).run_id
+out["secrets"] = {again_staged.kid: again_staged.secret}
 
 print(json.dumps(out))
