@@ -5,6 +5,7 @@
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { batchCollections } from '../../core/batch/store';
 import { createHmacKeys } from '../../core/webhooks/hmac-keys';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import { createSecretBox } from '../../core/webhooks/secret-box';
@@ -22,6 +23,11 @@ export function webhookActivities(deps: ActivityDeps) {
   let poster: WebhookPoster | undefined;
   const posterOf = (): WebhookPoster =>
     (poster ??= createWebhookPoster({ guard: createTargetGuard(deps.config), timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
+
+  // The run keeps its webhook's final outcome (the run has ended: no other writer of its record).
+  const keepOutcome = async (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => {
+    await batchCollections(deps.db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
+  };
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */
@@ -52,13 +58,16 @@ export function webhookActivities(deps: ActivityDeps) {
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });
       if (!outcome.delivered) throw ApplicationFailure.retryable(`delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`, 'webhook_attempt_failed');
+      await keepOutcome(event.run_id, 'delivered');
       return { delivered: true, attempts: attempt };
     },
 
     /** The retry policy gave up: the event's final outcome is `failed` (its attempts stay readable). */
     async recordWebhookGaveUp(key: string): Promise<DeliveryOutcome> {
       await events.markFailed(key);
-      return { delivered: false, attempts: (await events.get(key))?.attempts ?? 0 };
+      const event = await events.get(key);
+      if (event) await keepOutcome(event.run_id, 'failed');
+      return { delivered: false, attempts: event?.attempts ?? 0 };
     },
   };
 }

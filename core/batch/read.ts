@@ -50,6 +50,8 @@ export function presentRun(view: RunView, job: Pick<JobDoc, 'status' | 'task_cou
     updated_at: iso(run.updated_at),
     ...(run.rerun_of ? { rerun_of: run.rerun_of } : {}),
     ...(run.failure_reason ? { failure_reason: run.failure_reason, failure_detail: run.failure_detail ?? '' } : {}),
+    // The end event's delivery: pending while it is retried, then delivered or failed.
+    ...(run.webhook_outcome ? { webhook_outcome: run.webhook_outcome } : {}),
   };
 }
 

@@ -58,6 +58,8 @@ describe('Batch: scheduled jobs', function () {
       expect(run.stats).to.deep.include({ total: 3, successful: 3 });
     }
     await eventually(async () => runs.every((run) => eventsOf(job).some((event) => event.run_id === run.run_id && event.event_type === 'run.completed')), 100, 200);
+    // Each run keeps its delivery's outcome.
+    await eventually(async () => ended(await runsOf(account.key, job)).slice(0, 2).every((run) => run.webhook_outcome === 'delivered'), 50, 200);
 
     const paused = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/schedule/state`, { schedule_state: 'paused' });
     expect(paused.status).to.equal(200);
