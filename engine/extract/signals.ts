@@ -88,12 +88,20 @@ function decodeEntities(text: string): string {
 export const looksGenerated = (token: string): boolean =>
   /^(css|sc|jsx|emotion|svelte)-/.test(token) || /__[A-Za-z0-9_-]{5,}$/.test(token) || (/\d/.test(token) && /[a-z]/i.test(token) && token.length >= 6);
 
+/** Which class tokens may name an element in an anchor (those stable across a kind's pages). */
+export interface TokenFilter {
+  has(token: string): boolean;
+}
+
+/** Every token that does not look generated: what one page alone can tell (discovery). */
+export const ANY_TOKEN: TokenFilter = { has: () => true };
+
 export function classTokens(el: HTMLElement): string[] {
   return (el.getAttribute('class') ?? '').split(/\s+/).filter((token) => token && !looksGenerated(token));
 }
 
 /** The anchor of one element: tag, then a stable id, itemprop or stable classes. */
-function step(el: HTMLElement, stable: ReadonlySet<string>): string {
+export function anchorStep(el: HTMLElement, stable: TokenFilter): string {
   const tag = el.rawTagName ?? '';
   const id = el.getAttribute('id');
   if (id && !/\d{3,}/.test(id) && !looksGenerated(id)) return `${tag}#${id}`;
@@ -103,11 +111,11 @@ function step(el: HTMLElement, stable: ReadonlySet<string>): string {
   return classes.length > 0 ? `${tag}.${classes.join('.')}` : tag;
 }
 
-export function anchorOf(el: HTMLElement, stable: ReadonlySet<string>): string[] {
+export function anchorOf(el: HTMLElement, stable: TokenFilter): string[] {
   const steps: string[] = [];
   for (let current: HTMLElement | null = el; current && current.rawTagName; current = current.parentNode) {
     if (current.rawTagName === 'html' || current.rawTagName === 'body') break;
-    steps.push(step(current, stable));
+    steps.push(anchorStep(current, stable));
   }
   return steps.reverse();
 }
@@ -121,18 +129,18 @@ export function endsWithAnchor(path: readonly string[], anchor: string): boolean
   return joined === anchor || joined.endsWith(`>${anchor}`);
 }
 
-const elementChildren = (el: HTMLElement): HTMLElement[] => el.childNodes.filter(isElement).filter((child) => !NOISE_TAGS.has(child.rawTagName ?? ''));
+export const elementChildren = (el: HTMLElement): HTMLElement[] => el.childNodes.filter(isElement).filter((child) => !NOISE_TAGS.has(child.rawTagName ?? ''));
 
 const labelLike = (text: string): boolean =>
   text.length > 0 && text.length <= MAX_LABEL_LENGTH && /\p{L}/u.test(text) && !/\d{3,}/.test(text) && fieldName(text.replace(/:$/, '')).length > 0;
 
-function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: ReadonlySet<string>): LabelPair | undefined {
+function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: TokenFilter): LabelPair | undefined {
   const bare = label.replace(/\s*:\s*$/, '').trim();
   if (!labelLike(bare) || value.length === 0 || value.length > MAX_VALUE_LENGTH || value === bare) return undefined;
   return { label: bare, name: fieldName(bare), value, shape, path: anchorOf(holder, stable) };
 }
 
-function labelPairs(body: HTMLElement, stable: ReadonlySet<string>): LabelPair[] {
+function labelPairs(body: HTMLElement, stable: TokenFilter): LabelPair[] {
   const found: LabelPair[] = [];
   const push = (candidate: LabelPair | undefined) => {
     if (candidate) found.push(candidate);
@@ -271,7 +279,7 @@ export function pageClassTokens(html: string): Set<string> {
 /** A parsed page, to compute several views of it without parsing it again. */
 export const parsePage = (html: string): HTMLElement => parseHtml(html);
 
-export function pageSignals(html: string | HTMLElement, url: string, stable: ReadonlySet<string> = new Set()): PageSignals {
+export function pageSignals(html: string | HTMLElement, url: string, stable: TokenFilter = new Set()): PageSignals {
   const root = typeof html === 'string' ? parseHtml(html) : html;
   const body = root.querySelector('body') ?? root;
   const heading = body.querySelector('h1');
