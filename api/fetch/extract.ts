@@ -59,7 +59,9 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   }
   const known = new Set<string>();
   for (const role of recipe.roles) {
-    const names = params.extract === 'standard' ? Object.keys(role.standard ?? {}) : role.fields.map((field) => field.name);
+    let names = params.extract === 'standard' ? Object.keys(role.standard ?? {}) : role.fields.map((field) => field.name);
+    // A list page answers its records as `items` (and `next_page`): their fields are `items.<name>`.
+    if (role.type === 'list') names = ['items', ...names.map((name) => `items.${name}`), ...(role.list?.nextPage && params.extract !== 'standard' ? ['next_page'] : [])];
     for (const name of names) {
       const parts = name.split('.');
       for (let length = 1; length <= parts.length; length++) known.add(parts.slice(0, length).join('.'));
@@ -86,7 +88,7 @@ export function shapeExtract(page: Page, html: string, params: FetchParams, reci
       : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
   }
   const applied = applyRole(role, root, page.finalUrl);
-  let parsed = params.extract === 'standard' ? (toStandard(role, applied.values) ?? {}) : applied.parsed;
+  let parsed = params.extract === 'standard' ? (toStandard(role, applied) ?? {}) : applied.parsed;
   if (params.extractFields && params.extractFields.length > 0) parsed = project(parsed, params.extractFields).value;
   return {
     status,
