@@ -8,7 +8,8 @@
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
 import { problem } from '../../core/errors';
-import { applyRole, classify, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import { decodeHtml, detectCharset } from '../../engine/outputs';
 import type { Page } from '../../engine/retrieve';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
@@ -75,7 +76,10 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   return recipe;
 }
 
-export function shapeExtract(page: Page, html: string, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
+export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
+  // A page fetched without a browser is its bytes; read as UTF-8, the envelope reuses them.
+  const utf8 = page.html === undefined && detectCharset(page.body, page.contentType) === 'utf-8';
+  const html = page.html ?? decodeHtml(page.body, page.contentType);
   // Parsed once: the page's signature picks the role, the same tree gives its fields.
   const root = parsePage(html);
   const role = classify(recipe, page.finalUrl, { shingles: pageShingles(root) });
@@ -93,7 +97,7 @@ export function shapeExtract(page: Page, html: string, params: FetchParams, reci
   return {
     status,
     contentType: 'application/json; charset=utf-8',
-    body: JSON.stringify({ parsed, html }),
+    body: extractEnvelope(parsed, html, { bytes: page.body, utf8 }),
     ...(applied.missing.length > 0 ? { warning: `fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}` } : {}),
   };
 }

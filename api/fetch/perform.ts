@@ -15,7 +15,6 @@ import type { Refusal } from '../../core/accounts/ledger';
 import { problem, type ApiError } from '../../core/errors';
 import { costOf } from '../../core/pricing';
 import { AUTO_CONFIGURATION_HEADER, describeRung } from '../../engine/escalation';
-import { decodeHtml } from '../../engine/outputs';
 import type { RetrievalError, RetrievalMode } from '../../engine/retrieve';
 import type { ApiDeps } from '../deps';
 import { echoTargetHeaders } from './headers';
@@ -118,7 +117,7 @@ export async function performFetch(
     if (statusError) throw statusError;
     let shaped: Shaped;
     if (recipe) {
-      const extracted = shapeExtract(page, page.html ?? decodeHtml(page.body, page.contentType), params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+      const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
       if (extracted.warning) {
         out.set(EXTRACT_WARNING_HEADER, extracted.warning);
         await recipes.reportStale(recipe.domain);

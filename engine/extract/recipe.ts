@@ -6,7 +6,7 @@
 import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import { nextPageHref, recordKey, recordsAt, recordValues, type RecordValue } from './records';
-import { endsWithAnchor, pageSignals, type PageSignals } from './signals';
+import { endsWithAnchor, pageSignals, type PageSignals, type SignalNeeds } from './signals';
 import { normalize } from './values';
 
 export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
@@ -30,6 +30,21 @@ function sourceValue(source: Source, signals: PageSignals): string | undefined {
       // Only inside a record (applyList).
       return undefined;
   }
+}
+
+/** What a detail role's sources read, so a request reads nothing else of the page. */
+const needs = new WeakMap<RoleRecipe, SignalNeeds>();
+function needsOf(role: RoleRecipe): SignalNeeds {
+  let found = needs.get(role);
+  if (!found) {
+    const sources = role.fields.flatMap((field) => field.sources);
+    found = {
+      labels: new Set(sources.flatMap((source) => (source.kind === 'label' ? [source.label] : []))),
+      structured: sources.some((source) => source.kind === 'jsonld' || source.kind === 'embedded'),
+    };
+    needs.set(role, found);
+  }
+  return found;
 }
 
 /** Sets `a.b.c` in a nested object. */
@@ -58,7 +73,7 @@ export interface Applied {
 
 export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: string, signals?: PageSignals): Applied {
   if (role.type === 'list' && role.list) return applyList(role, role.list, typeof html === 'string' ? parseHtml(html) : html, url);
-  const page = signals ?? pageSignals(html, url, new Set(role.stableTokens));
+  const page = signals ?? pageSignals(html, url, new Set(role.stableTokens), needsOf(role));
   const parsed: Parsed = {};
   const values = new Map<string, string | number>();
   const bySource = new Map<string, Array<string | number>>();
