@@ -14,8 +14,12 @@ import type { Opened, PreparationPages } from './pages';
 
 const SITEMAP_URLS = 5_000;
 const SITEMAP_FILES = 5;
-/** Pages the discovery crawl fetches at most, and how many links deep it goes. */
+/**
+ * Pages the discovery crawl fetches at most, and how many links deep it goes. A sitemap already lists
+ * the pages: the crawl then only looks for kinds the sitemap leaves out (search pages often are).
+ */
 const CRAWL_PAGES = 30;
+const CRAWL_PAGES_WITH_SITEMAP = 10;
 const CRAWL_DEPTH = 3;
 /** Each group of URLs is judged on at least this many of its pages (when it has them). */
 const PAGES_PER_GROUP = 3;
@@ -86,10 +90,11 @@ export function discovery(pages: PreparationPages) {
     const seen: Seen = { structures: [start.structure], fetched: {} };
     const known = new Set(normalized(await sitemapUrls(new URL(start.page.url).origin), start.page.url, scope));
     const visited = new Set([normalizeLink(start.page.url, start.page.url, scope)].flatMap((link) => (link.ok ? [link.url] : [])));
+    const budget = known.size > 0 ? CRAWL_PAGES_WITH_SITEMAP : CRAWL_PAGES;
     let frontier = start.links ? normalized(start.links.hrefs, start.links.base, scope) : [];
-    for (let depth = 1; depth <= CRAWL_DEPTH && frontier.length > 0 && visited.size < CRAWL_PAGES; depth++) {
+    for (let depth = 1; depth <= CRAWL_DEPTH && frontier.length > 0 && visited.size < budget; depth++) {
       for (const url of frontier) known.add(url);
-      const next = shapeBalanced(frontier.filter((url) => !visited.has(url)), CRAWL_PAGES - visited.size, `${domain}|crawl|${depth}`);
+      const next = shapeBalanced(frontier.filter((url) => !visited.has(url)), budget - visited.size, `${domain}|crawl|${depth}`);
       for (const url of next) visited.add(url);
       frontier = (await visit(next, seen, scope, depth < CRAWL_DEPTH)).filter((url) => !visited.has(url));
     }
