@@ -121,7 +121,9 @@ export function discovery(pages: PreparationPages) {
   }
 
   /** One kind per example URL, its siblings found among the sitemap, the home page's links and theirs (bounded). */
-  async function examples(domain: string, urls: readonly string[]): Promise<Discovery> {
+  async function examples(domain: string, given: readonly string[]): Promise<Discovery> {
+    // The same URL sent twice stands for one kind.
+    const urls = [...new Set(given)];
     const origin = new URL(urls[0]!).origin;
     const scope = scopeOf(urls[0]!);
     const seen: Seen = { structures: [], fetched: {} };

@@ -3,7 +3,8 @@
  * (an unprepared domain, a vertical the recipe lacks and an unknown `extract_fields` entry cost nothing),
  * then interpreted on the fetched page: `{parsed, html}`. A page no role recognises is REQS007
  * `page_not_recognised` and is not charged. Required fields a page no longer gives are named in the
- * `X-Extract-Warning` header: the answer carries what could be found, never silent empties.
+ * `X-Extract-Warning` header (and a re-preparation is asked for): the answer carries what could be
+ * found, never silent empties. So are `extract_fields` this page does not give.
  */
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
@@ -76,7 +77,7 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   return recipe;
 }
 
-export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
+export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string; stale: boolean } {
   // A page fetched without a browser is its bytes; read as UTF-8, the envelope reuses them.
   const utf8 = page.html === undefined && detectCharset(page.body, page.contentType) === 'utf-8';
   const html = page.html ?? decodeHtml(page.body, page.contentType);
@@ -93,11 +94,18 @@ export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc,
   }
   const applied = applyRole(role, root, page.finalUrl);
   let parsed = params.extract === 'standard' ? (toStandard(role, applied) ?? {}) : applied.parsed;
-  if (params.extractFields && params.extractFields.length > 0) parsed = project(parsed, params.extractFields).value;
+  // A field asked for that this page does not give (another kind's, or an optional one) is named, never silently empty.
+  let absent: string[] = [];
+  if (params.extractFields && params.extractFields.length > 0) ({ value: parsed, unknown: absent } = project(parsed, params.extractFields));
+  const warnings = [
+    ...(applied.missing.length > 0 ? [`fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}`] : []),
+    ...(absent.length > 0 ? [`extract_fields not on this page (a ${role.role} page): ${absent.join(', ')}`] : []),
+  ];
   return {
     status,
     contentType: 'application/json; charset=utf-8',
     body: extractEnvelope(parsed, html, { bytes: page.body, utf8 }),
-    ...(applied.missing.length > 0 ? { warning: `fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}` } : {}),
+    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+    stale: applied.missing.length > 0,
   };
 }

@@ -118,11 +118,9 @@ export async function performFetch(
     let shaped: Shaped;
     if (recipe) {
       const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
-      if (extracted.warning) {
-        out.set(EXTRACT_WARNING_HEADER, extracted.warning);
-        await recipes.reportStale(recipe.domain);
-      }
-      shaped = extracted;
+      if (extracted.warning) out.set(EXTRACT_WARNING_HEADER, extracted.warning);
+      if (extracted.stale) await recipes.reportStale(recipe.domain);
+      shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
     } else {
       shaped = shapeResponse(page, params);
     }

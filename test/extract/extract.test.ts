@@ -356,6 +356,10 @@ describe('Extract: domain preparation and extract=auto', function () {
     const truth = grown.pages.get(list)!.truth as { items: Array<Record<string, string | number>> };
     const prices = await fetchExtract(owner.key, url(grown, list), { extract: 'auto', extract_fields: 'items.price' });
     expect(prices.body.parsed).to.deep.equal({ items: truth.items.map((item) => ({ price: item.price })) });
+    // A field of the listings asked of a list page: answered without it, and said so.
+    const other = await fetchExtract(owner.key, url(grown, list), { extract: 'auto', extract_fields: 'postcode,items.url' });
+    expect(other.body.parsed).to.deep.equal({ items: truth.items.map((item) => ({ url: item.url })) });
+    expect(other.headers.get('x-extract-warning')).to.equal('extract_fields not on this page (a page_list page): postcode');
     const standard = await fetchExtract(owner.key, url(grown, list), { extract: 'standard' });
     expect(standard.body.parsed.items[0]).to.include({ listing_price: truth.items[0]!.price, bedrooms: truth.items[0]!.beds, title: truth.items[0]!.title });
     const home = await fetchExtract(owner.key, url(grown, '/'), { extract: 'auto' });
