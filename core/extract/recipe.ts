@@ -60,7 +60,10 @@ export interface RoleRecipe {
 export interface DomainRecipe {
   domain: string;
   version: number;
-  /** Bumped when the algorithm changes: every recipe made by an older one is prepared again. */
+  /**
+   * The induction that made the recipe (`extract-2` added list kinds). Recorded only: recipes of an
+   * older one keep serving (a role without `type` is a detail kind) until a re-preparation.
+   */
   algorithm: string;
   created_at: string;
   verticals: string[];
