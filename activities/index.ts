@@ -1,5 +1,5 @@
 import { batchActivities } from './batch';
-import { crawlActivities } from './crawl';
+import { crawlActivities, createCrawlRuntime } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
 import { retentionActivities } from './retention';
@@ -10,11 +10,13 @@ export type { ActivityDeps } from './deps';
 
 /** Builds every activity with its dependencies injected; the worker registers the result. */
 export function createActivities(deps: ActivityDeps) {
+  // One politeness gate per worker: crawls and Extract's discovery crawls take turns on a host.
+  const crawlRuntime = createCrawlRuntime(deps);
   return {
     ...selfCheckActivities(deps),
     ...retentionActivities(deps),
-    ...crawlActivities(deps),
-    ...extractActivities(deps),
+    ...crawlActivities(deps, crawlRuntime),
+    ...extractActivities(deps, crawlRuntime),
     ...webhookActivities(deps),
     ...batchActivities(deps),
   };

@@ -2,49 +2,97 @@
  * `npx tsx bench/extract.ts`: Extract end to end on the generated test sites (test/fixtures/extract-sites),
  * through its own stack (like the test suite), the sites served on port 80 of a loopback address of
  * its own. For each site it prints:
- * - preparation wall time (submission to `ready`), with or without example URLs;
- * - field-level precision, recall and F1 of `extract=auto` on every detail page the preparation never
- *   fetched (the server's request log says which), against the generator's ground truth
- *   (goal ≥ 0.95 overall, ≥ 0.90 per site);
- * and then the latency of `extract=auto` on a 200 KB page against a plain fetch of the same page, in
- * alternating rounds (goal: under 20% more).
+ * - preparation wall time (submission to `ready`), by discovery or from example URLs;
+ * - field-level precision, recall and F1 of `extract=auto` on every detail and list page the
+ *   preparation never fetched (the server's request log says which; the sites grow after preparing,
+ *   as real ones do), against the generator's ground truth (goal ≥ 0.95 overall, ≥ 0.90 per site).
+ * Then the cost of `extract=auto` on a 200 KB page against a plain fetch of the same page:
+ * - latency through the service on loopback, in alternating rounds (goal: under 20% more);
+ * - the API process's CPU per request (from /proc, all its threads), extract minus plain;
+ * - where that time goes, stage by stage, in this process on the same page and recipe;
+ * - the same latency ratio with the page served after a realistic origin delay (`--origin-ms`).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { loadConfig as configFrom } from '../core/config';
+import { openDatabase } from '../core/db';
+import { extractCollections, recipeId } from '../core/extract/store';
+import { createLogger } from '../core/log';
+import { applyRole, classify, extractEnvelope, pageShingles, parsePage } from '../engine/extract';
+import { decodeHtml } from '../engine/outputs';
+import type { Page } from '../engine/retrieve';
+import { shapeExtract } from '../api/fetch/extract';
+import { parseFetchParams } from '../api/fetch/params';
 import { startBenchStack } from './crawl';
-import { acmeHomes, casaHogar, EXTRACT_HOSTS, immoHaus, nextProp, shopWidgets, type GeneratedSite } from '../test/fixtures/extract-sites/sites';
+import { acmeHomes, casaHogar, EXTRACT_HOSTS, homesDirect, homesListed, immoHaus, nextProp, shopWidgets, type GeneratedSite } from '../test/fixtures/extract-sites/sites';
 import { serveSites } from '../test/fixtures/extract-sites/server';
+import { f1, score, type Counts } from '../test/fixtures/extract-sites/score';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' }, 'cpu-requests': { type: 'string', default: '150' }, 'origin-ms': { type: 'string', default: '50' } } });
 const ROUNDS = Number(values.rounds);
+const CPU_REQUESTS = Number(values['cpu-requests']);
+const ORIGIN_MS = Number(values['origin-ms']);
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const median = (samples: number[]): number => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)] ?? NaN;
 
-function flatten(node: Json, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
-  for (const [key, value] of Object.entries(node)) {
-    const name = prefix ? `${prefix}.${key}` : key;
-    if (value && typeof value === 'object' && !Array.isArray(value)) flatten(value as Json, name, out);
-    else out.set(name, value);
+/** CPU time (ns) of every thread of a process so far, from /proc (scheduler statistics, not ticks). */
+function cpuNs(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
   }
-  return out;
+  return total;
+}
+
+/**
+ * Microseconds per call of `fn`: the best of `runs` batches of `n` calls. Other work on the machine
+ * only ever adds time, so the fastest batch is the closest to the stage's own cost.
+ */
+function stageUs(fn: () => unknown, n = 50, runs = 15): number {
+  for (let index = 0; index < n; index++) fn();
+  let best = Infinity;
+  for (let run = 0; run < runs; run++) {
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < n; index++) fn();
+    best = Math.min(best, Number(process.hrtime.bigint() - started) / 1000 / n);
+  }
+  return best;
+}
+
+interface BenchSite {
+  /** The site as prepared, and as it has grown when extraction is measured. */
+  site: GeneratedSite;
+  grown: GeneratedSite;
+  /** Example URLs (paths), one per kind; none: discovery. */
+  examples: string[];
+  query?: Record<string, string>;
 }
 
 async function main(): Promise<void> {
   const address = `127.${200 + (process.pid % 50)}.${1 + (process.pid % 250)}.7`;
   const bench = await startBenchStack({
-    HOST_OVERRIDES: ['*.fixture.test=127.0.0.1', ...EXTRACT_HOSTS.map((host) => `${host}=${address}`)].join(','),
+    HOST_OVERRIDES: ['*.fixture.test=127.0.0.1', '*.acme-homes.test=' + address, ...EXTRACT_HOSTS.map((host) => `${host}=${address}`)].join(','),
     TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${address}`,
   });
-  const sites: Array<{ site: GeneratedSite; examples: boolean; query?: Record<string, string> }> = [
-    { site: acmeHomes(40), examples: false },
-    { site: immoHaus(30), examples: true },
-    { site: casaHogar(30), examples: false },
-    { site: shopWidgets(30), examples: false },
-    { site: nextProp(30), examples: false, query: { mode: 'auto' } },
+  const listed = homesListed(5);
+  const sites: BenchSite[] = [
+    { site: acmeHomes(40), grown: acmeHomes(64), examples: [] },
+    { site: immoHaus(30), grown: immoHaus(45), examples: ['/expose/5000'] },
+    { site: casaHogar(30), grown: casaHogar(45), examples: [] },
+    { site: shopWidgets(30), grown: shopWidgets(45), examples: [] },
+    { site: nextProp(30), grown: nextProp(45), examples: [], query: { mode: 'auto' } },
+    { site: homesDirect(5), grown: homesDirect(8, 6, 'homes-direct.test', 9), examples: [] },
+    { site: listed, grown: homesListed(8, 9), examples: [listed.details[0]!, listed.lists![0]!] },
   ];
-  const big = acmeHomes(24, 1);
-  const server = await serveSites(address, sites.map(({ site }) => site));
+  // The large page is also served by a far-away host of the same domain (same recipe) after ORIGIN_MS.
+  const farHost = 'far.acme-homes.test';
+  const server = await serveSites(address, sites.map(({ site }) => site), { delayMs: { [farHost]: ORIGIN_MS } });
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json; ms: number }> => {
     const started = performance.now();
     const response = await fetch(`${bench.api}${path}`, {
@@ -56,13 +104,14 @@ async function main(): Promise<void> {
     const ms = performance.now() - started;
     return { status: response.status, body: text.startsWith('{') ? (JSON.parse(text) as Json) : { text }, ms };
   };
-  const totals = { tp: 0, fp: 0, fn: 0 };
+  const fetchQuery = (url: string, query: Record<string, string> = {}) => `/v1/?${new URLSearchParams({ apikey: bench.key, url, ...query }).toString()}`;
+  const totals: Counts = { tp: 0, fp: 0, fn: 0 };
   try {
-    console.log('| site | example URLs | preparation | held-out pages | precision | recall | F1 |');
+    console.log('| site | preparation | kinds | held-out pages (detail + list) | precision | recall | F1 |');
     console.log('|---|---|---|---|---|---|---|');
-    for (const { site, examples, query } of sites) {
+    for (const { site, grown, examples, query } of sites) {
       const started = performance.now();
-      const submitted = await call('POST', '/v1/extract/prepared-domains', { domain: site.host, ...(examples ? { example_urls: [`http://${site.host}${site.details[0]}`] } : {}) });
+      const submitted = await call('POST', '/v1/extract/prepared-domains', { domain: site.host, ...(examples.length > 0 ? { example_urls: examples.map((path) => `http://${site.host}${path}`) } : {}) });
       if (submitted.status !== 202) throw new Error(`${site.host}: ${JSON.stringify(submitted.body)}`);
       let record: Json = submitted.body;
       while (record.status === 'preparing') {
@@ -71,49 +120,118 @@ async function main(): Promise<void> {
       }
       const seconds = (performance.now() - started) / 1000;
       const seen = new Set(server.requests.filter((request) => request.host === site.host).map((request) => request.path));
-      const heldOut = site.details.filter((path) => !seen.has(path));
-      const counts = { tp: 0, fp: 0, fn: 0 };
-      for (const path of record.status === 'ready' ? heldOut : []) {
-        const params = new URLSearchParams({ apikey: bench.key, url: `http://${site.host}${path}`, extract: 'auto', ...query });
-        const answer = await call('GET', `/v1/?${params.toString()}`);
-        const truth = site.pages.get(path)!.truth!;
-        const got = flatten((answer.body.parsed ?? {}) as Json);
-        for (const [name, expected] of Object.entries(truth)) if (got.get(name) === expected) counts.tp++;
-        else counts.fn++;
-        for (const [name, value] of got) if (truth[name] !== value) counts.fp++;
+      server.add(grown);
+      const heldOut = [...grown.details, ...(grown.lists ?? [])].filter((path) => !seen.has(path));
+      const lists = heldOut.filter((path) => grown.lists?.includes(path)).length;
+      const counts: Counts = { tp: 0, fp: 0, fn: 0 };
+      for (const path of heldOut) {
+        const truth = grown.pages.get(path)!.truth!;
+        const answer = record.status === 'ready' ? await call('GET', fetchQuery(`http://${site.host}${path}`, { extract: 'auto', ...query })) : undefined;
+        const counted = score(answer?.status === 200 ? answer.body.parsed : {}, truth);
+        counts.tp += counted.tp;
+        counts.fp += counted.fp;
+        counts.fn += counted.fn;
       }
-      if (record.status !== 'ready') counts.fn += heldOut.length;
       totals.tp += counts.tp;
       totals.fp += counts.fp;
       totals.fn += counts.fn;
       const precision = counts.tp / Math.max(1, counts.tp + counts.fp);
       const recall = counts.tp / Math.max(1, counts.tp + counts.fn);
-      const f1 = (2 * precision * recall) / Math.max(1e-9, precision + recall);
-      console.log(`| ${site.host} | ${examples ? 'yes' : 'no'} | ${record.status} in ${seconds.toFixed(1)} s | ${heldOut.length} | ${precision.toFixed(3)} | ${recall.toFixed(3)} | ${f1.toFixed(3)} |`);
+      const kinds = ((record.roles ?? []) as Json[]).map((role) => `${role.role} ${role.status}`).join(', ');
+      const how = examples.length > 0 ? `${examples.length} example URL(s)` : 'discovery';
+      console.log(`| ${site.host} | ${record.status} in ${seconds.toFixed(1)} s (${how}) | ${kinds} | ${heldOut.length - lists} + ${lists} | ${precision.toFixed(3)} | ${recall.toFixed(3)} | ${f1(counts).toFixed(3)} |`);
     }
-    const precision = totals.tp / Math.max(1, totals.tp + totals.fp);
-    const recall = totals.tp / Math.max(1, totals.tp + totals.fn);
-    console.log(`\noverall F1 ${((2 * precision * recall) / Math.max(1e-9, precision + recall)).toFixed(3)} (goal ≥ 0.95; ≥ 0.90 per site)`);
+    console.log(`\noverall F1 ${f1(totals).toFixed(3)} (goal ≥ 0.95; ≥ 0.90 per site)`);
 
     // A 200 KB listing page of the prepared template, never seen by the preparation.
-    const page = big.pages.get(big.details[3]!)!;
+    const acme = sites[0]!.grown;
+    const page = acme.pages.get(acme.details[3]!)!;
     const padding = `<section class="more"><p>${'Quiet street, sunny garden, renovated kitchen. '.repeat(4200)}</p></section>`;
     const path = '/property/big-99999';
-    sites[0]!.site.pages.set(path, { ...page, path, html: page.html.replace('</article>', `${padding}</article>`) });
-    const bytes = sites[0]!.site.pages.get(path)!.html.length;
-    const url = `http://acme-homes.test${path}`;
-    const plain: number[] = [];
-    const extracted: number[] = [];
-    for (let round = 0; round < ROUNDS + 3; round++) {
-      const a = await call('GET', `/v1/?${new URLSearchParams({ apikey: bench.key, url }).toString()}`);
-      const b = await call('GET', `/v1/?${new URLSearchParams({ apikey: bench.key, url, extract: 'auto' }).toString()}`);
-      if (b.status !== 200) throw new Error(`extract on the large page: ${JSON.stringify(b.body).slice(0, 300)}`);
-      if (round < 3) continue;
-      plain.push(a.ms);
-      extracted.push(b.ms);
+    const large = { ...page, path, html: page.html.replace('</article>', `${padding}</article>`) };
+    acme.pages.set(path, large);
+    server.add({ ...acme, host: farHost });
+    const bytes = Buffer.byteLength(large.html);
+    const near = `http://acme-homes.test${path}`;
+    const far = `http://${farHost}${path}`;
+
+    const rounds = async (url: string, count: number) => {
+      const plain: number[] = [];
+      const extracted: number[] = [];
+      for (let round = 0; round < count + 3; round++) {
+        const a = await call('GET', fetchQuery(url));
+        const b = await call('GET', fetchQuery(url, { extract: 'auto' }));
+        if (a.status !== 200 || b.status !== 200) throw new Error(`the large page: ${a.status} / ${JSON.stringify(b.body).slice(0, 300)}`);
+        if (round < 3) continue;
+        plain.push(a.ms);
+        extracted.push(b.ms);
+      }
+      return { plain: median(plain), extracted: median(extracted) };
+    };
+    const loopback = await rounds(near, ROUNDS);
+    console.log(`\n${(bytes / 1024).toFixed(0)} KB page, ${ROUNDS} alternating rounds on loopback: plain fetch p50 ${loopback.plain.toFixed(2)} ms, extract=auto p50 ${loopback.extracted.toFixed(2)} ms`);
+    console.log(`extract/plain on loopback: ${(loopback.extracted / loopback.plain).toFixed(2)} (goal < 1.20); added ${(loopback.extracted - loopback.plain).toFixed(2)} ms`);
+
+    const apiPid = bench.stack.component('api').pid;
+    if (apiPid) {
+      const cpuPer = async (query: Record<string, string>) => {
+        const before = cpuNs(apiPid);
+        for (let index = 0; index < CPU_REQUESTS; index++) await call('GET', fetchQuery(near, query));
+        return (cpuNs(apiPid) - before) / CPU_REQUESTS / 1000;
+      };
+      const plainCpu = await cpuPer({});
+      const extractCpu = await cpuPer({ extract: 'auto' });
+      console.log(`API process CPU per request (${CPU_REQUESTS} each): plain ${plainCpu.toFixed(0)} µs, extract=auto ${extractCpu.toFixed(0)} µs: extract adds ${(extractCpu - plainCpu).toFixed(0)} µs`);
     }
-    console.log(`\n${(bytes / 1024).toFixed(0)} KB page, ${ROUNDS} alternating rounds: plain fetch p50 ${median(plain).toFixed(1)} ms, extract=auto p50 ${median(extracted).toFixed(1)} ms`);
-    console.log(`extract/plain: ${(median(extracted) / median(plain)).toFixed(2)} (goal < 1.20)`);
+
+    // The same stages as api/fetch/extract.ts, with the recipe the service stored.
+    const serviceConfig = configFrom(bench.stack.component('api').spec.env);
+    const db = await openDatabase(serviceConfig, createLogger('error'));
+    try {
+      const { domains, recipes } = extractCollections(db.db);
+      const version = (await domains.findOne({ _id: 'acme-homes.test' }))?.recipe_version ?? 0;
+      const recipe = await recipes.findOne({ _id: recipeId('acme-homes.test', version) });
+      if (recipe) {
+        const body = Buffer.from(large.html);
+        const html = decodeHtml(body, 'text/html; charset=utf-8');
+        const root = parsePage(html);
+        const role = classify(recipe, near, { shingles: pageShingles(root) })!;
+        const parsed = applyRole(role, root, near).parsed;
+        const stages: Array<[string, number]> = [
+          ['decode', stageUs(() => decodeHtml(body, 'text/html; charset=utf-8'))],
+          ['parse', stageUs(() => parsePage(html))],
+          ['classify', stageUs(() => classify(recipe, near, { shingles: pageShingles(root) }))],
+          ['apply recipe', stageUs(() => applyRole(role, root, near))],
+        ];
+        // The two ways to write the envelope, in alternating batches, each after a parse (as a request
+        // leaves its heap), compared by their medians.
+        const fromBytes: number[] = [];
+        const stringified: number[] = [];
+        for (let round = 0; round < 40; round++) {
+          for (const [samples, write] of [
+            [fromBytes, () => extractEnvelope(parsed, html, { bytes: body, utf8: true })],
+            [stringified, () => Buffer.from(JSON.stringify({ parsed, html }))],
+          ] as const) {
+            parsePage(html);
+            const started = process.hrtime.bigint();
+            for (let index = 0; index < 20; index++) write();
+            samples.push(Number(process.hrtime.bigint() - started) / 1000 / 20);
+          }
+        }
+        stages.push(['envelope (from bytes)', median(fromBytes)]);
+        // All of it as the API runs it, with the page as the engine hands it over.
+        const fetched: Page = { ok: true, status: 200, headers: [], body, contentType: 'text/html; charset=utf-8', finalUrl: near };
+        const params = parseFetchParams({ url: near, extract: 'auto' }, { url: near, extract: 'auto' });
+        const whole = stageUs(() => shapeExtract(fetched, params, recipe, 200, false));
+        console.log(`stages in this process (µs per call; best of 15 batches, the envelope a median): ${stages.map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}; total ${stages.reduce((sum, [, us]) => sum + us, 0).toFixed(0)}; shapeExtract as the API calls it ${whole.toFixed(0)}`);
+        console.log(`  the envelope (median of 40 alternating batches): from the page's bytes ${median(fromBytes).toFixed(0)} µs, through JSON.stringify and UTF-8 encoding ${median(stringified).toFixed(0)} µs`);
+      }
+    } finally {
+      await db.close();
+    }
+
+    const remote = await rounds(far, Math.max(10, Math.floor(ROUNDS / 2)));
+    console.log(`with the page served ${ORIGIN_MS} ms after the request (an origin's time to first byte): plain p50 ${remote.plain.toFixed(2)} ms, extract=auto p50 ${remote.extracted.toFixed(2)} ms, ratio ${(remote.extracted / remote.plain).toFixed(3)}`);
   } finally {
     await server.close();
     await bench.close();

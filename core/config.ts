@@ -138,6 +138,14 @@ const planList: Parser<Array<{ name: string; credits: number; concurrency: numbe
     return { name, credits, concurrency, price, activeJobs, preparationSlots };
   });
 
+/** Plan names (`*`: every plan, including plans added later). */
+const planNames: Parser<string[]> = (raw) => {
+  const names = list(raw);
+  if (names.includes('*')) return names.length === 1 ? ['*'] : fail('`*` stands alone (every plan), not in a list of names');
+  for (const name of names) if (!/^[a-z][\w-]{0,39}$/.test(name)) fail(`not a plan name: "${name}"`);
+  return names;
+};
+
 const variables = {
   PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
   API_PROCESSES: {
@@ -187,6 +195,13 @@ const variables = {
     fallback: '10',
     scope: 'all',
     description: 'Extract domain preparations per account and UTC month (plans may override).',
+  },
+  EXTRACT_PLANS: {
+    parse: planNames,
+    fallback: '*',
+    scope: 'all',
+    description:
+      'Plans that include Extract (`extract` on Fetch), comma-separated names among `free` and PLANS, or `*` for every plan. Fetch with `extract` on another plan answers 402 AUTH010, on which clients fall back to `autoparse`.',
   },
   KEY_CACHE_TTL_MS: {
     parse: integer(0, 600_000),
@@ -683,6 +698,9 @@ export function loadConfig(env: Environment): Config {
     }
   }
   const values = Object.fromEntries(Object.entries(raw).map(([name, value]) => [camel(name), value]));
+  const plans = new Set(['free', ...(values.plans as Array<{ name: string }>).map((plan) => plan.name)]);
+  const unknownPlan = (values.extractPlans as string[]).find((name) => name !== '*' && !plans.has(name));
+  if (unknownPlan !== undefined) throw new ConfigError('EXTRACT_PLANS', `"${unknownPlan}" is not a plan (plans: ${[...plans].join(', ')})`);
   const publicUrl = (values.publicUrl as string | undefined) ?? `http://localhost:${String(values.port)}`;
   const docsUrl = (values.docsUrl as string | undefined) ?? `${publicUrl}/docs`;
   return Object.freeze({ ...values, publicUrl, docsUrl }) as Config;

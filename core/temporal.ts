@@ -33,5 +33,6 @@ export function connectTemporal(config: Pick<Config, 'temporalAddress' | 'tempor
 export const SEARCH_ATTRIBUTES = {
   FetchplaneAccountId: 'Keyword',
   FetchplaneStatus: 'Keyword',
+  FetchplaneState: 'Keyword',
   FetchplaneJobId: 'Keyword',
 } as const;

@@ -36,6 +36,8 @@ describe('configuration', () => {
     ]);
     expect(config.bodyLimit).to.equal(2 * 1024 * 1024);
     expect(config.docsUrl).to.equal('https://fetch.example.com/docs');
+    expect(loadConfig({ EXTRACT_PLANS: 'developer, business' }).extractPlans).to.deep.equal(['developer', 'business']);
+    expect(loadConfig({}).extractPlans).to.deep.equal(['*']);
   });
 
   const bad: Array<[string, string]> = [
@@ -48,6 +50,8 @@ describe('configuration', () => {
     ['HOST_OVERRIDES', 'shop.test'],
     ['PUBLIC_URL', 'ftp://x'],
     ['INSTALL_MISSING', 'perhaps'],
+    ['EXTRACT_PLANS', 'free,gold'],
+    ['EXTRACT_PLANS', '*,free'],
   ];
   for (const [name, value] of bad) {
     it(`fails fast naming ${name} when it is "${value}"`, () => {

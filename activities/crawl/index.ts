@@ -11,14 +11,20 @@ import { runSlice } from './slice';
 export type { PageFetcher, PageFetch, PageFetchRequest } from './fetcher';
 export { autoPageFetcher, plainPageFetcher } from './fetcher';
 
-export function crawlActivities(deps: ActivityDeps) {
-  const runtime = new CrawlRuntime({
+export { CrawlRuntime } from './runtime';
+
+/** The worker's crawl machinery (fetcher, per-host politeness), shared by crawls and Extract's discovery. */
+export function createCrawlRuntime(deps: ActivityDeps): CrawlRuntime {
+  return new CrawlRuntime({
     db: deps.db,
     fetcher: deps.pageFetcher,
     hostConcurrency: deps.config.crawlHostConcurrency,
     hostDelayMs: deps.config.crawlHostDelayMs,
     retryAfterMaxMs: deps.config.crawlRetryAfterMaxMs,
   });
+}
+
+export function crawlActivities(deps: ActivityDeps, runtime: CrawlRuntime = createCrawlRuntime(deps)) {
   const charges = new CrawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   return {

@@ -26,6 +26,9 @@ export interface PageOutcome {
   /** Text of the page, when it is HTML or text (for `output_format`). */
   html?: string;
   status?: number;
+  /** Where the page was answered from, after redirects, and what it said it is. */
+  finalUrl?: string;
+  contentType?: string;
   detail?: string;
   refused?: boolean;
 }
@@ -89,7 +92,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     const { billable, failed } = billingOf(outcome.status);
     const credits = billable ? outcome.credits : 0;
     bill.giveBack(reserved - credits);
-    const result: PageOutcome = { mark: failed ? 'x' : 'f', credits, status: outcome.status };
+    const result: PageOutcome = { mark: failed ? 'x' : 'f', credits, status: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
     if (failed) return { ...result, detail: `The page answered ${outcome.status}.` };
     const text = outcome.html ?? (isHtml(outcome.contentType, outcome.body) || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
     if (text !== undefined && (outcome.html !== undefined || isHtml(outcome.contentType, outcome.body)) && item.open) {

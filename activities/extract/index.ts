@@ -1,141 +1,60 @@
 /**
  * Domain preparation activities, at the service's own expense (nothing is billed): discovering the
- * domain's page kinds, fetching a sample of each kind in mode=auto into content-addressed snapshots,
- * inducing a role's recipe from one part of the sample and verifying it on the rest, and recording the
- * outcome. Activities take and return snapshot ids, never pages, so a retried or replayed step works
- * from the same bytes.
+ * domain's page kinds (discovery.ts), fetching a sample of each kind in mode=auto into content-addressed
+ * snapshots through the crawl's machinery (pages.ts), inducing a role's recipe from one part of the
+ * sample and verifying it on the rest, and recording the outcome. Activities take and return snapshot
+ * ids, never pages, so a retried or replayed step works from the same bytes.
  */
-import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
-import {
-  extractCollections,
-  recipeId,
-  SLOT_CONSUMED,
-  type PreparationState,
-  type RoleStatus,
-} from '../../core/extract/store';
-import {
-  groupKinds,
-  induceRole,
-  pageLinks,
-  pageUrls,
-  robotsSitemaps,
-  sameShape,
-  sampleOrder,
-  sitemapLocations,
-  exampleRole,
-  standardMapping,
-  verifyRole,
-  type Kind,
-  type SamplePage,
-} from '../../engine/extract';
+import { extractCollections, recipeId, SLOT_CONSUMED, type PreparationState, type RoleStatus } from '../../core/extract/store';
+import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine/extract';
 import type { Discovery, Draft, FinishInput, RoleOutcome, Sample } from '../../core/extract/preparation';
+import type { CrawlRuntime } from '../crawl';
 import type { ActivityDeps } from '../deps';
+import { forEachLimited } from '../crawl/pages';
+import { discovery } from './discovery';
+import { preparationPages } from './pages';
 
-export const EXTRACT_SNAPSHOTS = 'extract_snapshots';
+export { EXTRACT_SNAPSHOTS } from './pages';
+
 const SAMPLE_PAGES = 14;
-const DISCOVERY_PAGES = 40;
-const SITEMAP_URLS = 5_000;
-const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
+/** URLs of a kind tried at most for one sample (pages of another template under the same URLs are skipped). */
+const SAMPLE_TRIES = 3 * SAMPLE_PAGES;
+const CONCURRENCY = 3;
+/** Share of a sample a recipe is induced from; the rest verifies it. A list's records multiply its pages. */
+const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 
-interface SnapshotDoc {
-  _id: string;
-  url: string;
-  html: string;
-  /** The page came from a browser (mode=auto needed rendering). */
-  rendered: boolean;
-  fetched_at: Date;
-}
-
-/** Enough of a page to learn from: an HTML body with words or structured data in it. */
-const usable = (html: string): boolean =>
-  html.length > 0 && (/<script[^>]+(ld\+json|application\/json)/i.test(html) || html.replace(/<script[\s\S]*?<\/script>|<style[\s\S]*?<\/style>|<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().length >= 40);
-
-export function extractActivities(deps: ActivityDeps) {
+export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
   const { domains, recipes, slots } = extractCollections(deps.db);
-  const snapshots = deps.db.collection<SnapshotDoc>(EXTRACT_SNAPSHOTS);
+  const pages = preparationPages(deps.db, runtime);
+  const discover = discovery(pages);
 
-  /** Pages that answered 2xx but are not HTML (a PDF, an image): what makes a domain unsupported. */
-  const notHtml = new Set<string>();
-
-  /** A page in mode=auto, paid by the service; only 2xx HTML counts. Each page is a sign of life. */
-  async function fetchHtml(url: string): Promise<{ html: string; finalUrl: string; rendered: boolean } | undefined> {
-    const page = await deps.pageFetcher.fetch({ url, afford: async () => true });
-    Context.current().heartbeat();
-    if (!page.ok || page.status >= 300) return undefined;
-    if (page.contentType && !/html|xml/i.test(page.contentType)) {
-      notHtml.add(url);
-      return undefined;
-    }
-    // Rendered configurations cost 5 or 25 credits; plain ones 1 or 10.
-    return { html: page.html ?? page.body.toString('utf8'), finalUrl: page.finalUrl, rendered: page.credits === 5 || page.credits === 25 };
-  }
-
-  async function fetchText(url: string): Promise<string | undefined> {
-    const page = await deps.pageFetcher.fetch({ url, afford: async () => true });
-    Context.current().heartbeat();
-    return page.ok && page.status < 300 ? page.body.toString('utf8') : undefined;
-  }
-
-  /** The first origin of the domain that answers: https, then http; www. when the bare name does not. */
-  async function home(domain: string): Promise<{ html: string; finalUrl: string } | undefined> {
-    for (const origin of [`https://${domain}`, `http://${domain}`, `https://www.${domain}`, `http://www.${domain}`]) {
-      const page = await fetchHtml(`${origin}/`);
-      if (page) return page;
-    }
-    return undefined;
-  }
-
-  async function sitemapUrls(origin: string): Promise<string[]> {
-    const robots = await fetchText(`${origin}/robots.txt`);
-    const queue = robots ? robotsSitemaps(robots) : [];
-    if (queue.length === 0) queue.push(`${origin}/sitemap.xml`);
-    const found: string[] = [];
-    for (let index = 0; index < queue.length && index < 5 && found.length < SITEMAP_URLS; index++) {
-      const xml = await fetchText(queue[index]!);
-      if (!xml) continue;
-      for (const location of sitemapLocations(xml)) {
-        if (/<sitemapindex/i.test(xml)) queue.push(location);
-        else found.push(location);
-      }
-    }
-    return found.slice(0, SITEMAP_URLS);
-  }
-
-  /** Snapshots of up to `limit` pages in the attempt's order, concurrently a few at a time. */
-  async function snapshot(urls: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; rendered: number }> {
+  /** Snapshots of up to `limit` pages of the kind, in the attempt's order, a few at a time. */
+  async function sample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number }> {
     const ids: string[] = [];
     let unusable = 0;
+    let other = 0;
     let rendered = 0;
-    const queue = [...urls];
-    const worker = async () => {
-      while (ids.length < limit) {
-        const url = queue.shift();
-        if (url === undefined) return;
-        const page = await fetchHtml(url);
-        if (!page || !usable(page.html) || page.html.length > MAX_SNAPSHOT_BYTES) {
-          unusable++;
-          continue;
-        }
-        const id = createHash('sha256').update(page.finalUrl).update('\0').update(page.html).digest('hex');
-        await snapshots.updateOne({ _id: id }, { $setOnInsert: { url: page.finalUrl, html: page.html, rendered: page.rendered, fetched_at: new Date() } }, { upsert: true });
-        ids.push(id);
-        if (page.rendered) rendered++;
+    const known = await pages.load(Object.values(kind.fetched ?? {}));
+    const byUrl = new Map(known.map((page) => [page.url, page]));
+    await forEachLimited(ordered.slice(0, SAMPLE_TRIES), CONCURRENCY, async () => ids.length >= limit, async (url) => {
+      const stored = byUrl.get(url);
+      const opened = stored ? { ok: true as const, page: stored, structure: pageStructure(stored.html, stored.url) } : await pages.open(url);
+      if (!opened.ok) {
+        unusable++;
+        return;
       }
-    };
-    await Promise.all([worker(), worker(), worker()]);
-    return { ids: ids.slice(0, limit).sort(), unusable, rendered };
-  }
-
-  async function pages(ids: readonly string[]): Promise<SamplePage[]> {
-    if (ids.length === 0) return [];
-    const found = await snapshots.find({ _id: { $in: [...ids] } }).toArray();
-    const byId = new Map(found.map((doc) => [doc._id, doc]));
-    return ids.flatMap((id) => {
-      const doc = byId.get(id);
-      return doc ? [{ url: doc.url, html: doc.html }] : [];
+      if (!belongs(kind, opened.structure)) {
+        other++;
+        Context.current().heartbeat();
+        return;
+      }
+      if (ids.length >= limit || ids.includes(opened.page.id)) return;
+      ids.push(opened.page.id);
+      if (opened.page.rendered) rendered++;
     });
+    return { ids: ids.sort(), unusable, other, rendered };
   }
 
   return {
@@ -143,91 +62,36 @@ export function extractActivities(deps: ActivityDeps) {
       await domains.updateOne({ _id: domain, status: 'preparing' }, { $set: { state, updated_at: new Date(), ...(roles ? { roles } : {}) } });
     },
 
-    /** Kinds from the sitemaps, else from links found from the home page (two levels, bounded). */
+    /** Kinds from the sitemaps and a bounded crawl from the home page, by URL pattern and structure. */
     async extractDiscover(domain: string): Promise<Discovery> {
-      const start = await home(domain);
-      if (!start) return { ok: false, code: 'unpreparable', detail: `No page of ${domain} answered with usable HTML (https and http tried).` };
-      const origin = new URL(start.finalUrl).origin;
-      let urls = pageUrls(domain, await sitemapUrls(origin));
-      if (groupKinds(urls).length === 0) {
-        const seen = new Set<string>([start.finalUrl]);
-        let frontier = pageUrls(domain, pageLinks(start.html, start.finalUrl));
-        const found = new Set(frontier);
-        for (let depth = 0; depth < 2 && seen.size < DISCOVERY_PAGES; depth++) {
-          const next: string[] = [];
-          for (const url of frontier) {
-            if (seen.size >= DISCOVERY_PAGES || seen.has(url)) continue;
-            seen.add(url);
-            const page = await fetchHtml(url);
-            if (!page) continue;
-            for (const link of pageUrls(domain, pageLinks(page.html, page.finalUrl))) {
-              if (found.has(link)) continue;
-              found.add(link);
-              next.push(link);
-            }
-          }
-          frontier = next;
-        }
-        urls = [...found].sort();
-      }
-      const kinds = groupKinds(urls);
-      if (kinds.length === 0) {
-        return { ok: false, code: 'discovery_failed', detail: `Found ${urls.length} page(s) on ${domain} but no kind of page with enough of them; resubmit with example_urls.` };
-      }
-      return { ok: true, kinds };
+      return discover.discover(domain);
     },
 
-    /** One kind per example URL, its siblings found among the example's links and the sitemap. */
+    /** One kind per example URL, its siblings the URLs of the same shape and structure. */
     async extractExamples(domain: string, examples: string[]): Promise<Discovery> {
-      const origin = new URL(examples[0]!).origin;
-      // Siblings come from the sitemap, the home page and the pages it links to (bounded).
-      const known = new Set(pageUrls(domain, await sitemapUrls(origin)));
-      const start = await fetchHtml(`${origin}/`);
-      if (start) {
-        const linked = pageUrls(domain, pageLinks(start.html, start.finalUrl));
-        for (const link of linked) known.add(link);
-        for (const link of linked.filter((link) => !examples.some((example) => sameShape(example, link))).slice(0, 10)) {
-          const page = await fetchHtml(link);
-          if (page) for (const found of pageUrls(domain, pageLinks(page.html, page.finalUrl))) known.add(found);
-        }
-      }
-      const fromSitemap = [...known];
-      const kinds: Kind[] = [];
-      const taken = new Set<string>();
-      let answered = 0;
-      for (const example of examples) {
-        const page = await fetchHtml(example);
-        if (page) answered++;
-        const links = page ? pageUrls(domain, pageLinks(page.html, page.finalUrl)) : [];
-        const siblings = [...new Set([example, ...links, ...fromSitemap])].filter((url) => sameShape(example, url)).sort();
-        const role = exampleRole(example, taken);
-        taken.add(role);
-        kinds.push({ role, urls: [example, ...siblings.filter((url) => url !== example)] });
-      }
-      if (answered === 0 && examples.every((example) => notHtml.has(example))) {
-        return { ok: false, code: 'unsupported', detail: 'The example URLs answer with documents that are not HTML (Extract reads web pages).' };
-      }
-      if (answered === 0) return { ok: false, code: 'unpreparable', detail: 'None of the example URLs answered with usable HTML.' };
-      return { ok: true, kinds };
+      return discover.examples(domain, examples);
     },
 
-    /** Fetches the attempt's sample of a kind and splits it: about 60% to induce from, the rest to verify on. */
+    /** Fetches the attempt's sample of a kind and splits it: part to induce from, the rest to verify on. */
     async extractSample(domain: string, kind: Kind, attempt: number): Promise<Sample> {
-      const ordered = sampleOrder(kind.urls, `${domain}|${kind.role}|${attempt}`);
-      const { ids, unusable, rendered } = await snapshot(ordered, SAMPLE_PAGES);
-      const ordering = sampleOrder(ids, `${domain}|${kind.role}|${attempt}|split`);
-      const cut = Math.ceil(ordering.length * 0.6);
-      return { role: kind.role, induce: ordering.slice(0, cut), verify: ordering.slice(cut), unusable, rendered: rendered * 2 > ids.length };
+      const seed = `${domain}|${kind.role}|${attempt}`;
+      const { ids, unusable, other, rendered } = await sample(kind, sampleOrder(kind.urls, seed), SAMPLE_PAGES);
+      const ordering = sampleOrder(ids, `${seed}|split`);
+      const cut = Math.ceil(ordering.length * INDUCE_SHARE[kind.type]);
+      return { role: kind.role, type: kind.type, url: kind.urls[0] ?? '', induce: ordering.slice(0, cut), verify: ordering.slice(cut), unusable, other, rendered: rendered * 2 > ids.length };
     },
 
     async extractInduce(sample: Sample): Promise<Draft> {
-      if (sample.induce.length === 0) return { ok: false, reason: 'unusable', detail: `No sampled page gave usable HTML (${sample.unusable} tried).` };
-      const induced = induceRole(sample.role, await pages(sample.induce), sample.rendered ? 'browser' : 'http');
-      return induced.ok ? { ok: true, role: induced.role } : { ok: false, reason: induced.reason, detail: induced.detail };
+      if (sample.induce.length === 0) {
+        return { ok: false, reason: 'unusable', detail: `No sampled page gave usable HTML (${sample.unusable} tried${sample.other ? `, ${sample.other} of another kind` : ''}).` };
+      }
+      const render = sample.rendered ? 'browser' : 'http';
+      const induced = sample.type === 'list' ? induceList(sample.role, await pages.samples(sample.induce), render) : induceRole(sample.role, await pages.samples(sample.induce), render);
+      return induced.ok ? { ok: true, role: { ...induced.role, type: sample.type, url: sample.url || induced.role.url } } : { ok: false, reason: induced.reason, detail: induced.detail };
     },
 
     async extractVerify(draft: Omit<RoleRecipe, 'minSimilarity'>, verifyIds: string[]): Promise<RoleOutcome> {
-      const verified = verifyRole(draft, await pages(verifyIds));
+      const verified = verifyRole(draft, await pages.samples(verifyIds));
       if (!verified.ok) return { ok: false, role: draft.role, url: draft.url, reason: verified.reason === 'too_few_pages' ? 'too_few_pages' : 'not_verified', detail: verified.detail };
       const standard = standardMapping(verified.role.fields);
       return { ok: true, recipe: { ...verified.role, ...(standard ? { standard } : {}) }, detail: verified.detail };

@@ -37,6 +37,8 @@ export async function usageDetails(accounts: Accounts, principal: Principal): Pr
         },
       },
       limits: { active_jobs: plan.activeJobs, preparation_slots: plan.preparationSlots },
+      // Whether `extract` on Fetch works on this plan (else 402 AUTH010).
+      features: { extract: plan.extract },
     },
     api_key: {
       id: principal.keyId,

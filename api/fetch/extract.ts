@@ -3,12 +3,14 @@
  * (an unprepared domain, a vertical the recipe lacks and an unknown `extract_fields` entry cost nothing),
  * then interpreted on the fetched page: `{parsed, html}`. A page no role recognises is REQS007
  * `page_not_recognised` and is not charged. Required fields a page no longer gives are named in the
- * `X-Extract-Warning` header: the answer carries what could be found, never silent empties.
+ * `X-Extract-Warning` header (and a re-preparation is asked for): the answer carries what could be
+ * found, never silent empties. So are `extract_fields` this page does not give.
  */
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
 import { problem } from '../../core/errors';
-import { applyRole, classify, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
+import { decodeHtml, detectCharset } from '../../engine/outputs';
 import type { Page } from '../../engine/retrieve';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
@@ -59,7 +61,9 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   }
   const known = new Set<string>();
   for (const role of recipe.roles) {
-    const names = params.extract === 'standard' ? Object.keys(role.standard ?? {}) : role.fields.map((field) => field.name);
+    let names = params.extract === 'standard' ? Object.keys(role.standard ?? {}) : role.fields.map((field) => field.name);
+    // A list page answers its records as `items` (and `next_page`): their fields are `items.<name>`.
+    if (role.type === 'list') names = ['items', ...names.map((name) => `items.${name}`), ...(role.list?.nextPage && params.extract !== 'standard' ? ['next_page'] : [])];
     for (const name of names) {
       const parts = name.split('.');
       for (let length = 1; length <= parts.length; length++) known.add(parts.slice(0, length).join('.'));
@@ -73,7 +77,10 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   return recipe;
 }
 
-export function shapeExtract(page: Page, html: string, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string } {
+export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string; stale: boolean } {
+  // A page fetched without a browser is its bytes; read as UTF-8, the envelope reuses them.
+  const utf8 = page.html === undefined && detectCharset(page.body, page.contentType) === 'utf-8';
+  const html = page.html ?? decodeHtml(page.body, page.contentType);
   // Parsed once: the page's signature picks the role, the same tree gives its fields.
   const root = parsePage(html);
   const role = classify(recipe, page.finalUrl, { shingles: pageShingles(root) });
@@ -86,12 +93,19 @@ export function shapeExtract(page: Page, html: string, params: FetchParams, reci
       : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
   }
   const applied = applyRole(role, root, page.finalUrl);
-  let parsed = params.extract === 'standard' ? (toStandard(role, applied.values) ?? {}) : applied.parsed;
-  if (params.extractFields && params.extractFields.length > 0) parsed = project(parsed, params.extractFields).value;
+  let parsed = params.extract === 'standard' ? (toStandard(role, applied) ?? {}) : applied.parsed;
+  // A field asked for that this page does not give (another kind's, or an optional one) is named, never silently empty.
+  let absent: string[] = [];
+  if (params.extractFields && params.extractFields.length > 0) ({ value: parsed, unknown: absent } = project(parsed, params.extractFields));
+  const warnings = [
+    ...(applied.missing.length > 0 ? [`fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}`] : []),
+    ...(absent.length > 0 ? [`extract_fields not on this page (a ${role.role} page): ${absent.join(', ')}`] : []),
+  ];
   return {
     status,
     contentType: 'application/json; charset=utf-8',
-    body: JSON.stringify({ parsed, html }),
-    ...(applied.missing.length > 0 ? { warning: `fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}` } : {}),
+    body: extractEnvelope(parsed, html, { bytes: page.body, utf8 }),
+    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+    stale: applied.missing.length > 0,
   };
 }

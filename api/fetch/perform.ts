@@ -2,7 +2,7 @@
  * One Fetch, from validated parameters to the shaped answer, shared by the HTTP route and the MCP
  * tools so both are billed and answer alike:
  *
- *   recipe check (extract) ─> reserve credits (AUTH004/AUTH014)
+ *   plan check (extract: AUTH010) ─> recipe check (REQS007/REQS004) ─> reserve credits (AUTH004/AUTH014)
  *     ─> retrieve (fixed configuration, or mode=auto growing the reservation per rung)
  *     ─> target status (RESP002 / RESP001 unless passed through) ─> shape ─> settle
  *
@@ -15,7 +15,6 @@ import type { Refusal } from '../../core/accounts/ledger';
 import { problem, type ApiError } from '../../core/errors';
 import { costOf } from '../../core/pricing';
 import { AUTO_CONFIGURATION_HEADER, describeRung } from '../../engine/escalation';
-import { decodeHtml } from '../../engine/outputs';
 import type { RetrievalError, RetrievalMode } from '../../engine/retrieve';
 import type { ApiDeps } from '../deps';
 import { echoTargetHeaders } from './headers';
@@ -59,6 +58,16 @@ function modeOf(params: FetchParams): RetrievalMode {
 const firstCost = (params: FetchParams): number =>
   params.auto ? costOf({ jsRender: params.needsBrowser, premiumProxy: false }) : costOf(params);
 
+/** AUTH010, before anything is fetched or charged: clients of `extract` fall back to `autoparse` on it. */
+function extractNotInPlan(deps: Pick<ApiDeps, 'accounts'>, principal: Principal): ApiError {
+  const including = deps.accounts.plans.withExtract();
+  return problem(
+    'AUTH010',
+    `Extract is not included in the ${principal.plan.name} plan${including.length > 0 ? `; it is included in: ${including.join(', ')}` : ''}. Without extract, autoparse=true returns general-purpose parsed JSON.`,
+    { members: { parameter: 'extract' } },
+  );
+}
+
 /** The recipes every Fetch caller reads, asking for a re-preparation when a page shows one is stale. */
 export function createFetchRecipes(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config'>): RecipeCache {
   const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
@@ -73,6 +82,7 @@ export async function performFetch(
   out: HeaderSink,
 ): Promise<FetchOutcome> {
   const { params } = request;
+  if (params.extract && !principal.plan.extract) throw extractNotInPlan(deps, principal);
   const recipe = params.extract ? await recipeForRequest(recipes, params) : undefined;
   const hold: Hold = await deps.accounts.charging.reservePooled(principal, firstCost(params), 'fetch');
   let refused: Refusal | undefined;
@@ -107,12 +117,10 @@ export async function performFetch(
     if (statusError) throw statusError;
     let shaped: Shaped;
     if (recipe) {
-      const extracted = shapeExtract(page, page.html ?? decodeHtml(page.body, page.contentType), params, recipe, answerStatus(page, params), rung.engine === 'rendered');
-      if (extracted.warning) {
-        out.set(EXTRACT_WARNING_HEADER, extracted.warning);
-        await recipes.reportStale(recipe.domain);
-      }
-      shaped = extracted;
+      const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+      if (extracted.warning) out.set(EXTRACT_WARNING_HEADER, extracted.warning);
+      if (extracted.stale) await recipes.reportStale(recipe.domain);
+      shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
     } else {
       shaped = shapeResponse(page, params);
     }

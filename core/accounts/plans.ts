@@ -1,6 +1,7 @@
 /**
- * Plans and their limits, from config: the free plan (FREE_PLAN_*) and the operator's paid plans
- * (PLANS). An account names its plan and may carry operator overrides of credits and concurrency.
+ * Plans, their limits and capabilities, from config: the free plan (FREE_PLAN_*) and the operator's
+ * paid plans (PLANS); EXTRACT_PLANS says which include Extract. An account names its plan and may
+ * carry operator overrides of credits and concurrency.
  */
 import type { Config } from '../config';
 
@@ -16,6 +17,8 @@ export interface Plan {
   preparationSlots: number;
   /** Monthly price in US dollars, shown by plan usage. */
   price: number;
+  /** `extract` on Fetch is included (else 402 AUTH010). */
+  extract: boolean;
 }
 
 export interface PlanOverrides {
@@ -25,7 +28,7 @@ export interface PlanOverrides {
 
 export type PlanConfig = Pick<
   Config,
-  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots'
+  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots' | 'extractPlans'
 >;
 
 export const FREE_PLAN = 'free';
@@ -34,6 +37,7 @@ export class PlanCatalogue {
   private readonly plans = new Map<string, Plan>();
 
   constructor(config: PlanConfig) {
+    const extract = (name: string) => config.extractPlans.includes('*') || config.extractPlans.includes(name);
     this.plans.set(FREE_PLAN, {
       name: FREE_PLAN,
       credits: config.freePlanCredits,
@@ -41,6 +45,7 @@ export class PlanCatalogue {
       activeJobs: config.activeJobsLimit,
       preparationSlots: config.preparationSlots,
       price: 0,
+      extract: extract(FREE_PLAN),
     });
     for (const plan of config.plans) {
       this.plans.set(plan.name, {
@@ -50,6 +55,7 @@ export class PlanCatalogue {
         activeJobs: plan.activeJobs ?? config.activeJobsLimit,
         preparationSlots: plan.preparationSlots ?? config.preparationSlots,
         price: plan.price ?? 0,
+        extract: extract(plan.name),
       });
     }
   }
@@ -60,6 +66,11 @@ export class PlanCatalogue {
 
   names(): string[] {
     return [...this.plans.keys()];
+  }
+
+  /** Names of the plans that include Extract. */
+  withExtract(): string[] {
+    return [...this.plans.values()].filter((plan) => plan.extract).map((plan) => plan.name);
   }
 
   /** The account's effective limits; a plan removed from config falls back to the free plan. */

@@ -12,3 +12,5 @@ export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
 
 export const ACCOUNT_ATTRIBUTE = defineSearchAttributeKey('FetchplaneAccountId', SearchAttributeType.KEYWORD);
 export const STATUS_ATTRIBUTE = defineSearchAttributeKey('FetchplaneStatus', SearchAttributeType.KEYWORD);
+/** The step a run is at when its status says little (a preparation: `discovering`, `verifying`, ...). */
+export const STATE_ATTRIBUTE = defineSearchAttributeKey('FetchplaneState', SearchAttributeType.KEYWORD);

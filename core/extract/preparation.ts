@@ -4,17 +4,32 @@ import type { FailureCode } from './store';
 
 export interface Kind {
   role: string;
+  /** A page of one record (a listing, a product) or of many (search results, a category). */
+  type: 'detail' | 'list';
+  /** The first is the kind's representative page (an example URL, or a page seen to be of the kind). */
   urls: string[];
+  /**
+   * When the kind's URLs also hold pages of another template: the tag-path shingles its own pages
+   * share (the site's chrome left out), which each sampled page must mostly contain.
+   */
+  structure?: { shingles: string[]; chrome: string[] };
+  /** Pages discovery already fetched, by URL: their snapshot ids (sampling does not fetch them again). */
+  fetched?: Record<string, string>;
 }
 
 export type Discovery = { ok: true; kinds: Kind[] } | { ok: false; code: Extract<FailureCode, 'discovery_failed' | 'unpreparable' | 'unsupported'>; detail: string };
 
 export interface Sample {
   role: string;
+  type: Kind['type'];
+  /** The kind's representative page (an example URL, else a page discovery saw of it). */
+  url: string;
   induce: string[];
   verify: string[];
   /** Pages that could not be used (blocked, not HTML, empty). */
   unusable: number;
+  /** Pages skipped as another kind's (another template under the same URLs). */
+  other: number;
   /** Most usable pages came back only from a browser. */
   rendered: boolean;
 }

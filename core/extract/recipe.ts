@@ -10,7 +10,19 @@ export type Source =
   | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled'; anchor: string }
   | { kind: 'title'; anchor: string }
   | { kind: 'jsonld'; scope: string; path: string }
-  | { kind: 'embedded'; scope: string; path: string };
+  | { kind: 'embedded'; scope: string; path: string }
+  /** Inside one record of a list: where (steps from the record down) and how the value is read. */
+  | { kind: 'record'; take: 'text' | 'own' | 'href' | 'src' | 'label'; path: string; label?: string };
+
+/** How a list page's records are found: the element holding them, and the step each record matches. */
+export interface ListRecipe {
+  /** Anchor (suffix of the element's path) of the element whose children are the records. */
+  container: string;
+  /** Tag and stable classes every record has. */
+  record: string;
+  /** The kind's pages link their next page (`rel=next`): `next_page` is answered when a page has one. */
+  nextPage: boolean;
+}
 
 export interface FieldRecipe {
   /** Native name, from the site's own label or structured key; dots make nested objects. */
@@ -24,6 +36,9 @@ export interface FieldRecipe {
 
 export interface RoleRecipe {
   role: string;
+  /** `list`: `fields` are those of each record, answered as `items`. Absent in older recipes: detail. */
+  type?: 'detail' | 'list';
+  list?: ListRecipe;
   /** The representative page the role was prepared from. */
   url: string;
   /** Path regular expressions of the role's URLs. */
@@ -36,20 +51,24 @@ export interface RoleRecipe {
   decimalMark: DecimalMark;
   /** `browser` when the sampled pages needed rendering: plain fetches of them do not look the same. */
   render: 'http' | 'browser';
+  /** A detail kind's fields, or the fields of each record of a list kind. */
   fields: FieldRecipe[];
-  /** Canonical real-estate field → native field, when the role is a real-estate listing. */
+  /** Canonical real-estate field → native field, when the role (or its records) are real-estate listings. */
   standard?: Record<string, string>;
 }
 
 export interface DomainRecipe {
   domain: string;
   version: number;
-  /** Bumped when the algorithm changes: every recipe made by an older one is prepared again. */
+  /**
+   * The induction that made the recipe (`extract-2` added list kinds). Recorded only: recipes of an
+   * older one keep serving (a role without `type` is a detail kind) until a re-preparation.
+   */
   algorithm: string;
   created_at: string;
   verticals: string[];
   roles: RoleRecipe[];
 }
 
-export const ALGORITHM_VERSION = 'extract-1';
+export const ALGORITHM_VERSION = 'extract-2';
 

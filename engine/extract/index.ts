@@ -1,6 +1,9 @@
 /** Extract's engine: learning a recipe from sample pages, verifying it, and interpreting it per request. */
-export { groupKinds, exampleRole, pageLinks, pageUrls, registrableDomainOf, robotsSitemaps, sameShape, sampleOrder, sitemapLocations, type Kind } from './discover';
+export { looksLikePage, registrableDomainOf, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations } from './discover';
+export { belongs, chromeOf, exampleKind, kindsOf, pageStructure, type Kind, type PageStructure } from './kinds';
+export { extractEnvelope } from './envelope';
 export { induceRole, type Induction, type SamplePage } from './induce';
+export { induceList } from './induce-list';
 export { applyRole, classify, project, type Applied, type Parsed } from './recipe';
 export { pageShingles, pageSignals, parsePage } from './signals';
 export { standardMapping, STANDARD_FIELDS, toStandard } from './standard';

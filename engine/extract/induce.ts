@@ -154,7 +154,7 @@ function agree(a: Candidate, b: Candidate, mark: DecimalMark, urls: readonly str
   return both >= 2 && same / both >= AGREEMENT;
 }
 
-function urlPatterns(urls: readonly string[]): string[] {
+export function urlPatterns(urls: readonly string[]): string[] {
   const bySegments = new Map<number, string[][]>();
   for (const url of urls) {
     const segments = new URL(url).pathname.split('/').slice(1);

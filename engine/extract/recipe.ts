@@ -3,9 +3,10 @@
  * is, in the order its sources are tried. `applyRole` interprets one role on one page; the same function
  * runs during verification and on every request, so what was verified is what runs.
  */
-import type { DomainRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
-import type { HTMLElement } from '../outputs/dom';
-import { endsWithAnchor, pageSignals, type PageSignals } from './signals';
+import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
+import { parseHtml, type HTMLElement } from '../outputs/dom';
+import { nextPageHref, recordKey, recordsAt, recordValues, type RecordValue } from './records';
+import { endsWithAnchor, pageSignals, type PageSignals, type SignalNeeds } from './signals';
 import { normalize } from './values';
 
 export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
@@ -25,7 +26,25 @@ function sourceValue(source: Source, signals: PageSignals): string | undefined {
       const hit = signals.structured.find((value) => value.source === source.kind && value.scope === source.scope && value.path === source.path);
       return hit?.value;
     }
+    case 'record':
+      // Only inside a record (applyList).
+      return undefined;
   }
+}
+
+/** What a detail role's sources read, so a request reads nothing else of the page. */
+const needs = new WeakMap<RoleRecipe, SignalNeeds>();
+function needsOf(role: RoleRecipe): SignalNeeds {
+  let found = needs.get(role);
+  if (!found) {
+    const sources = role.fields.flatMap((field) => field.sources);
+    found = {
+      labels: new Set(sources.flatMap((source) => (source.kind === 'label' ? [source.label] : []))),
+      structured: sources.some((source) => source.kind === 'jsonld' || source.kind === 'embedded'),
+    };
+    needs.set(role, found);
+  }
+  return found;
 }
 
 /** Sets `a.b.c` in a nested object. */
@@ -42,8 +61,10 @@ function setPath(target: Parsed, name: string, value: unknown): void {
 
 export interface Applied {
   parsed: Parsed;
-  /** Flat native name → value, as verification compares them. */
+  /** Flat native name → value, as verification compares them (a detail kind). */
   values: Map<string, string | number>;
+  /** A list kind: each record's flat native name → value. */
+  items?: Array<Map<string, string | number>>;
   /** Required fields the page did not give. */
   missing: string[];
   /** For each field, the values of its sources that gave one (agreement checks). */
@@ -51,7 +72,8 @@ export interface Applied {
 }
 
 export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: string, signals?: PageSignals): Applied {
-  const page = signals ?? pageSignals(html, url, new Set(role.stableTokens));
+  if (role.type === 'list' && role.list) return applyList(role, role.list, typeof html === 'string' ? parseHtml(html) : html, url);
+  const page = signals ?? pageSignals(html, url, new Set(role.stableTokens), needsOf(role));
   const parsed: Parsed = {};
   const values = new Map<string, string | number>();
   const bySource = new Map<string, Array<string | number>>();
@@ -73,6 +95,44 @@ export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: str
     setPath(parsed, field.name, first);
   }
   return { parsed, values, missing, bySource };
+}
+
+/**
+ * A list kind: every record under the learned container, each read like a small detail page, in
+ * document order; `next_page` when the kind links its pages and this page has a next one.
+ */
+function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: string): Applied {
+  const stable = new Set(role.stableTokens);
+  const body = root.querySelector('body') ?? root;
+  const items: Array<Map<string, string | number>> = [];
+  const bySource = new Map<string, Array<string | number>>();
+  const parsedItems: Parsed[] = [];
+  for (const record of recordsAt(body, list.container, list.record, stable)) {
+    const values: Map<string, RecordValue> = recordValues(record, stable);
+    const item = new Map<string, string | number>();
+    const parsed: Parsed = {};
+    for (const field of role.fields) {
+      for (const source of field.sources) {
+        if (source.kind !== 'record') continue;
+        const raw = values.get(recordKey(source))?.value;
+        const value = raw === undefined ? undefined : normalize(raw, field.type, role.decimalMark, url);
+        if (value === undefined) continue;
+        item.set(field.name, value);
+        setPath(parsed, field.name, value);
+        bySource.set(field.name, [...(bySource.get(field.name) ?? []), value]);
+        break;
+      }
+    }
+    items.push(item);
+    parsedItems.push(parsed);
+  }
+  const parsed: Parsed = { items: parsedItems };
+  const next = list.nextPage ? nextPageHref(root) : undefined;
+  const nextUrl = next === undefined ? undefined : normalize(next, 'url', role.decimalMark, url);
+  if (nextUrl !== undefined) parsed.next_page = nextUrl;
+  // No record at all, or a required field no record gives: the recipe may no longer match.
+  const missing = items.length === 0 ? ['items'] : role.fields.filter((field) => field.required && !items.some((item) => item.has(field.name))).map((field) => `items.${field.name}`);
+  return { parsed, values: new Map(), items, missing, bySource };
 }
 
 /** Share of a role's signature the page contains. */
@@ -112,15 +172,41 @@ export function classify(recipe: Pick<DomainRecipe, 'roles'>, url: string, signa
   return best;
 }
 
-/** `extract_fields`: a dot-notated projection; unknown paths are reported, not guessed. */
+/**
+ * `extract_fields`: a dot-notated projection; unknown paths are reported, not guessed. Through a list
+ * (`items.price`) the rest of the path applies to each of its entries.
+ */
 export function project(parsed: Parsed, fields: readonly string[]): { value: Parsed; unknown: string[] } {
   const value: Parsed = {};
   const unknown: string[] = [];
   for (const field of fields) {
-    let node: unknown = parsed;
-    for (const key of field.split('.')) node = typeof node === 'object' && node !== null ? (node as Parsed)[key] : undefined;
-    if (node === undefined) unknown.push(field);
-    else setPath(value, field, node);
+    const found = pick(parsed, field.split('.'), value);
+    if (!found) unknown.push(field);
   }
   return { value, unknown };
+}
+
+/** Copies `path` of `source` into `target`; false when the source has nothing there. */
+function pick(source: Parsed, path: readonly string[], target: Parsed): boolean {
+  const [key, ...rest] = path;
+  if (key === undefined || !(key in source)) return false;
+  const node = source[key];
+  if (rest.length === 0) {
+    target[key] = node;
+    return true;
+  }
+  if (Array.isArray(node)) {
+    const existing = Array.isArray(target[key]) ? (target[key] as Parsed[]) : node.map(() => ({}));
+    let any = false;
+    node.forEach((entry, index) => {
+      if (typeof entry === 'object' && entry !== null && pick(entry as Parsed, rest, existing[index]!)) any = true;
+    });
+    target[key] = existing;
+    return any || node.length === 0;
+  }
+  if (typeof node !== 'object' || node === null) return false;
+  const child = typeof target[key] === 'object' && target[key] !== null ? (target[key] as Parsed) : {};
+  const found = pick(node as Parsed, rest, child);
+  if (found) target[key] = child;
+  return found;
 }

@@ -88,12 +88,20 @@ function decodeEntities(text: string): string {
 export const looksGenerated = (token: string): boolean =>
   /^(css|sc|jsx|emotion|svelte)-/.test(token) || /__[A-Za-z0-9_-]{5,}$/.test(token) || (/\d/.test(token) && /[a-z]/i.test(token) && token.length >= 6);
 
+/** Which class tokens may name an element in an anchor (those stable across a kind's pages). */
+export interface TokenFilter {
+  has(token: string): boolean;
+}
+
+/** Every token that does not look generated: what one page alone can tell (discovery). */
+export const ANY_TOKEN: TokenFilter = { has: () => true };
+
 export function classTokens(el: HTMLElement): string[] {
   return (el.getAttribute('class') ?? '').split(/\s+/).filter((token) => token && !looksGenerated(token));
 }
 
 /** The anchor of one element: tag, then a stable id, itemprop or stable classes. */
-function step(el: HTMLElement, stable: ReadonlySet<string>): string {
+export function anchorStep(el: HTMLElement, stable: TokenFilter): string {
   const tag = el.rawTagName ?? '';
   const id = el.getAttribute('id');
   if (id && !/\d{3,}/.test(id) && !looksGenerated(id)) return `${tag}#${id}`;
@@ -103,11 +111,11 @@ function step(el: HTMLElement, stable: ReadonlySet<string>): string {
   return classes.length > 0 ? `${tag}.${classes.join('.')}` : tag;
 }
 
-export function anchorOf(el: HTMLElement, stable: ReadonlySet<string>): string[] {
+export function anchorOf(el: HTMLElement, stable: TokenFilter): string[] {
   const steps: string[] = [];
   for (let current: HTMLElement | null = el; current && current.rawTagName; current = current.parentNode) {
     if (current.rawTagName === 'html' || current.rawTagName === 'body') break;
-    steps.push(step(current, stable));
+    steps.push(anchorStep(current, stable));
   }
   return steps.reverse();
 }
@@ -121,18 +129,22 @@ export function endsWithAnchor(path: readonly string[], anchor: string): boolean
   return joined === anchor || joined.endsWith(`>${anchor}`);
 }
 
-const elementChildren = (el: HTMLElement): HTMLElement[] => el.childNodes.filter(isElement).filter((child) => !NOISE_TAGS.has(child.rawTagName ?? ''));
+export const elementChildren = (el: HTMLElement): HTMLElement[] => el.childNodes.filter(isElement).filter((child) => !NOISE_TAGS.has(child.rawTagName ?? ''));
 
 const labelLike = (text: string): boolean =>
   text.length > 0 && text.length <= MAX_LABEL_LENGTH && /\p{L}/u.test(text) && !/\d{3,}/.test(text) && fieldName(text.replace(/:$/, '')).length > 0;
 
-function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: ReadonlySet<string>): LabelPair | undefined {
+/** Labels a caller looks for (a recipe's), or every label (learning). */
+export type LabelFilter = ReadonlySet<string> | undefined;
+
+function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: TokenFilter, wanted: LabelFilter): LabelPair | undefined {
   const bare = label.replace(/\s*:\s*$/, '').trim();
-  if (!labelLike(bare) || value.length === 0 || value.length > MAX_VALUE_LENGTH || value === bare) return undefined;
+  // The anchor path is the costly part: only for labels the caller wants.
+  if ((wanted && !wanted.has(bare)) || !labelLike(bare) || value.length === 0 || value.length > MAX_VALUE_LENGTH || value === bare) return undefined;
   return { label: bare, name: fieldName(bare), value, shape, path: anchorOf(holder, stable) };
 }
 
-function labelPairs(body: HTMLElement, stable: ReadonlySet<string>): LabelPair[] {
+function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter): LabelPair[] {
   const found: LabelPair[] = [];
   const push = (candidate: LabelPair | undefined) => {
     if (candidate) found.push(candidate);
@@ -146,25 +158,25 @@ function labelPairs(body: HTMLElement, stable: ReadonlySet<string>): LabelPair[]
       for (let index = 0; index < children.length - 1; index++) {
         const term = children[index]!;
         const definition = children[index + 1]!;
-        if (term.rawTagName === 'dt' && definition.rawTagName === 'dd') push(pair(readText(term), readText(definition), 'dl', definition, stable));
+        if (term.rawTagName === 'dt' && definition.rawTagName === 'dd') push(pair(readText(term), readText(definition), 'dl', definition, stable, wanted));
       }
     } else if (tag === 'tr' && children.length === 2) {
       const [head, cell] = children as [HTMLElement, HTMLElement];
-      if (head.rawTagName === 'th' || (head.rawTagName === 'td' && cell.rawTagName === 'td')) push(pair(readText(head), readText(cell), 'table', cell, stable));
+      if (head.rawTagName === 'th' || (head.rawTagName === 'td' && cell.rawTagName === 'td')) push(pair(readText(head), readText(cell), 'table', cell, stable, wanted));
     } else if (children.length === 2 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol'].includes(tag)) {
       const [first, second] = children as [HTMLElement, HTMLElement];
       const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
       if (ownText === '' && elementChildren(first).length === 0 && elementChildren(second).length === 0) {
-        push(pair(readText(first), readText(second), 'pair', second, stable));
+        push(pair(readText(first), readText(second), 'pair', second, stable, wanted));
       }
     }
     // A leaf longer than a label and a value together holds no pair: its text is not even read.
     if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag) && el.rawText.length <= 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) {
       const text = readText(el);
       const colon = text.indexOf(':');
-      if (colon > 0) push(pair(text.slice(0, colon), text.slice(colon + 1).trim(), 'colon', el, stable));
+      if (colon > 0) push(pair(text.slice(0, colon), text.slice(colon + 1).trim(), 'colon', el, stable, wanted));
       const titled = el.getAttribute('title') ?? el.getAttribute('aria-label');
-      if (titled && colon < 0) push(pair(titled, text, 'titled', el, stable));
+      if (titled && colon < 0) push(pair(titled, text, 'titled', el, stable, wanted));
     }
     for (let index = children.length - 1; index >= 0; index--) work.push(children[index]!);
   }
@@ -271,17 +283,26 @@ export function pageClassTokens(html: string): Set<string> {
 /** A parsed page, to compute several views of it without parsing it again. */
 export const parsePage = (html: string): HTMLElement => parseHtml(html);
 
-export function pageSignals(html: string | HTMLElement, url: string, stable: ReadonlySet<string> = new Set()): PageSignals {
+/**
+ * What a recipe reads of a page, when it is known: only its labels, structured data only when it has
+ * such sources, and no signature (recognising the page computed it already). Learning reads it all.
+ */
+export interface SignalNeeds {
+  labels: ReadonlySet<string>;
+  structured: boolean;
+}
+
+export function pageSignals(html: string | HTMLElement, url: string, stable: TokenFilter = new Set(), needs?: SignalNeeds): PageSignals {
   const root = typeof html === 'string' ? parseHtml(html) : html;
   const body = root.querySelector('body') ?? root;
   const heading = body.querySelector('h1');
   const headingText = heading ? readText(heading) : '';
   return {
     url,
-    labels: labelPairs(body, stable),
-    structured: [...jsonLdValues(root), ...embeddedValues(root)],
+    labels: needs && needs.labels.size === 0 ? [] : labelPairs(body, stable, needs?.labels),
+    structured: needs && !needs.structured ? [] : [...jsonLdValues(root), ...embeddedValues(root)],
     ...(heading && headingText ? { title: { value: headingText, path: anchorOf(heading, stable) } } : {}),
-    shingles: tagShingles(body),
+    shingles: needs ? new Set() : tagShingles(body),
   };
 }
 

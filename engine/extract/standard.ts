@@ -28,15 +28,19 @@ export function standardMapping(fields: readonly FieldRecipe[]): Record<string, 
   return map.listing_price && (map.bedrooms || map.area) ? map : undefined;
 }
 
-/** The canonical object of a page, from its native values. */
-export function toStandard(role: Pick<RoleRecipe, 'standard'>, values: ReadonlyMap<string, unknown>): Parsed | undefined {
-  if (!role.standard) return undefined;
-  const out: Parsed = {};
-  for (const [canonical, native] of Object.entries(role.standard)) {
-    const value = values.get(native);
-    if (value !== undefined) out[canonical] = value;
-  }
-  return out;
+/** The canonical object of a page (of each record, on a list page), from its native values. */
+export function toStandard(role: Pick<RoleRecipe, 'standard'>, applied: { values: ReadonlyMap<string, unknown>; items?: ReadonlyArray<ReadonlyMap<string, unknown>> }): Parsed | undefined {
+  const map = role.standard;
+  if (!map) return undefined;
+  const one = (values: ReadonlyMap<string, unknown>): Parsed => {
+    const out: Parsed = {};
+    for (const [canonical, native] of Object.entries(map)) {
+      const value = values.get(native);
+      if (value !== undefined) out[canonical] = value;
+    }
+    return out;
+  };
+  return applied.items ? { items: applied.items.map(one) } : one(applied.values);
 }
 
 export const STANDARD_FIELDS = LEXICON.map((entry) => entry.canonical);

@@ -33,16 +33,31 @@ export function decimalMarkOf(texts: readonly string[]): DecimalMark {
 /** A unit after a quantity (`1,450 sq ft`, `97 m²`): the number is the value. */
 const UNIT = /\s*(?:m²|m2|sq\.?\s?ft\.?|ft²|sqm|ha|ac|acres?|km|mi)$/i;
 
+/** A count with its unit word (`3 bd`, `2 beds`): the number is the value, when the words are few. */
+const COUNTED = /^-?[\d.,]+\s*([\p{L}.]{1,10})$/u;
+const MAX_COUNT_WORDS = 2;
+
+function counted(values: readonly string[], mark: DecimalMark): boolean {
+  const words = new Set<string>();
+  for (const value of values) {
+    const match = COUNTED.exec(value.trim());
+    if (!match || parseNumber(value, mark) === undefined) return false;
+    words.add(match[1]!.toLowerCase().replace(/s?\.?$/, ''));
+  }
+  return words.size <= MAX_COUNT_WORDS;
+}
+
 const isUrl = (text: string): boolean => /^(https?:)?\/\//i.test(text) || /^\/[^\s]*$/.test(text);
 
 /** The narrowest type every value fits; numbers only when the text is essentially the number. */
 export function inferType(values: readonly string[], mark: DecimalMark): FieldType {
   if (values.length === 0) return 'text';
   if (values.every(isUrl)) return 'url';
-  const numeric = values.every((value) => {
-    const stripped = value.replace(UNIT, '').replace(CURRENCY, '').replace(/[\s\u00a0]/g, '');
-    return /^-?[\d.,]+$/.test(stripped) && parseNumber(value, mark) !== undefined;
-  });
+  const numeric =
+    values.every((value) => {
+      const stripped = value.replace(UNIT, '').replace(CURRENCY, '').replace(/[\s\u00a0]/g, '');
+      return /^-?[\d.,]+$/.test(stripped) && parseNumber(value, mark) !== undefined;
+    }) || counted(values, mark);
   if (numeric) {
     if (values.some((value) => CURRENCY.test(value))) return 'price';
     return values.every((value) => Number.isInteger(parseNumber(value, mark))) ? 'int' : 'decimal';

@@ -4,10 +4,12 @@
  * - agreement: where two sources of a field both answer, they must agree, else only the first is kept;
  * - determinism: the same page interpreted twice gives the same JSON;
  * - recognition: every held-out page is recognised as the role (its threshold is learned here).
- * A role with no field left besides its title is not verified.
+ * A role with no field left besides its title is not verified. A list kind is verified on its records:
+ * most held-out pages must show at least two, and a field's presence counts records, not pages.
  */
 import { applyRole, similarity, type FieldRecipe, type RoleRecipe } from './recipe';
-import { pageSignals } from './signals';
+import { parseHtml } from '../outputs/dom';
+import { pageShingles, pageSignals } from './signals';
 import type { SamplePage } from './induce';
 
 export type Verification =
@@ -20,8 +22,11 @@ const AGREEMENT = 0.9;
 const SIMILARITY_MARGIN = 0.1;
 const SIMILARITY_FLOOR = 0.5;
 
+const LIST_PAGES_WITH_RECORDS = 0.8;
+
 export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly SamplePage[]): Verification {
   if (heldOut.length < 2) return { ok: false, reason: 'too_few_pages', detail: `${heldOut.length} held-out page(s): at least 2 are needed to verify.` };
+  if (role.type === 'list') return verifyList(role, heldOut);
   const stable = new Set(role.stableTokens);
   const candidate: RoleRecipe = { ...role, minSimilarity: 0 };
   const signals = heldOut.map((page) => pageSignals(page.html, page.url, stable));
@@ -56,12 +61,46 @@ export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: rea
   if (!kept.some((field) => field.name !== 'title')) {
     return { ok: false, reason: 'not_verified', detail: `No field held on ${heldOut.length} held-out pages${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.` };
   }
-  const scores = signals.map((page) => similarity(role, page.shingles));
-  const minSimilarity = Math.max(SIMILARITY_FLOOR, Math.round((Math.min(...scores) - SIMILARITY_MARGIN) * 100) / 100);
+  const minSimilarity = threshold(role, signals.map((page) => page.shingles));
   const twoSources = kept.filter((field) => field.sources.length > 1).length;
   return {
     ok: true,
     role: { ...role, fields: kept, minSimilarity },
     detail: `${kept.length} fields verified on ${heldOut.length} held-out pages (${twoSources} confirmed by two sources)${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.`,
+  };
+}
+
+function threshold(role: Omit<RoleRecipe, 'minSimilarity'>, shingles: ReadonlyArray<ReadonlySet<string>>): number {
+  const scores = shingles.map((page) => similarity(role, page));
+  return Math.max(SIMILARITY_FLOOR, Math.round((Math.min(...scores) - SIMILARITY_MARGIN) * 100) / 100);
+}
+
+function verifyList(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly SamplePage[]): Verification {
+  const candidate: RoleRecipe = { ...role, minSimilarity: 0 };
+  const roots = heldOut.map((page) => parseHtml(page.html));
+  const runs = heldOut.map((page, index) => applyRole(candidate, roots[index]!, page.url));
+  const again = heldOut.map((page) => applyRole(candidate, page.html, page.url));
+  if (runs.some((run, index) => JSON.stringify(run.parsed) !== JSON.stringify(again[index]?.parsed))) {
+    return { ok: false, reason: 'not_verified', detail: 'The extraction is not deterministic on the held-out pages.' };
+  }
+  const records = runs.flatMap((run) => run.items ?? []);
+  const listed = runs.filter((run) => (run.items?.length ?? 0) >= 2).length;
+  if (listed < heldOut.length * LIST_PAGES_WITH_RECORDS) {
+    return { ok: false, reason: 'not_verified', detail: `The list was found on ${listed} of ${heldOut.length} held-out pages.` };
+  }
+  const kept: FieldRecipe[] = [];
+  const dropped: string[] = [];
+  for (const field of role.fields) {
+    const present = records.filter((item) => item.has(field.name)).length / records.length;
+    if (present < (field.required ? PRESENCE_REQUIRED : PRESENCE_OPTIONAL)) dropped.push(`${field.name} (presence ${present.toFixed(2)})`);
+    else kept.push(field);
+  }
+  if (kept.length < 2) {
+    return { ok: false, reason: 'not_verified', detail: `Fewer than 2 record fields held on ${records.length} records of ${heldOut.length} held-out pages${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.` };
+  }
+  return {
+    ok: true,
+    role: { ...role, fields: kept, minSimilarity: threshold(role, roots.map((root) => pageShingles(root))) },
+    detail: `${kept.length} record fields verified on ${records.length} records of ${heldOut.length} held-out pages${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.`,
   };
 }

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { extractCollections, prepareWorkflowId } from '../../core/extract/store';
-import { acmeHomes, casaHogar, fewPages, immoHaus, nextProp, noLinks, pdfOnly, samePages, shellOnly, shopWidgets, slowHomes, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { acmeHomes, casaHogar, fewPages, homesDirect, homesListed, immoHaus, nextProp, noLinks, oddFacts, pdfOnly, samePages, shellOnly, shopWidgets, slowHomes, type GeneratedSite } from '../fixtures/extract-sites/sites';
+import { f1, score } from '../fixtures/extract-sites/score';
 import { createExtractCommands } from '../../core/extract/commands';
 import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
-import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { newAccount, openAccounts, startApp, type AccountsHandle, type TestAccount } from '../accounts/helpers';
 import { eventually, extractSitesAddress, testStack } from '../helpers/stack';
+import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -46,28 +48,6 @@ async function prepared(key: string, domain: string): Promise<Json> {
   return record;
 }
 
-/** Field-level precision and recall of `parsed` (flattened) against the page's truth. */
-function score(parsed: Json, truth: Record<string, string | number>): { tp: number; fp: number; fn: number } {
-  const flat = new Map<string, unknown>();
-  const walk = (node: Json, prefix: string) => {
-    for (const [key, value] of Object.entries(node)) {
-      const name = prefix ? `${prefix}.${key}` : key;
-      if (value && typeof value === 'object' && !Array.isArray(value)) walk(value as Json, name);
-      else flat.set(name, value);
-    }
-  };
-  walk(parsed, '');
-  let tp = 0;
-  let fp = 0;
-  let fn = 0;
-  for (const [name, expected] of Object.entries(truth)) {
-    if (flat.get(name) === expected) tp++;
-    else fn++;
-  }
-  for (const [name, value] of flat) if (!(name in truth) || truth[name] !== value) fp++;
-  return { tp, fp, fn };
-}
-
 describe('Extract: domain preparation and extract=auto', function () {
   this.timeout(300_000);
   let handle: AccountsHandle;
@@ -75,14 +55,14 @@ describe('Extract: domain preparation and extract=auto', function () {
   let other: TestAccount;
   let server: SitesServer;
   let temporal: TemporalHandle;
-  const sites = { acme: acmeHomes(), immo: immoHaus(), casa: casaHogar(), shop: shopWidgets(), next: nextProp() };
+  const sites = { acme: acmeHomes(), immo: immoHaus(), casa: casaHogar(), shop: shopWidgets(), next: nextProp(), homes: homesDirect(), listed: homesListed() };
   const url = (site: GeneratedSite, path: string) => `http://${site.host}${path}`;
 
   before(async () => {
     handle = await openAccounts();
     account = await newAccount(handle.accounts, { credits: 100_000 });
     other = await newAccount(handle.accounts, { credits: 100_000 });
-    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks(), fewPages(), pdfOnly(), slowHomes()], { delayMs: { 'slow-homes.test': 400 } });
+    server = await serveSites(extractSitesAddress(), [...Object.values(sites), shellOnly(), samePages(), noLinks(), fewPages(), pdfOnly(), slowHomes(), oddFacts()], { delayMs: { 'slow-homes.test': 400 } });
     temporal = connectTemporal(handle.config);
   });
   after(async () => {
@@ -127,6 +107,8 @@ describe('Extract: domain preparation and extract=auto', function () {
     const record = await prepared(account.key, 'acme-homes.test');
     expect(record.status, JSON.stringify(record)).to.equal('ready');
     expect(record.roles.find((role: Json) => role.role === 'property_detail')?.status).to.equal('ready');
+    // The paginated search results are a kind of their own: a list of records.
+    expect(record.roles.find((role: Json) => role.role === 'search_list')?.status, JSON.stringify(record.roles)).to.equal('ready');
 
     const domains = (await call('GET', `/v1/extract/domains?apikey=${account.key}`)).body.domains as Json[];
     expect(domains).to.deep.include({ domain: 'acme-homes.test', verticals: ['real_estate'], warm: true });
@@ -148,9 +130,25 @@ describe('Extract: domain preparation and extract=auto', function () {
       totals.fp += fp;
       totals.fn += fn;
     }
-    const precision = totals.tp / (totals.tp + totals.fp);
-    const recall = totals.tp / (totals.tp + totals.fn);
-    expect((2 * precision * recall) / (precision + recall)).to.be.at.least(0.95);
+    expect(f1(totals)).to.be.at.least(0.95);
+
+    // Search pages past those the preparation saw: every record, with the site's own field names.
+    for (const path of grown.lists!.slice(sites.acme.lists!.length)) {
+      const answer = await fetchExtract(account.key, url(grown, path), { extract: 'auto' });
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.body.parsed, path).to.deep.equal(grown.pages.get(path)!.truth);
+    }
+  });
+
+  it('shows the preparation step in the Temporal Web UI: search attribute FetchplaneState and the memo', async () => {
+    const described = await temporal.client.workflow.getHandle(prepareWorkflowId('acme-homes.test')).describe();
+    expect(described.typedSearchAttributes.get(STATE_ATTRIBUTE)).to.equal('ready');
+    expect(described.typedSearchAttributes.get(STATUS_ATTRIBUTE)).to.equal('ready');
+    expect(await described.memo).to.include({ state: 'ready' });
+    const running = await temporal.client.workflow.list({ query: `WorkflowId = '${prepareWorkflowId('acme-homes.test')}' AND FetchplaneState = 'ready'` });
+    let found = 0;
+    for await (const _ of running) found++;
+    expect(found).to.be.at.least(1);
   });
 
   it('projects extract_fields, maps extract=standard, and refuses what the recipe does not know', async () => {
@@ -202,13 +200,14 @@ describe('Extract: domain preparation and extract=auto', function () {
     ['shell-only.test', 'unpreparable', false],
     ['same-pages.test', 'preparation_failed', true],
     ['no-links.test', 'discovery_failed', false],
+    ['odd-facts.test', 'preparation_exhausted', false],
   ] as const) {
     it(`ends ${name} as ${code} with slot_consumed ${slotConsumed}`, async () => {
       const owner = await newAccount(handle.accounts, { credits: 1000 });
       expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: name } })).status).to.equal(202);
       const record = await prepared(owner.key, name);
       expect(record.status).to.equal('failed');
-      expect(record.failure).to.include({ code, slot_consumed: slotConsumed });
+      expect(record.failure, JSON.stringify(record)).to.include({ code, slot_consumed: slotConsumed });
       expect((await call('GET', '/v1/extract/prepared-domains/allowance', { key: owner.key })).body.used).to.equal(slotConsumed ? 1 : 0);
     });
   }
@@ -248,6 +247,11 @@ describe('Extract: domain preparation and extract=auto', function () {
     const site = slowHomes();
     expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: site.host, example_urls: [url(site, site.details[0]!)] } })).status).to.equal(202);
     await eventually(async () => (await call('GET', `/v1/extract/prepared-domains/${site.host}`, { key: owner.key })).body.state === 'preparing', 200, 50);
+    // An operator sees the step, not only the status, while it runs.
+    await eventually(async () => {
+      const described = await temporal.client.workflow.getHandle(prepareWorkflowId(site.host)).describe();
+      return described.typedSearchAttributes.get(STATE_ATTRIBUTE) === 'preparing' && (await described.memo)?.state === 'preparing';
+    }, 200, 50);
     await testStack().component('worker').kill();
     await testStack().component('worker').start();
     const record = await prepared(owner.key, site.host);
@@ -317,5 +321,98 @@ describe('Extract: domain preparation and extract=auto', function () {
       const fresh = await fetchExtract(account.key, url(redesigned, path), { extract: 'auto' });
       return fresh.headers.get('x-extract-warning') === null && fresh.body.parsed?.baths === truth.bathrooms;
     }, 240, 250);
+  });
+  it('finds kinds by crawling a site without a sitemap, tells listings from area lists under one URL shape by structure, and extracts both', async () => {
+    const site = sites.homes;
+    const owner = await newAccount(handle.accounts, { credits: 10_000 });
+    expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: site.host } })).status).to.equal(202);
+    const record = await prepared(owner.key, site.host);
+    expect(record.status, JSON.stringify(record)).to.equal('ready');
+    expect(record.roles.map((role: Json) => [role.role, role.status]).sort()).to.deep.equal([
+      ['page_detail', 'ready'],
+      ['page_list', 'ready'],
+    ]);
+    // The discovery crawl went through the home page and the area lists (there is no sitemap to read).
+    expect(server.requests.some((request) => request.host === site.host && request.path === '/flats-in-camden')).to.equal(true);
+
+    const seen = new Set(server.requests.filter((request) => request.host === site.host).map((request) => request.path));
+    // The site grows: more listings per area and three areas more, whose list pages were never seen.
+    const grown = homesDirect(8, 6, site.host, 9);
+    server.add(grown);
+    const fresh = [...grown.details, ...grown.lists!].filter((path) => !seen.has(path));
+    expect(fresh.filter((path) => grown.lists!.includes(path))).to.have.length(3);
+    const totals = { tp: 0, fp: 0, fn: 0 };
+    for (const path of fresh) {
+      const answer = await fetchExtract(owner.key, url(grown, path), { extract: 'auto' });
+      expect(answer.status, `${path} ${JSON.stringify(answer.body)}`).to.equal(200);
+      const counts = score(answer.body.parsed, grown.pages.get(path)!.truth!);
+      totals.tp += counts.tp;
+      totals.fp += counts.fp;
+      totals.fn += counts.fn;
+    }
+    expect(f1(totals)).to.be.at.least(0.95);
+
+    const list = grown.lists![grown.lists!.length - 1]!;
+    const truth = grown.pages.get(list)!.truth as { items: Array<Record<string, string | number>> };
+    const prices = await fetchExtract(owner.key, url(grown, list), { extract: 'auto', extract_fields: 'items.price' });
+    expect(prices.body.parsed).to.deep.equal({ items: truth.items.map((item) => ({ price: item.price })) });
+    // A field of the listings asked of a list page: answered without it, and said so.
+    const other = await fetchExtract(owner.key, url(grown, list), { extract: 'auto', extract_fields: 'postcode,items.url' });
+    expect(other.body.parsed).to.deep.equal({ items: truth.items.map((item) => ({ url: item.url })) });
+    expect(other.headers.get('x-extract-warning')).to.equal('extract_fields not on this page (a page_list page): postcode');
+    const standard = await fetchExtract(owner.key, url(grown, list), { extract: 'standard' });
+    expect(standard.body.parsed.items[0]).to.include({ listing_price: truth.items[0]!.price, bedrooms: truth.items[0]!.beds, title: truth.items[0]!.title });
+    const home = await fetchExtract(owner.key, url(grown, '/'), { extract: 'auto' });
+    expect([home.status, home.body.reason]).to.deep.equal([403, 'page_not_recognised']);
+  });
+
+  it('prepares the same kinds from example URLs, one per kind, keeping each kind to its own template', async () => {
+    const site = sites.listed;
+    const owner = await newAccount(handle.accounts, { credits: 10_000 });
+    const examples = [url(site, site.details[0]!), url(site, site.lists![0]!)];
+    expect((await call('POST', '/v1/extract/prepared-domains', { key: owner.key, body: { domain: site.host, example_urls: examples } })).status).to.equal(202);
+    const record = await prepared(owner.key, site.host);
+    expect(record.status, JSON.stringify(record)).to.equal('ready');
+    expect(record.roles.map((role: Json) => [role.role, role.status, role.url])).to.deep.equal([
+      ['page_detail', 'ready', examples[0]],
+      ['page_list', 'ready', examples[1]],
+    ]);
+    const seen = new Set(server.requests.filter((request) => request.host === site.host).map((request) => request.path));
+    const grown = homesListed(8);
+    server.add(grown);
+    for (const path of [...grown.details, ...grown.lists!].filter((candidate) => !seen.has(candidate)).slice(0, 12)) {
+      const answer = await fetchExtract(owner.key, url(grown, path), { extract: 'auto' });
+      expect(answer.body.parsed, path).to.deep.equal(grown.pages.get(path)!.truth);
+    }
+  });
+
+  it('answers 402 AUTH010 to extract on a plan without Extract, before anything is fetched or charged', async () => {
+    const app = await startApp(undefined, { env: { EXTRACT_PLANS: 'developer,business' } });
+    try {
+      const free = await newAccount(app.accounts, { credits: 1000 });
+      const paid = await newAccount(app.accounts, { plan: 'developer', credits: 1000 });
+      const before = server.requests.length;
+      const target = url(sites.acme, sites.acme.details[2]!);
+      const ask = (key: string, query: Record<string, string>) => fetch(`${app.url}/v1/?${new URLSearchParams({ apikey: key, url: target, ...query }).toString()}`);
+      const refused = await ask(free.key, { extract: 'auto', extract_fields: 'no_such_field' });
+      const body = (await refused.json()) as Json;
+      expect([refused.status, body.code]).to.deep.equal([402, 'AUTH010']);
+      expect(refused.headers.get('content-type')).to.equal('application/problem+json');
+      expect(body.detail).to.include('developer, business');
+      expect(server.requests.length).to.equal(before);
+      expect(refused.headers.get('x-request-cost')).to.equal(null);
+      // The fallback clients take works on the same plan; a plan with Extract gets the recipe.
+      const fallback = await ask(free.key, { autoparse: 'true' });
+      expect(fallback.status).to.equal(200);
+      const included = await ask(paid.key, { extract: 'auto' });
+      expect(included.status, await included.clone().text()).to.equal(200);
+      expect(((await included.json()) as Json).parsed).to.include({ price: sites.acme.pages.get(sites.acme.details[2]!)!.truth!.price });
+      // Plan usage says whether the plan includes Extract.
+      const usage = async (key: string) => ((await (await fetch(`${app.url}/v1/subscriptions/self/details`, { headers: { 'X-API-Key': key } })).json()) as Json).plan.features;
+      expect(await usage(free.key)).to.deep.equal({ extract: false });
+      expect(await usage(paid.key)).to.deep.equal({ extract: true });
+    } finally {
+      await app.close();
+    }
   });
 });

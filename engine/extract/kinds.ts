@@ -1,0 +1,185 @@
+/**
+ * Page kinds from URL patterns and DOM structure together. URLs are first grouped by the shape of their
+ * path; the pages of each group that were fetched are then compared by structure (their tag-path
+ * shingles, less the site's chrome: shingles nearly every page has) and by type: a list page holds a
+ * region of repeated records (records.ts), a detail page does not. A group whose pages fall into two
+ * templates becomes two kinds, each remembering its structure so sampling keeps only its own pages
+ * (`/p/<id>` for products and articles alike; flat slugs for both listings and area pages); groups of
+ * one template under two URL shapes become one kind. Everything is sorted: the same pages give the
+ * same kinds.
+ */
+import { parseHtml } from '../outputs/dom';
+import type { Kind } from '../../core/extract/preparation';
+import { shapeOf } from './discover';
+import { mainRegion } from './records';
+import { ANY_TOKEN, fieldName, pageShingles } from './signals';
+
+export type { Kind };
+
+const MIN_KIND_URLS = 3;
+/** A shingle on this share of all pages fetched is the site's chrome (header, footer, layout). */
+const CHROME_SHARE = 0.9;
+/** Share of a kind's own shingles a page of it contains. */
+const SAME_TEMPLATE = 0.5;
+/** Two groups whose signatures overlap this much are one template under two URL shapes. */
+const SAME_KIND = 0.8;
+/** A shingle belongs to a kind's signature when this share of its pages has it. */
+const SIGNATURE_SHARE = 0.8;
+const MAX_KINDS = 6;
+
+export interface PageStructure {
+  url: string;
+  /** Tag-path shingles (depth 3), sorted. */
+  shingles: string[];
+  /** The page is a list (search results, a category): most of its main text is repeated records. */
+  list: boolean;
+}
+
+export function pageStructure(html: string, url: string): PageStructure {
+  const root = parseHtml(html);
+  const body = root.querySelector('body') ?? root;
+  return { url, shingles: [...pageShingles(root)].sort(), list: mainRegion(body, ANY_TOKEN) !== undefined };
+}
+
+const typeOf = (page: Pick<PageStructure, 'list'>): Kind['type'] => (page.list ? 'list' : 'detail');
+
+/** Share of `signature` that `shingles` contains (1 for an empty signature: nothing tells them apart). */
+function containment(signature: ReadonlySet<string>, shingles: ReadonlySet<string>): number {
+  if (signature.size === 0) return 1;
+  let hits = 0;
+  for (const shingle of signature) if (shingles.has(shingle)) hits++;
+  return hits / signature.size;
+}
+
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let both = 0;
+  for (const item of a) if (b.has(item)) both++;
+  return both / (a.size + b.size - both);
+}
+
+/** Shingles nearly every fetched page has (none when too few pages were fetched to tell). */
+export function chromeOf(pages: readonly PageStructure[]): string[] {
+  if (pages.length < 3) return [];
+  const counts = new Map<string, number>();
+  for (const page of pages) for (const shingle of page.shingles) counts.set(shingle, (counts.get(shingle) ?? 0) + 1);
+  return [...counts].filter(([, count]) => count >= pages.length * CHROME_SHARE).map(([shingle]) => shingle).sort();
+}
+
+const without = (shingles: readonly string[], chrome: ReadonlySet<string>): Set<string> => new Set(shingles.filter((shingle) => !chrome.has(shingle)));
+
+function common(pages: readonly PageStructure[], chrome: ReadonlySet<string>): Set<string> {
+  const counts = new Map<string, number>();
+  for (const page of pages) for (const shingle of page.shingles) if (!chrome.has(shingle)) counts.set(shingle, (counts.get(shingle) ?? 0) + 1);
+  return new Set([...counts].filter(([, count]) => count >= pages.length * SIGNATURE_SHARE).map(([shingle]) => shingle));
+}
+
+/** Whether a fetched page is of the kind: its type, and when the kind has one, its structure. */
+export function belongs(kind: Pick<Kind, 'type' | 'structure'>, page: PageStructure): boolean {
+  if (typeOf(page) !== kind.type) return false;
+  if (!kind.structure) return true;
+  const chrome = new Set(kind.structure.chrome);
+  return containment(new Set(kind.structure.shingles), without(page.shingles, chrome)) >= SAME_TEMPLATE;
+}
+
+interface Draft {
+  base: string;
+  type: Kind['type'];
+  urls: string[];
+  members: PageStructure[];
+  signature: Set<string>;
+  /** The URLs also hold pages of another template: sampling must check each page's structure. */
+  mixed: boolean;
+}
+
+/** The name of a group of URLs: its constant first segment, else `page`. */
+function baseOf(urls: readonly string[]): string {
+  const shapes = urls.map(shapeOf);
+  const first = shapes[0]!.first;
+  const constant = shapes.every((shape) => shape.first === first) && (shapes[0]!.depth > 1 || shapes[0]!.query);
+  return (constant && fieldName(first)) || 'page';
+}
+
+/**
+ * Kinds among `urls` (normalised, same domain), told apart with the structures of the pages fetched
+ * so far. A group none of whose pages could be fetched stays a kind by URL alone: sampling will say
+ * whether its pages are usable.
+ */
+export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]): Kind[] {
+  const chrome = new Set(chromeOf(pages));
+  const byUrl = new Map(pages.map((page) => [page.url, page]));
+  const groups = new Map<string, string[]>();
+  for (const url of [...new Set(urls)].sort()) {
+    const shape = shapeOf(url);
+    if (shape.depth === 0 && !shape.query) continue;
+    groups.set(shape.key, [...(groups.get(shape.key) ?? []), url]);
+  }
+  const drafts: Draft[] = [];
+  for (const key of [...groups.keys()].sort()) {
+    const group = groups.get(key)!;
+    if (group.length < MIN_KIND_URLS) continue;
+    const base = baseOf(group);
+    const members = group.flatMap((url) => byUrl.get(url) ?? []);
+    if (members.length === 0) {
+      drafts.push({ base, type: 'detail', urls: group, members, signature: new Set(), mixed: false });
+      continue;
+    }
+    const clusters: Array<{ type: Kind['type']; first: Set<string>; members: PageStructure[] }> = [];
+    for (const page of members) {
+      const shingles = without(page.shingles, chrome);
+      const cluster = clusters.find((candidate) => candidate.type === typeOf(page) && jaccard(candidate.first, shingles) >= SAME_TEMPLATE);
+      if (cluster) cluster.members.push(page);
+      else clusters.push({ type: typeOf(page), first: shingles, members: [page] });
+    }
+    // A lone page of another template among many is an odd page, not a kind.
+    let kept = clusters.length === 1 ? clusters : clusters.filter((cluster) => cluster.members.length >= 2);
+    if (kept.length === 0) kept = [clusters.reduce((a, b) => (b.members.length > a.members.length ? b : a))];
+    for (const cluster of kept) {
+      drafts.push({ base, type: cluster.type, urls: group, members: cluster.members, signature: common(cluster.members, chrome), mixed: clusters.length > 1 });
+    }
+  }
+
+  const merged: Draft[] = [];
+  for (const draft of drafts) {
+    const twin = merged.find((other) => other.type === draft.type && other.members.length > 0 && draft.members.length > 0 && other.urls !== draft.urls && jaccard(other.signature, draft.signature) >= SAME_KIND);
+    if (!twin) {
+      merged.push({ ...draft });
+      continue;
+    }
+    twin.urls = [...new Set([...twin.urls, ...draft.urls])].sort();
+    twin.members = [...twin.members, ...draft.members];
+    twin.mixed ||= draft.mixed;
+  }
+
+  const kinds: Kind[] = [];
+  const taken = new Set<string>();
+  for (const draft of merged.sort((a, b) => b.urls.length - a.urls.length || a.base.localeCompare(b.base) || a.type.localeCompare(b.type)).slice(0, MAX_KINDS)) {
+    let role = `${draft.base}_${draft.type}`;
+    for (let suffix = 2; taken.has(role); suffix++) role = `${draft.base}_${draft.type}_${suffix}`;
+    taken.add(role);
+    // A page seen to be of the kind comes first: it stands for the kind in the record's roles.
+    const representative = [...draft.members].sort((a, b) => a.url.localeCompare(b.url))[0]?.url;
+    kinds.push({
+      role,
+      type: draft.type,
+      urls: representative ? [representative, ...draft.urls.filter((url) => url !== representative)] : draft.urls,
+      ...(draft.mixed ? { structure: { shingles: [...draft.signature].sort(), chrome: [...chrome].sort() } } : {}),
+    });
+  }
+  return kinds;
+}
+
+/**
+ * The kind an example URL stands for: its siblings (same URL shape), its type and structure from the
+ * example page itself, so sampling keeps siblings of the same template only.
+ */
+export function exampleKind(example: PageStructure, siblings: readonly string[], chrome: readonly string[], taken: ReadonlySet<string>): Kind {
+  const type = typeOf(example);
+  const shape = shapeOf(example.url);
+  const sameShape = siblings.filter((url) => url !== example.url && shapeOf(url).key === shape.key);
+  const base = baseOf([example.url, ...sameShape]);
+  let role = `${base}_${type}`;
+  for (let suffix = 2; taken.has(role); suffix++) role = `${base}_${type}_${suffix}`;
+  const chromeSet = new Set(chrome);
+  return { role, type, urls: [example.url, ...[...new Set(sameShape)].sort()], structure: { shingles: [...without(example.shingles, chromeSet)].sort(), chrome: [...chrome] } };
+}
