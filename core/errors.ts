@@ -63,7 +63,9 @@ const catalogue = {
   internal: { status: 503, title: 'Temporary failure', meaning: 'Retry with backoff.' },
   // Service-wide
   method_not_allowed: { status: 405, title: 'Method not allowed', meaning: 'The path exists but not for this method.' },
+  request_timeout: { status: 408, title: 'Request timeout', meaning: 'The request (headers or body) did not arrive in time.' },
   payload_too_large: { status: 413, title: 'Payload too large', meaning: 'The request body exceeds the accepted size.' },
+  expectation_failed: { status: 417, title: 'Expectation failed', meaning: 'Only the Expect value 100-continue is supported.' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', meaning: 'The body must be JSON (application/json).' },
   request_header_fields_too_large: { status: 431, title: 'Request headers too large', meaning: 'A header exceeds the accepted size.' },
   not_ready: { status: 503, title: 'Not ready', meaning: 'A dependency of the service is unreachable.' },

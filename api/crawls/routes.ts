@@ -3,6 +3,7 @@ import { problem } from '../../core/errors';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
+import { contentDisposition, markThirdParty } from '../http/third-party';
 import { CrawlHandlers } from './handlers';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
 import { CrawlStarter, type StartBody } from './start';
@@ -109,6 +110,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.set('X-Crawl-Status', view.status);
         ctx.set('Content-Disposition', `attachment; filename="${view.doc._id}.jsonl"`);
         ctx.set('Cache-Control', 'no-store');
+        markThirdParty(ctx);
         ctx.type = 'application/x-ndjson';
         ctx.body = handlers.download(view);
       },
@@ -127,7 +129,8 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         const content = view.doc.output_format ? await handlers.reader.content(view.doc._id, contentId) : null;
         if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
         ctx.type = 'text/html; charset=utf-8';
-        if (input.query.download === true) ctx.set('Content-Disposition', `attachment; filename="${contentId}.html"`);
+        markThirdParty(ctx);
+        ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.html`));
         ctx.body = content.html;
       },
     },

@@ -155,10 +155,14 @@ describe('crawls: reading results', function () {
       const page = await fetch(`${client.api}${first.content_url as string}`, { headers: { 'X-API-Key': client.account.key } });
       expect(page.status).to.equal(200);
       expect(page.headers.get('content-type')).to.match(/^text\/html/);
-      expect(page.headers.get('content-disposition')).to.equal(null);
+      // The target's page, from our origin: sandboxed, never sniffed, shown in place unless download=true.
+      expect(page.headers.get('content-security-policy')).to.equal('sandbox');
+      expect(page.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(page.headers.get('content-disposition')).to.match(/^inline; filename="\d+-\d+\.html"$/);
       expect(await page.text()).to.match(/<h1>(Page|Post) \d+<\/h1>/);
       const saved = await fetch(`${client.api}${first.content_url as string}?download=true`, { headers: { 'X-API-Key': client.account.key } });
       expect(saved.headers.get('content-disposition')).to.match(/^attachment; filename="\d+-\d+\.html"$/);
+      expect(saved.headers.get('content-security-policy')).to.equal('sandbox');
       const missing = await client.request('GET', `/v1/crawls/${crawlId}/contents/999-0`);
       expect([missing.status, missing.body.code]).to.deep.equal([404, 'content_not_found']);
 

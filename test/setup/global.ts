@@ -41,6 +41,8 @@ export async function mochaGlobalSetup(): Promise<void> {
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_INITIAL_MS: '300',
       WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
+      // Opens /metrics and /readyz?deep=true to the tests (test/helpers/stack.ts operatorHeaders).
+      OPERATOR_TOKEN: `operator-${runId}-${Math.random().toString(36).slice(2)}`,
       MONGODB_DATABASE: `fetchplane_test_${runId}`,
       TEMPORAL_TASK_QUEUE: `fetchplane-test-${runId}`,
     },
