@@ -34,7 +34,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
-    ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),
+    ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl, docsUrl: deps.config.docsUrl }),
   );
   return routes;
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { openAccounts, type AccountsHandle } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle } from '../accounts/helpers';
 import { parseRaw, rawExchange } from '../helpers/raw-http';
 import { eventually, operatorHeaders, testStack } from '../helpers/stack';
 
@@ -81,9 +81,7 @@ describe('hardening of the running service', () => {
     const crawl = await fetch(`${api()}/v1/crawls`, { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-API-Key': 'f'.repeat(40) }, body: '{"url":"http://example.com/"}' });
     // Authentication comes first; a valid key then meets the 415.
     expect(crawl.status).to.equal(401);
-    const signup2 = await fetch(`${api()}/api/agent/signup`, { method: 'POST', headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{}' });
-    expect(signup2.status).to.equal(201);
-    const { apiKey } = (await signup2.json()) as { apiKey: string };
+    const { key: apiKey } = await newAccount(handle.accounts);
     const crawls = await handle.db.db.collection('crawls').countDocuments();
     const typed = await fetch(`${api()}/v1/crawls`, { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-API-Key': apiKey }, body: '{"url":"http://example.com/"}' });
     expect(typed.status).to.equal(415);
@@ -115,5 +113,12 @@ describe('hardening of the running service', () => {
     const agentHeaders = parseRaw(await rawExchange(api(), `GET /api/agent/account HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`));
     expect(agentHeaders.status).to.equal(431);
     expect(agentHeaders.body).to.have.property('error', 'request_header_fields_too_large');
+  });
+
+  it('answers a path parameter with a literal % as a 404, not a 500', async () => {
+    const { key: apiKey } = await newAccount(handle.accounts);
+    const response = await fetch(`${api()}/v1/extract/prepared-domains/%25zz.com`, { headers: { 'X-API-Key': apiKey } });
+    expect(response.status).to.equal(404);
+    expect(((await response.json()) as { code: string }).code).to.equal('not_found');
   });
 });

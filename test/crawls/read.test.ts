@@ -197,4 +197,31 @@ describe('crawls: reading results', function () {
       }
     });
   });
+
+  describe('what the official clients send: discovery and output_format markdown', () => {
+    it('accepts discovery ["links"], refuses "pagination" with a message that says why, and serves Markdown contents and downloads', async () => {
+      const refused = await client.request('POST', '/v1/crawls', { body: { url: site.url, depth: 1, discovery: ['pagination'] } });
+      expect([refused.status, refused.body.code]).to.deep.equal([422, 'invalid_parameter']);
+      expect(refused.body.detail).to.contain('pagination');
+
+      const crawlId = await client.started({ url: site.url, depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 3, max_pages: 10 });
+      await client.finish(crawlId);
+      const { crawl, results } = await client.finish(crawlId, { limit: 10_000 });
+      expect(crawl.output_format).to.equal('markdown');
+      expect(crawl.discovery).to.deep.equal(['links']);
+      const first = results.find((result) => result.content_status === 'fetched') as Json;
+      const page = await fetch(`${client.api}${first.content_url as string}`, { headers: { 'X-API-Key': client.account.key } });
+      expect(page.headers.get('content-type')).to.equal('text/markdown; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).to.equal('sandbox');
+      expect(page.headers.get('content-disposition')).to.match(/^inline; filename="\d+-\d+\.md"$/);
+      const text = await page.text();
+      expect(text).to.match(/^# (Page|Post) \d+$/m);
+      expect(text).to.not.contain('<h1>');
+      const download = await fetch(`${client.api}/v1/crawls/${crawlId}/download`, { headers: { 'X-API-Key': client.account.key } });
+      const lines = (await download.text()).trim().split('\n').map((line) => JSON.parse(line) as Json);
+      const fetched = lines.filter((line) => line.content_status === 'fetched');
+      expect(fetched).to.not.have.length(0);
+      for (const line of fetched) expect(line.content).to.match(/^# (Page|Post) \d+$/m);
+    });
+  });
 });
