@@ -24,6 +24,7 @@ const catalogue = {
   RESP002: { status: 404, title: 'Target answered 404', meaning: 'The page does not exist on the target.' },
   RESP004: { status: 400, title: 'Invalid CSS extractor', meaning: 'css_extractor must be a JSON object of output keys to CSS selectors.' },
   RESP005: { status: 413, title: 'Response too large', meaning: 'The target answered with more data than the service accepts.' },
+  RESP008: { status: 400, title: 'wait_for selector not found', meaning: 'The page loaded but no element matched the wait_for selector in time; the detail names it. Not retried or escalated.' },
   RESP007: { status: 422, title: 'Domain could not be resolved', meaning: 'The target host name has no address.' },
   AUTH001: { status: 401, title: 'API key missing', meaning: 'Send the API key where the surface expects it.' },
   AUTH002: { status: 401, title: 'API key malformed', meaning: 'An API key is 40 hexadecimal characters.' },

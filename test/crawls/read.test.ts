@@ -204,7 +204,7 @@ describe('crawls: reading results', function () {
       expect([refused.status, refused.body.code]).to.deep.equal([422, 'invalid_parameter']);
       expect(refused.body.detail).to.contain('pagination');
 
-      const crawlId = await client.started({ url: site.url, depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 3, max_pages: 10 });
+      const crawlId = await client.started({ url: site.url, depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 1000, max_pages: 1000 });
       await client.finish(crawlId);
       const { crawl, results } = await client.finish(crawlId, { limit: 10_000 });
       expect(crawl.output_format).to.equal('markdown');

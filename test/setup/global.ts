@@ -37,6 +37,7 @@ export async function mochaGlobalSetup(): Promise<void> {
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
       HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...EXTRACT_HOSTS.map((host) => `${host}=${sitesAddress}`)].join(','),
       SHUTDOWN_TIMEOUT_MS: '5000',
+      WAIT_FOR_TIMEOUT_MS: '2000',
       WEBHOOK_CA_FILE: webhookCa,
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_INITIAL_MS: '300',
