@@ -36,15 +36,22 @@ export function readRawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
     const onError = (error: NodeJS.ErrnoException): void => {
       if (settled) return;
       done();
-      reject(bodyError(error));
+      reject(bodyError(error, req.socket));
     };
     const onAborted = (): void => onError(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
   });
 }
 
-function bodyError(error: NodeJS.ErrnoException) {
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return problem('request_timeout', 'The request body did not arrive in time.');
+const timedOut = new WeakSet<object>();
+
+/** Node cut this connection at the request time-out (client-errors.ts): its body ends as a 408, not a 400. */
+export function markTimedOut(socket: object): void {
+  timedOut.add(socket);
+}
+
+function bodyError(error: NodeJS.ErrnoException, socket: object) {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || timedOut.has(socket)) return problem('request_timeout', 'The request body did not arrive in time.');
   return problem('invalid_request', 'The request body could not be read: the client sent it malformed or stopped sending it.');
 }
 

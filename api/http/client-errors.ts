@@ -7,6 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newRequestId } from '../../core/ids';
+import { markTimedOut } from './body';
 import { problem, type ApiError } from '../../core/errors';
 import { agentErrorBody, isAgentPath, PROBLEM_CONTENT_TYPE, problemDocument } from './problem-middleware';
 
@@ -52,6 +53,7 @@ function answer(req: IncomingMessage, res: ServerResponse, failure: ApiError, do
 
 export function answerClientErrors(server: Server, docsUrl: string): void {
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') markTimedOut(socket);
     if (!socket.writable || error.code === 'ECONNRESET') {
       socket.destroy();
       return;

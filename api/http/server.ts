@@ -15,6 +15,8 @@ export function createApiServer(listener: (req: IncomingMessage, res: ServerResp
       requireHostHeader: false,
       headersTimeout: Math.min(config.serverHeadersTimeoutMs, config.serverRequestTimeoutMs),
       requestTimeout: config.serverRequestTimeoutMs,
+      // How often Node looks for connections past those time-outs (30 s by default, longer than a short time-out itself).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.serverHeadersTimeoutMs / 4))),
     },
     requireHost(listener, config.docsUrl),
   );

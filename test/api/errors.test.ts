@@ -120,7 +120,7 @@ describe('the error envelope', () => {
     ];
 
     before(async () => {
-      app = await startTestApp(routes, { BODY_LIMIT: '1kb', OPERATOR_TOKEN: 'test-operator' });
+      app = await startTestApp(routes, { BODY_LIMIT: '1kb', OPERATOR_TOKEN: 'test-operator', SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' });
     });
     after(async () => app.close());
     beforeEach(() => (seen.length = 0));
@@ -183,6 +183,15 @@ describe('the error envelope', () => {
       const metrics = await (await fetch(`${app.url}/metrics`, { headers: { Authorization: 'Bearer test-operator' } })).text();
       expect(metrics).to.match(/http_requests_total\{method="POST",route="\/v1\/widgets",status="400"\} \d+/);
       expect(metrics).to.not.match(/status="5\d\d"/);
+      expect(seen).to.have.length(0);
+    });
+
+    it('answers 408 with a problem document to a client that sends its request too slowly', async () => {
+      // Headers that never end, then a body that never ends: both are cut at the configured time-outs.
+      const headers = parseRaw(await rawExchange(app.url, 'GET /v1/explode HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n'));
+      expect([headers.status, headers.headers['content-type'], headers.body.code]).to.deep.equal([408, PROBLEM, 'request_timeout']);
+      const body = parseRaw(await rawExchange(app.url, 'POST /v1/widgets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":'));
+      expect(body.status).to.equal(408);
       expect(seen).to.have.length(0);
     });
 

@@ -204,11 +204,13 @@ describe('crawls: reading results', function () {
       expect([refused.status, refused.body.code]).to.deep.equal([422, 'invalid_parameter']);
       expect(refused.body.detail).to.contain('pagination');
 
-      const crawlId = await client.started({ url: site.url, depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 1000, max_pages: 1000 });
+      // Sent as a client may spell it; echoed as the URL standard writes it.
+      const crawlId = await client.started({ url: site.url.replace(/^http:/, 'HTTP:'), depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 1000, max_pages: 1000 });
       await client.finish(crawlId);
       const { crawl, results } = await client.finish(crawlId, { limit: 10_000 });
       expect(crawl.output_format).to.equal('markdown');
       expect(crawl.discovery).to.deep.equal(['links']);
+      expect(crawl.url).to.equal(new URL(site.url).href);
       const first = results.find((result) => result.content_status === 'fetched') as Json;
       const page = await fetch(`${client.api}${first.content_url as string}`, { headers: { 'X-API-Key': client.account.key } });
       expect(page.headers.get('content-type')).to.equal('text/markdown; charset=utf-8');
