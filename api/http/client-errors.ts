@@ -54,7 +54,9 @@ function answer(req: IncomingMessage, res: ServerResponse, failure: ApiError, do
 export function answerClientErrors(server: Server, docsUrl: string): void {
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') markTimedOut(socket);
-    if (!socket.writable || error.code === 'ECONNRESET') {
+    // A response already under way cannot be followed by another one (Node's own handler checks the same).
+    const underWay = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (!socket.writable || error.code === 'ECONNRESET' || underWay) {
       socket.destroy();
       return;
     }
