@@ -1,6 +1,6 @@
 import { batchRoutes } from './batch/routes';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
 import { accountRoutes, appRoutes } from './accounts/routes';
@@ -9,7 +9,7 @@ import { fetchRoutes } from './fetch/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { extractRoutes } from './extract/routes';
-import { healthRoutes } from './health/routes';
+import { healthRoutes, requireOperator } from './health/routes';
 import type { RequestState } from './http/context';
 import { leanDispatcher } from './http/lean';
 import { createMcpHttp, type McpHttp } from './mcp/http';
@@ -34,13 +34,13 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).
     ...(deps.config.appPort === undefined ? appRoutes(deps) : []),
-    ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl }),
+    ...docsRoutes({ routes: () => routes, serverUrl: deps.config.publicUrl, docsUrl: deps.config.docsUrl }),
   );
   return routes;
 }
 
-/** Prometheus text at `/metrics`: request counts and latencies by route, process memory. */
-function metricsRoute(registry: Registry): Route {
+/** Prometheus text at `/metrics`: request counts and latencies by route, process memory. Operators only. */
+function metricsRoute(registry: Registry, deps: ApiDeps): Route {
   return {
     method: 'GET',
     path: '/metrics',
@@ -48,7 +48,8 @@ function metricsRoute(registry: Registry): Route {
     summary: 'Prometheus metrics of this API process.',
     tags: ['Operations'],
     internal: true,
-    responses: { 200: { description: 'Prometheus text format' } },
+    responses: { 200: { description: 'Prometheus text format' }, 401: { description: 'No or wrong operator token' } },
+    before: [requireOperator(deps.config)],
     handler(ctx) {
       ctx.type = 'text/plain; version=0.0.4';
       ctx.body = registry.render();
@@ -66,17 +67,21 @@ function buildApp(deps: ApiDeps, routes: Route[]): { app: Koa<RequestState>; pro
   const registry = new Registry();
   const problems = problemMiddleware({ log: deps.log, docsUrl: deps.config.docsUrl, metrics: httpMetrics(registry) });
   app.use(problems);
-  const router = buildRouter([...routes, metricsRoute(registry)], { bodyLimit: deps.config.bodyLimit });
+  const router = buildRouter([...routes, metricsRoute(registry, deps)], { bodyLimit: deps.config.bodyLimit });
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => problem('method_not_allowed', 'This method is not allowed on this path.'),
-      notImplemented: () => problem('method_not_allowed', 'This method is not supported.'),
-    }),
-  );
+  app.use(methodNotAllowed);
+  app.use(router.allowedMethods());
   return { app, problems };
 }
+
+/** The router's 405 and 501 (with their `Allow` header) as problem documents. */
+const methodNotAllowed: Middleware<RequestState> = async (ctx, next) => {
+  await next();
+  if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+    const allow = ctx.response.get('Allow');
+    throw problem('method_not_allowed', `${ctx.method} is not allowed on this path${allow ? `; it takes ${allow}` : ''}.`, { headers: { Allow: allow } });
+  }
+};
 
 /**
  * The request listener of the API: the lean routes (the Fetch surface, see http/lean.ts) without Koa,

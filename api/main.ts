@@ -4,7 +4,6 @@
  * With API_PROCESSES > 1 it supervises that many such processes instead (cluster.ts).
  */
 import cluster from 'node:cluster';
-import http from 'node:http';
 import { createAccounts } from '../core/accounts';
 import { config as loadConfig } from '../core/config';
 import { openDatabase } from '../core/db';
@@ -15,7 +14,7 @@ import { createFetchService } from '../engine/service';
 import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { createMcpHttp } from './mcp/http';
-import { answerClientErrors } from './http/client-errors';
+import { createApiServer } from './http/server';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -32,18 +31,15 @@ async function main(): Promise<void> {
   const fetching = createFetchService({ config, log, db: db.db });
   const deps = { config, log, db, temporal, accounts, fetching };
   const mcp = createMcpHttp(deps);
-  const server = http.createServer(createListener(deps, undefined, mcp));
-  server.keepAliveTimeout = 65_000;
-  answerClientErrors(server, config.docsUrl);
+  const server = createApiServer(createListener(deps, undefined, mcp), config);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
   log.info('api listening', { host: config.host, port: config.port, url: config.publicUrl });
   // APP_PORT: the account surfaces (agent signup, claim page) on their own listener, as {app_url}.
-  const appServer = config.appPort === undefined ? undefined : http.createServer(createAccountApp(deps).callback());
+  const appServer = config.appPort === undefined ? undefined : createApiServer(createAccountApp(deps).callback(), config);
   if (appServer) {
-    answerClientErrors(appServer, config.docsUrl);
     await new Promise<void>((resolve, reject) => {
       appServer.once('error', reject);
       appServer.listen(config.appPort, config.host, resolve);

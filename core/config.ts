@@ -403,6 +403,24 @@ const variables = {
     scope: 'api',
     description: 'Largest request body the API reads (larger bodies get 413).',
   },
+  SERVER_HEADERS_TIMEOUT_MS: {
+    parse: integer(1_000, 300_000),
+    fallback: '20000',
+    scope: 'api',
+    description: 'Longest time a client may take to send its request headers; slower connections are closed (Node’s own default is 60 s).',
+  },
+  SERVER_REQUEST_TIMEOUT_MS: {
+    parse: integer(1_000, 3_600_000),
+    fallback: '60000',
+    scope: 'api',
+    description: 'Longest time a client may take to send a whole request, body included (Node’s own default is 300 s); it is answered 408.',
+  },
+  OPERATOR_TOKEN: {
+    parse: text,
+    scope: 'api',
+    description:
+      'Bearer token that opens the operational endpoints `/metrics` and `/readyz?deep=true` (`Authorization: Bearer <token>`); unset, both are refused. Plain `/readyz` and `/healthz` stay open.',
+  },
   SHUTDOWN_TIMEOUT_MS: {
     parse: integer(0, 600_000),
     fallback: '15000',
@@ -450,6 +468,12 @@ const variables = {
     fallback: '3000',
     scope: 'all',
     description: 'Browser renders: longest wait after load for the page to go quiet (pages that never do: long polls, beacon loops).',
+  },
+  WAIT_FOR_TIMEOUT_MS: {
+    parse: integer(100, 120_000),
+    fallback: '10000',
+    scope: 'all',
+    description: 'Browser renders: longest wait for a `wait_for` selector to appear (`RESP008` naming it); well under `RENDER_TIMEOUT_MS`, and never escalated on.',
   },
   JS_INSTRUCTIONS_BUDGET_MS: {
     parse: integer(100, 300_000),

@@ -24,6 +24,7 @@ const catalogue = {
   RESP002: { status: 404, title: 'Target answered 404', meaning: 'The page does not exist on the target.' },
   RESP004: { status: 400, title: 'Invalid CSS extractor', meaning: 'css_extractor must be a JSON object of output keys to CSS selectors.' },
   RESP005: { status: 413, title: 'Response too large', meaning: 'The target answered with more data than the service accepts.' },
+  RESP008: { status: 400, title: 'wait_for selector not found', meaning: 'The page loaded but no element matched the wait_for selector in time; the detail names it. Not retried or escalated.' },
   RESP007: { status: 422, title: 'Domain could not be resolved', meaning: 'The target host name has no address.' },
   AUTH001: { status: 401, title: 'API key missing', meaning: 'Send the API key where the surface expects it.' },
   AUTH002: { status: 401, title: 'API key malformed', meaning: 'An API key is 40 hexadecimal characters.' },
@@ -63,7 +64,9 @@ const catalogue = {
   internal: { status: 503, title: 'Temporary failure', meaning: 'Retry with backoff.' },
   // Service-wide
   method_not_allowed: { status: 405, title: 'Method not allowed', meaning: 'The path exists but not for this method.' },
+  request_timeout: { status: 408, title: 'Request timeout', meaning: 'The request (headers or body) did not arrive in time.' },
   payload_too_large: { status: 413, title: 'Payload too large', meaning: 'The request body exceeds the accepted size.' },
+  expectation_failed: { status: 417, title: 'Expectation failed', meaning: 'Only the Expect value 100-continue is supported.' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', meaning: 'The body must be JSON (application/json).' },
   request_header_fields_too_large: { status: 431, title: 'Request headers too large', meaning: 'A header exceeds the accepted size.' },
   not_ready: { status: 503, title: 'Not ready', meaning: 'A dependency of the service is unreachable.' },

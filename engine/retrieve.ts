@@ -194,6 +194,28 @@ export function createRetrieval(deps: RetrievalDeps) {
     };
   }
 
+  /**
+   * `premium_proxy=true` where no premium proxy is configured: the deployment's limit, answered as a
+   * refusal of the parameter that no retry can change; a target the policy refuses says so first.
+   */
+  async function premiumUnavailable(url: string): Promise<RetrievalError> {
+    let target: URL | undefined;
+    try {
+      target = new URL(url);
+    } catch {
+      target = undefined;
+    }
+    const verdict = target ? await guard(target).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : undefined;
+    if (verdict && !verdict.allowed) return { kind: 'target_forbidden', code: 'REQS001', detail: verdict.reason, blame: 'caller' };
+    return {
+      kind: 'premium_unavailable',
+      code: 'REQS004',
+      detail: 'premium_proxy: this service has no premium proxies configured; send premium_proxy=false, or mode=auto.',
+      blame: 'service',
+      parameter: 'premium_proxy',
+    };
+  }
+
   const fetcherFor = (rung: Rung) => (rung.engine === 'rendered' ? fetchRendered : fetchPlain);
 
   async function vetted(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
@@ -204,8 +226,10 @@ export function createRetrieval(deps: RetrievalDeps) {
   return {
     guard,
     async retrieve(request: RetrieveRequest): Promise<RetrieveResult> {
+      const premiumAvailable = engine.proxies.uses({ premium: true });
       if (request.mode.kind === 'fixed') {
         const rung = rungFor(request.mode.jsRender, request.mode.premiumProxy);
+        if (rung.premiumProxy && !premiumAvailable) return { ok: false, error: await premiumUnavailable(request.url), rung, attempts: [] };
         const began = Date.now();
         const outcome = await vetted(request, rung);
         const attempts: Attempt[] = [
@@ -213,8 +237,12 @@ export function createRetrieval(deps: RetrievalDeps) {
         ];
         return outcome.ok ? { ok: true, rung, page: outcome, attempts } : { ok: false, error: outcome.error, rung, attempts };
       }
-      const rungs = request.mode.needsBrowser ? RUNGS.filter((rung) => rung.engine === 'rendered') : RUNGS;
-      const stopKinds = new Set(['invalid_request', 'invalid_parameter', 'target_forbidden', 'dns_failed', 'too_large', 'aborted', 'pool_closed', 'vetoed']);
+      // Rungs this deployment cannot run (premium proxies that are not configured) are never tried nor billed.
+      const { needsBrowser } = request.mode;
+      const rungs = RUNGS.filter((rung) => (!needsBrowser || rung.engine === 'rendered') && (premiumAvailable || !rung.premiumProxy));
+      // A missing wait_for selector is the caller's expectation, and a time-out says nothing of a block
+      // (under our own load it is ours): neither earns a dearer configuration.
+      const stopKinds = new Set(['invalid_request', 'invalid_parameter', 'target_forbidden', 'dns_failed', 'too_large', 'aborted', 'pool_closed', 'vetoed', 'selector_not_found', 'timeout']);
       const { acceptAsIs } = request;
       const ladder = await runLadder<RetrieveRequest, Page, RetrievalFailure>(request, { fetchPlain: vetted, fetchRendered: vetted }, memory, {
         rungs,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
 import { connectTemporal } from '../core/temporal';
 import { serviceConfig } from './helpers/app';
-import { eventually, testStack } from './helpers/stack';
+import { eventually, operatorHeaders, testStack } from './helpers/stack';
 
 interface Readiness {
   status?: string;
@@ -12,7 +12,7 @@ interface Readiness {
 }
 
 async function readiness(deep = false): Promise<{ status: number; body: Readiness; type: string | null }> {
-  const response = await fetch(`${testStack().urls.api}/readyz${deep ? '?deep=true' : ''}`);
+  const response = await fetch(`${testStack().urls.api}/readyz${deep ? '?deep=true' : ''}`, { headers: deep ? operatorHeaders() : {} });
   return { status: response.status, body: (await response.json()) as Readiness, type: response.headers.get('content-type') };
 }
 

@@ -2,6 +2,7 @@
  * What the crawl routes do, all from MongoDB (the workflow is only signalled, never queried): read a
  * crawl and a page of results, list crawls, stream the download, serve a page's HTML, stop a crawl.
  */
+import { toMarkdown } from '../../engine/outputs';
 import { Readable } from 'node:stream';
 import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCursor, START } from '../../core/crawls/cursor';
 import { CrawlReader, type CrawlView } from '../../core/crawls/read';
@@ -122,7 +123,8 @@ export class CrawlHandlers {
       for (const doc of await this.reader.collections.contents.find({ _id: { $in: batch } }).toArray()) {
         const result = results.get(doc.content_id);
         if (!result) continue;
-        const content = await this.reader.joinChunks(crawlId, doc);
+        const html = await this.reader.joinChunks(crawlId, doc);
+        const content = view.doc.output_format === 'markdown' ? toMarkdown(html, result.url) : html;
         yield `${JSON.stringify({ url: result.url, content_status: 'fetched', content })}\n`;
         results.delete(doc.content_id);
       }

@@ -3,12 +3,19 @@ import { problem } from '../../core/errors';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
+import { contentDisposition, markThirdParty } from '../http/third-party';
+import { toMarkdown } from '../../engine/outputs';
 import { CrawlHandlers } from './handlers';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
 import { CrawlStarter, type StartBody } from './start';
 
 /** Out-of-range body values read 422; missing or mistyped ones 400. */
 const startIssues: IssueMapper = (issue) => {
+  // The start URL's own code, whatever rule of its schema it breaks (not a URL, not http, too long).
+  if (issue.kind === 'invalid' && issue.field === 'url' && !/must be string/.test(issue.message)) return problem('invalid_start_url', 'The start URL must be a public http or https URL of at most 2,048 characters.');
+  if (issue.kind === 'invalid' && issue.field.startsWith('discovery')) {
+    return problem('invalid_parameter', '"discovery" takes ["links"]: crawls follow the links in each page; "pagination" is not offered to new crawls.', { status: 422 });
+  }
   const error = defaultIssues(issue);
   if (issue.kind === 'invalid' && /must be [<>]=|allowed values|must NOT have (more|fewer)/.test(issue.message)) {
     return problem('invalid_parameter', error.detail, { status: 422 });
@@ -109,6 +116,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.set('X-Crawl-Status', view.status);
         ctx.set('Content-Disposition', `attachment; filename="${view.doc._id}.jsonl"`);
         ctx.set('Cache-Control', 'no-store');
+        markThirdParty(ctx);
         ctx.type = 'application/x-ndjson';
         ctx.body = handlers.download(view);
       },
@@ -118,17 +126,19 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       method: 'GET',
       path: '/v1/crawls/{crawl_id}/contents/{content_id}',
       operationId: 'readCrawlContent',
-      summary: 'Read the HTML of one kept page.',
+      summary: 'Read one kept page: HTML, or Markdown for a crawl with output_format=markdown.',
       query: CONTENT_QUERY,
-      responses: { 200: { description: 'The page HTML', content: { 'text/html': {} } }, ...errors },
+      responses: { 200: { description: 'The page', content: { 'text/html': {}, 'text/markdown': {} } }, ...errors },
       async handler(ctx, input) {
         const view = await handlers.view(crawlIdOf(input.params), principalOf(ctx).accountId);
         const contentId = input.params.content_id ?? '';
         const content = view.doc.output_format ? await handlers.reader.content(view.doc._id, contentId) : null;
         if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
-        ctx.type = 'text/html; charset=utf-8';
-        if (input.query.download === true) ctx.set('Content-Disposition', `attachment; filename="${contentId}.html"`);
-        ctx.body = content.html;
+        const markdown = view.doc.output_format === 'markdown';
+        ctx.type = markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8';
+        markThirdParty(ctx);
+        ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
+        ctx.body = markdown ? toMarkdown(content.html, content.url) : content.html;
       },
     },
     {

@@ -9,13 +9,20 @@ export const START_BODY: ObjectSchema = {
   additionalProperties: false,
   required: ['url'],
   properties: {
-    url: { type: 'string', description: 'Public http or https start URL, at most 2,048 characters.' },
+    url: { type: 'string', format: 'uri', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]', description: 'Public http or https start URL, at most 2,048 characters; a host that is an IP address or a private name is refused (422 invalid_start_url).' },
     depth: count('Link steps to follow from the start URL: at 1, the links on the start page.'),
     max_items: count('Stop after keeping this many URLs.'),
     max_pages: count('Stop after fetching this many pages (both limits together: `max_pages`).'),
     include_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Keep, and open, only URLs containing one of these texts.' },
     exclude_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Drop URLs containing any of these texts.' },
-    output_format: { type: 'string', enum: ['html'], description: '`html`: also keep the HTML of each kept page.' },
+    output_format: { type: 'string', enum: ['html', 'markdown'], description: '`html`: also keep each kept page, served as HTML; `markdown`: the same pages served as Markdown (contents and download).' },
+    discovery: {
+      type: 'array',
+      items: { type: 'string', enum: ['links'] },
+      minItems: 1,
+      uniqueItems: true,
+      description: 'How pages are found: `["links"]` (links in each page’s HTML). `pagination` is no longer offered to new crawls.',
+    },
   },
 };
 
@@ -30,8 +37,8 @@ export const LIST_QUERY: ObjectSchema = {
   additionalProperties: false,
   properties: {
     apikey: API_KEY_QUERY_PROPERTY,
-    cursor: { type: 'string', description: 'The previous page’s `next_cursor`.' },
-    limit: { type: 'integer', description: 'Crawls per page, 1 to 100 (default 20).' },
+    cursor: { type: 'string', minLength: 1, description: 'The previous page’s `next_cursor` (400 invalid_request when it is not one).' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Crawls per page, 1 to 100 (default 20).' },
   },
 };
 
@@ -40,7 +47,7 @@ export const READ_QUERY: ObjectSchema = {
   additionalProperties: false,
   properties: {
     apikey: API_KEY_QUERY_PROPERTY,
-    cursor: { type: 'string', description: 'The previous read’s `next_cursor`; omit to start from the first result.' },
+    cursor: { type: 'string', minLength: 1, description: 'The previous read’s `next_cursor`; omit to start from the first result (400 invalid_cursor when it is not one of this crawl).' },
     limit: { type: 'integer', minimum: 1, maximum: 10_000, description: 'Results per read, 1 to 10,000 (default 1000).' },
   },
 };
@@ -82,7 +89,7 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
   max_pages: { type: 'integer' },
   include_patterns: { type: 'array', items: { type: 'string' } },
   exclude_patterns: { type: 'array', items: { type: 'string' } },
-  output_format: { type: 'string', enum: ['html'] },
+  output_format: { type: 'string', enum: ['html', 'markdown'] },
   discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
   extract_calls: { type: 'integer' },
   coverage: {

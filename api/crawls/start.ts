@@ -24,7 +24,9 @@ export interface StartBody {
   max_pages?: number;
   include_patterns?: string[];
   exclude_patterns?: string[];
-  output_format?: 'html';
+  output_format?: 'html' | 'markdown';
+  /** `["links"]` only: accepted as the official clients send it. */
+  discovery?: string[];
 }
 
 export class CrawlStarter {
@@ -94,7 +96,8 @@ export class CrawlStarter {
         _id: crawlId,
         account_id: principal.accountId,
         key_id: principal.keyId,
-        url: body.url,
+        // As the URL standard writes it (scheme and host lower-cased, default port dropped): what `format: uri` promises on the way out.
+        url: new URL(body.url.trim()).href,
         domain,
         ...(body.depth !== undefined ? { depth: body.depth } : {}),
         max_items: body.max_items ?? config.crawlDefaultMaxItems,

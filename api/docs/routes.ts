@@ -21,11 +21,47 @@ ${rows}
 </tbody></table></body></html>`;
 }
 
+/** The RFC 9727 profile of the API catalog's media type. */
+export const API_CATALOG_PROFILE = 'https://www.rfc-editor.org/info/rfc9727';
+
+/** RFC 9727: one linkset entry for the HTTP API, pointing at its description and its documentation. */
+function apiCatalog(serverUrl: string, docsUrl: string): string {
+  return JSON.stringify({
+    linkset: [
+      {
+        anchor: `${serverUrl}/v1/`,
+        'service-desc': [{ href: `${serverUrl}/v1/openapi.json`, type: 'application/openapi+json;version=3.1' }],
+        'service-doc': [{ href: `${docsUrl}/api-error-codes`, type: 'text/html', title: 'Error codes' }],
+        status: [{ href: `${serverUrl}/readyz`, type: 'application/json' }],
+      },
+    ],
+  });
+}
+
 /** `routes` is read when the document is asked for, so it lists every route the app mounted. */
-export function docsRoutes(options: { routes: () => Route[]; serverUrl: string }): Route[] {
+export function docsRoutes(options: { routes: () => Route[]; serverUrl: string; docsUrl?: string }): Route[] {
   let openapi: string | undefined;
   const page = errorCodesPage();
+  const catalog = apiCatalog(options.serverUrl, options.docsUrl ?? `${options.serverUrl}/docs`);
   return [
+    {
+      method: 'GET',
+      path: '/.well-known/api-catalog',
+      operationId: 'getApiCatalog',
+      summary: 'The API catalog (RFC 9727): where this API’s OpenAPI document and documentation are.',
+      tags: ['Operations'],
+      responses: {
+        200: {
+          description: 'A linkset (RFC 9264)',
+          content: { 'application/linkset+json': { schema: { type: 'object', required: ['linkset'], properties: { linkset: { type: 'array', items: { type: 'object' } } } } } },
+        },
+      },
+      handler(ctx) {
+        ctx.set('Link', `<${options.serverUrl}/.well-known/api-catalog>; rel="api-catalog"`);
+        ctx.set('Content-Type', `application/linkset+json; profile="${API_CATALOG_PROFILE}"`);
+        ctx.body = catalog;
+      },
+    },
     {
       method: 'GET',
       path: '/v1/openapi.json',

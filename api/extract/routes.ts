@@ -155,7 +155,8 @@ export function extractRoutes(deps: ApiDeps): Route[] {
       summary: 'The preparation record of a domain this account submitted.',
       responses: { 200: json('The record', RECORD), ...errors, 404: { description: 'not_found: this account never submitted the domain' } },
       async handler(ctx, input) {
-        const raw = decodeURIComponent(input.params.domain ?? '');
+        // The router decodes path parameters already: decoding again would throw on a literal '%'.
+        const raw = input.params.domain ?? '';
         let domain: string;
         try {
           domain = normalizeDomain(raw);

@@ -11,6 +11,7 @@ import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { HttpContext } from '../http/context';
 import type { LeanRoute, Method, RouteInput } from '../http/routes';
+import { markThirdParty, THIRD_PARTY_HEADERS } from '../http/third-party';
 import { forwardedHeaders } from './headers';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from './params';
 import type { RecipeCache } from './extract';
@@ -22,6 +23,8 @@ async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext
   const method = ctx.method as 'GET' | 'POST' | 'PUT';
   const body = method === 'GET' || !input.rawBody || input.rawBody.length === 0 ? undefined : input.rawBody;
   const headers = forwardedHeaders(ctx, params.customHeaders, body !== undefined);
+  // Whatever shape it takes, the answer is the target's content.
+  markThirdParty(ctx);
   await withSlot(ctx, deps.accounts, principal, async (signal) => {
     const { shaped, cost } = await performFetch(deps, recipes, principal, { params, method, headers, body, signal }, ctx);
     setCostHeaders(ctx, cost);
@@ -51,6 +54,7 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
     responses: {
       200: {
         description: 'The page in the shape asked for.',
+        headers: Object.fromEntries(Object.entries(THIRD_PARTY_HEADERS).map(([name, value]) => [name, { description: `Always \`${value}\`: the body is the target’s content.`, schema: { type: 'string' } }])),
         content: {
           'text/html': {},
           'text/markdown': {},

@@ -1,7 +1,42 @@
+/**
+ * Liveness (`/healthz`) and readiness (`/readyz`) for load balancers and orchestrators, open to all.
+ * `/readyz?deep=true` runs a workflow through a worker and names the worker: like `/metrics`, it is for
+ * operators only, behind `OPERATOR_TOKEN`.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Config } from '../../core/config';
 import { problem } from '../../core/errors';
 import { runSelfCheck } from '../../core/selfcheck';
+import type { HttpContext, HttpMiddleware } from '../http/context';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** Whether the request carries `Authorization: Bearer <OPERATOR_TOKEN>`; never true while none is set. */
+function isOperator(ctx: HttpContext, config: Pick<Config, 'operatorToken'>): boolean {
+  const token = config.operatorToken;
+  const given = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'))?.[1];
+  // Compared as digests: equal lengths, constant time.
+  return token !== undefined && token !== '' && given !== undefined && timingSafeEqual(digest(given), digest(token));
+}
+
+function checkOperator(ctx: HttpContext, config: Pick<Config, 'operatorToken'>): void {
+  if (isOperator(ctx, config)) return;
+  throw problem(
+    'unauthenticated',
+    config.operatorToken ? 'This endpoint is for operators: send Authorization: Bearer <OPERATOR_TOKEN>.' : 'This endpoint is closed: the operator has set no OPERATOR_TOKEN.',
+    { headers: { 'WWW-Authenticate': 'Bearer realm="operator"' } },
+  );
+}
+
+/** Opens a route to operators only. */
+export const requireOperator =
+  (config: Pick<Config, 'operatorToken'>): HttpMiddleware =>
+  async (ctx, next) => {
+    checkOperator(ctx, config);
+    await next();
+  };
 
 type CheckResult = 'ok' | string;
 
@@ -34,7 +69,7 @@ export function healthRoutes(deps: ApiDeps): Route[] {
       method: 'GET',
       path: '/readyz',
       operationId: 'ready',
-      summary: 'The database and Temporal are reachable; with deep=true, a worker ran a workflow too.',
+      summary: 'The database and Temporal are reachable; with deep=true (operators only), a worker ran a workflow too.',
       tags: ['Operations'],
       internal: true,
       query: {
@@ -44,6 +79,7 @@ export function healthRoutes(deps: ApiDeps): Route[] {
       },
       responses: { 200: { description: 'Ready' }, 503: { description: 'A dependency is unreachable' } },
       async handler(ctx, { query }) {
+        if (query.deep === true) checkOperator(ctx, deps.config);
         const [database, temporal] = await Promise.all([
           check(() => deps.db.ping()),
           check(() => deps.temporal.ping()),

@@ -3,30 +3,90 @@ import type { HttpContext } from './context';
 
 /**
  * Reads the raw request body, refusing more than `limit` bytes with 413 before or while reading.
+ * Past the limit the rest of the body is neither read nor kept: the 413 goes out with
+ * `Connection: close` and the connection ends once it is written (closeAfterAnswer), so the client
+ * reads the answer instead of a reset.
  */
-export async function readRawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
+export function readRawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('Content-Length') || 0);
-  if (declared > limit) throw problem('payload_too_large', `The request body exceeds ${limit} bytes.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      ctx.req.destroy();
-      throw problem('payload_too_large', `The request body exceeds ${limit} bytes.`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (declared > limit) return Promise.reject(tooLarge(ctx, limit));
+  const { req } = ctx;
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Listeners, not `for await`: leaving an async iterator early destroys the request and its socket.
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    // The error listener stays: a request that errors later with no listener would end the process.
+    const done = (): void => {
+      settled = true;
+      req.off('data', onData).off('end', onEnd).off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      done();
+      reject(tooLarge(ctx, limit));
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    // The client's fault (a malformed chunk, a body that stopped coming): answered as what it is, not as ours.
+    const onError = (error: NodeJS.ErrnoException): void => {
+      if (settled) return;
+      done();
+      reject(bodyError(error, req.socket));
+    };
+    const onAborted = (): void => onError(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+  });
+}
+
+const timedOut = new WeakSet<object>();
+
+/** Node cut this connection at the request time-out (client-errors.ts): its body ends as a 408, not a 400. */
+export function markTimedOut(socket: object): void {
+  timedOut.add(socket);
+}
+
+function bodyError(error: NodeJS.ErrnoException, socket: object) {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || timedOut.has(socket)) return problem('request_timeout', 'The request body did not arrive in time.');
+  return problem('invalid_request', 'The request body could not be read: the client sent it malformed or stopped sending it.');
+}
+
+function tooLarge(ctx: HttpContext, limit: number) {
+  closeAfterAnswer(ctx);
+  return problem('payload_too_large', `The request body exceeds ${limit} bytes.`, { headers: { Connection: 'close' } });
+}
+
+/** Ends the connection once the answer is written, leaving an unread body unread. */
+export function closeAfterAnswer(ctx: HttpContext): void {
+  const { req, res } = ctx;
+  req.pause();
+  res.once('finish', () => req.socket.destroySoon());
+}
+
+/** `application/json` or a `+json` type, whatever its parameters. */
+export function isJsonType(header: string): boolean {
+  const type = header.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || /^application\/[\w.-]+\+json$/.test(type);
 }
 
 export type JsonBody = { ok: true; value: unknown } | { ok: false; reason: string };
 
-/** Parses a JSON body; an empty body is an empty object, since clients send none for "no options". */
+/**
+ * Parses a JSON body; an empty body is an empty object, since clients send none for "no options".
+ * A body that is not declared as JSON is 415: a browser lets any page send a "simple" text/plain POST
+ * to another site without asking, never an application/json one.
+ */
 export async function readJsonBody(ctx: HttpContext, limit: number): Promise<JsonBody> {
   const raw = await readRawBody(ctx, limit);
   const text = raw.toString('utf8').trim();
   if (text === '') return { ok: true, value: {} };
+  if (!isJsonType(ctx.get('Content-Type'))) {
+    throw problem('unsupported_media_type', 'The request body must be sent as Content-Type: application/json.');
+  }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch {

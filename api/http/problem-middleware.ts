@@ -2,6 +2,11 @@
  * The first middleware: gives every request an id (`X-Request-Id`), a logger carrying it, one access
  * log line, and turns every error thrown below into an `application/problem+json` document. Errors
  * that are not `ApiError`s become a generic 500 whose body reveals nothing of the fault.
+ *
+ * The request id is always ours: a caller's `X-Request-Id` is logged beside it as `client_request_id`,
+ * so nobody can make their requests read as someone else's in the logs. The access log names the
+ * route pattern, never the path or the query: paths carry claim tokens and capability links, queries
+ * carry API keys.
  */
 import { newRequestId } from '../../core/ids';
 import { isApiError, problem, type ApiError } from '../../core/errors';
@@ -31,9 +36,9 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string; metri
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
-    const requestId = incomingId.test(given) ? given : newRequestId();
+    const requestId = newRequestId();
     ctx.state.requestId = requestId;
-    ctx.state.log = options.log.child({ request_id: requestId });
+    ctx.state.log = options.log.child({ request_id: requestId, ...(incomingId.test(given) ? { client_request_id: given } : {}) });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -45,12 +50,18 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string; metri
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       // The route pattern, not the path: ids in paths would make a series per resource.
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route = routePattern(ctx);
       options.metrics.requests.inc({ method: ctx.method, route, status: String(ctx.status) });
       options.metrics.duration.observe({ method: ctx.method, route }, durationMs / 1000);
-      ctx.state.log.info('request', { method: ctx.method, path: ctx.path, status: ctx.status, duration_ms: durationMs });
+      ctx.state.log.info('request', { method: ctx.method, route, status: ctx.status, duration_ms: durationMs });
     }
   };
+}
+
+/** The matched route as the OpenAPI document spells it (`/claim/{account_id}/{token}`), or `unmatched`. */
+function routePattern(ctx: HttpContext): string {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
 }
 
 function toApiError(ctx: HttpContext, error: unknown): ApiError {
@@ -81,9 +92,20 @@ export function problemDocument(error: ApiError, requestId: string, docsUrl: str
   });
 }
 
+/** Paths whose callers (agent clients) read errors as `{error, message}`, not as problem documents. */
+export const isAgentPath = (path: string): boolean => path.startsWith('/api/agent/');
+
+/** The `{error, message}` body of the agent surfaces. */
+export const agentErrorBody = (error: ApiError): string => JSON.stringify({ error: error.code, message: error.detail });
+
 export function renderProblem(ctx: HttpContext, error: ApiError, docsUrl: string): void {
   ctx.status = error.status;
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  if (isAgentPath(ctx.path)) {
+    ctx.body = agentErrorBody(error);
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
+    return;
+  }
   ctx.body = problemDocument(error, ctx.state.requestId, docsUrl);
   // Set after the body: clients compare the media type exactly, without a charset parameter.
   ctx.set('Content-Type', PROBLEM_CONTENT_TYPE);

@@ -9,6 +9,7 @@ import addFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
 import { problem, type ApiError, type ErrorCode } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
+import { announceDeprecation } from './deprecation';
 import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 
 export type JsonSchema = Record<string, unknown>;
@@ -63,6 +64,25 @@ interface RouteBase {
   issues?: IssueMapper;
   /** Keeps the route out of the OpenAPI document (operational endpoints). */
   internal?: boolean;
+  /** Media types (and schemas) a `raw` body is documented with; any type when absent. */
+  rawContent?: Record<string, { schema?: JsonSchema }>;
+  /** The error responses when they are not problem documents (OAuth's own, HTML pages). */
+  errorResponse?: ResponseSpec;
+  /**
+   * A route being retired (RFC 9745, RFC 8594): marked deprecated in the OpenAPI document, and every
+   * answer carries `Deprecation` (the date it was deprecated), `Sunset` when it has one, and a `Link`
+   * to what replaces it (deprecation.ts).
+   */
+  deprecated?: Deprecation;
+}
+
+export interface Deprecation {
+  /** When the route was deprecated (ISO 8601 date-time). */
+  since: string;
+  /** When it stops answering (ISO 8601 date-time), if decided. */
+  sunset?: string;
+  /** Where to read about the change or its replacement. */
+  link?: string;
 }
 
 /** A route served by Koa: its handler may use anything of a Koa context. */
@@ -241,7 +261,7 @@ function handle(compiled: CompiledRoute, bodyLimit: number): HttpMiddleware {
 
 /** What runs for a route after the app's own middleware: its `before`, then validation and the handler. */
 export function routeChain(route: Route, bodyLimit: number): HttpMiddleware[] {
-  return [...((route.before ?? []) as HttpMiddleware[]), handle(compile(route), bodyLimit)];
+  return [...(route.deprecated ? [announceDeprecation(route.deprecated)] : []), ...((route.before ?? []) as HttpMiddleware[]), handle(compile(route), bodyLimit)];
 }
 
 const toRouterPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

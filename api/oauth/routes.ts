@@ -13,7 +13,7 @@ import { AccountsError } from '../../core/accounts/store';
 import { isWellFormedKey } from '../../core/accounts/keys';
 import { OAuthStore, s256 } from '../../core/oauth/store';
 import type { ApiDeps } from '../deps';
-import type { Route } from '../http/routes';
+import type { ResponseSpec, Route } from '../http/routes';
 import { checkAuthorization, redirectTo, SCOPE } from './authorize';
 import { consentPage, pageHeaders, signedUpPage } from './consent-page';
 import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
@@ -21,6 +21,25 @@ import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
 
 const FORM = 'application/x-www-form-urlencoded';
+
+/** OAuth's own error shape (RFC 6749 §5.2, RFC 7591 §3.2.2), not a problem document. */
+const OAUTH_ERROR: ResponseSpec = {
+  description: 'OAuth error',
+  content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } } } },
+};
+
+/** The authorization endpoint answers people: its errors are pages. */
+const HTML_ERROR: ResponseSpec = { description: 'A page saying what is wrong', content: { 'text/html': {} } };
+
+const REGISTRATION = {
+  type: 'object',
+  required: ['redirect_uris'],
+  properties: {
+    redirect_uris: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'string', format: 'uri' } },
+    client_name: { type: 'string' },
+    token_endpoint_auth_method: { type: 'string', enum: ['none'] },
+  },
+};
 
 function oauthError(ctx: AppContext, status: number, error: string, description: string): void {
   ctx.status = status;
@@ -86,6 +105,8 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       summary: 'Dynamic client registration (RFC 7591): a public client with its exact redirect URIs.',
       tags,
       body: 'raw',
+      rawContent: { 'application/json': { schema: REGISTRATION } },
+      errorResponse: OAUTH_ERROR,
       responses: { 201: { description: 'The registered client', content: { 'application/json': {} } }, 400: { description: 'Invalid client metadata' } },
       async handler(ctx, input) {
         if (!isType(ctx, 'application/json')) return oauthError(ctx, 400, 'invalid_client_metadata', 'Send the client metadata as application/json.');
@@ -101,7 +122,9 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((uri) => typeof uri === 'string' && validRedirectUri(uri))) {
           return oauthError(ctx, 400, 'invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs, https or http on a loopback address, without a fragment.');
         }
-        const method = given.token_endpoint_auth_method ?? 'none';
+        // Present means stated: a null or any other value than "none" is refused, not read as the default.
+        const method = 'token_endpoint_auth_method' in given ? given.token_endpoint_auth_method : 'none';
+        if (given.client_name !== undefined && typeof given.client_name !== 'string') return oauthError(ctx, 400, 'invalid_client_metadata', 'client_name must be a string.');
         if (method !== 'none') return oauthError(ctx, 400, 'invalid_client_metadata', 'Only public clients: token_endpoint_auth_method must be "none".');
         const name = typeof given.client_name === 'string' ? given.client_name.slice(0, 100) : undefined;
         const client = await store.register(uris as string[], name);
@@ -125,6 +148,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       operationId: 'authorize',
       summary: 'Authorization endpoint: the consent page (PKCE S256 only, exact redirect URI).',
       tags,
+      errorResponse: HTML_ERROR,
       responses: { 200: { description: 'The consent page', content: { 'text/html': {} } }, 302: { description: 'Back to the client with an error' }, 400: { description: 'Unknown client or redirect URI' } },
       async handler(ctx) {
         const checked = await checkAuthorization(store, ctx.query);
@@ -139,7 +163,9 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       summary: 'The consent form: sign in with an API key, approve or deny.',
       tags,
       body: 'raw',
-      responses: { 302: { description: 'Back to the client with a code or an error' }, 400: { description: 'Unknown client or redirect URI' }, 401: { description: 'The API key was not valid' } },
+      rawContent: { [FORM]: { schema: { type: 'object', properties: { api_key: { type: 'string' }, decision: { type: 'string', enum: ['approve', 'deny', 'signup'] } } } } },
+      errorResponse: HTML_ERROR,
+      responses: { 200: { description: 'The consent page again, saying what was wrong', content: { 'text/html': {} } }, 302: { description: 'Back to the client with a code or an error' }, 400: { description: 'Unknown client or redirect URI' }, 401: { description: 'The API key was not valid' } },
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return htmlError(ctx, 'The consent form must be posted as application/x-www-form-urlencoded.');
         const form = formOf(input.rawBody);
@@ -182,6 +208,16 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       summary: 'Token endpoint: exchanges a code and its PKCE verifier for an API key made for the client.',
       tags,
       body: 'raw',
+      rawContent: {
+        [FORM]: {
+          schema: {
+            type: 'object',
+            required: ['grant_type', 'code', 'client_id', 'code_verifier'],
+            properties: { grant_type: { type: 'string', enum: ['authorization_code'] }, code: { type: 'string' }, redirect_uri: { type: 'string' }, client_id: { type: 'string' }, code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' } },
+          },
+        },
+      },
+      errorResponse: OAUTH_ERROR,
       responses: { 200: { description: 'The access token (an API key)', content: { 'application/json': {} } }, 400: { description: 'OAuth error' } },
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The token request must be ${FORM}.`);

@@ -28,7 +28,7 @@ const TEST_BODY: ObjectSchema = {
   additionalProperties: false,
   required: ['url'],
   properties: {
-    url: { type: 'string', minLength: 1, description: 'A public https URL.' },
+    url: { type: 'string', format: 'uri', maxLength: 2048, description: 'A public https URL (400 callback_url_must_be_https for http, callback_url_unresolvable when its host has no address).' },
     signature: { type: ['boolean', 'null'], description: 'Sign the test event with the active HMAC key (default false).' },
   },
 };

@@ -32,7 +32,7 @@ export interface CrawlDoc {
   max_pages: number;
   include_patterns: string[];
   exclude_patterns: string[];
-  output_format?: 'html';
+  output_format?: 'html' | 'markdown';
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;

@@ -28,7 +28,7 @@ export interface CrawlSpec {
   maxPages: number;
   include: string[];
   exclude: string[];
-  outputFormat?: 'html';
+  outputFormat?: 'html' | 'markdown';
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */

@@ -6,6 +6,7 @@
  * their HTML is the same) — except when a screenshot or PDF is asked for, where nothing is blocked
  * unless asked, so the picture looks like the page. `block_resources=none` (or `false`) blocks nothing.
  */
+import { invalidSelector } from '../outputs/css-extract';
 import { parseInstructions } from './instructions';
 import { BLOCKABLE_TYPES, type BlockableType, type Device, type RenderError, type RenderRequest, type ScreenshotRequest } from './types';
 
@@ -75,6 +76,9 @@ export function parseBrowserParams(params: BrowserParams, jsRender: boolean): Br
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) return invalid(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
     numbers[name] = Number(raw);
   }
+  // Checked here, before any browser: a selector that does not compile would only fail at the wait.
+  const waitFor = given('wait_for');
+  if (waitFor !== undefined && invalidSelector(waitFor) !== undefined) return invalid('wait_for', `is not a valid CSS selector: "${waitFor.slice(0, 200)}"`);
   const device = given('device')?.toLowerCase();
   if (device !== undefined && device !== 'desktop' && device !== 'mobile') return invalid('device', `expected desktop or mobile, got "${given('device')}"`);
   const format = given('screenshot_format')?.toLowerCase() ?? 'png';

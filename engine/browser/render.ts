@@ -35,6 +35,8 @@ export interface RenderLimits {
   settleCapMs: number;
   xhrBodyLimit: number;
   xhrMaxEntries: number;
+  /** Longest wait for a `wait_for` selector: a missing element is the caller's expectation, not a block to wait out. */
+  waitForMs: number;
   screenshotMaxHeight: number;
 }
 
@@ -47,11 +49,12 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
   settleCapMs: 3_000,
   xhrBodyLimit: 256 * 1024,
   xhrMaxEntries: 200,
+  waitForMs: 10_000,
   screenshotMaxHeight: 10_000,
 };
 
 export function renderLimitsFromConfig(
-  config: Pick<Config, 'renderTimeoutMs' | 'jsInstructionsBudgetMs' | 'xhrBodyLimit' | 'screenshotMaxHeight' | 'renderQuietMs' | 'renderSettleCapMs'>,
+  config: Pick<Config, 'renderTimeoutMs' | 'jsInstructionsBudgetMs' | 'xhrBodyLimit' | 'screenshotMaxHeight' | 'renderQuietMs' | 'renderSettleCapMs' | 'waitForTimeoutMs'>,
 ): RenderLimits {
   return {
     ...DEFAULT_RENDER_LIMITS,
@@ -60,6 +63,7 @@ export function renderLimitsFromConfig(
     timeoutMs: config.renderTimeoutMs,
     instructionsBudgetMs: config.jsInstructionsBudgetMs,
     xhrBodyLimit: config.xhrBodyLimit,
+    waitForMs: config.waitForTimeoutMs,
     screenshotMaxHeight: config.screenshotMaxHeight,
   };
 }
@@ -150,12 +154,15 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     // What scripts add after load: taken once the page is quiet, within the cap (quiet.ts).
     const settledBy = await waitQuiet(page, network, { quietMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()) });
     if (request.waitFor) {
+      const selector = request.waitFor;
+      const waitMs = Math.min(limits.waitForMs, left());
       await page
-        .locator(request.waitFor)
+        .locator(selector)
         .first()
-        .waitFor({ state: 'attached', timeout: left() })
+        .waitFor({ state: 'attached', timeout: waitMs })
         .catch(() => {
-          throw stopWith('selector_not_found', `wait_for: no element matched ${request.waitFor} in time`);
+          if (ended) return;
+          throw stopWith('selector_not_found', `No element matched the wait_for selector "${selector.slice(0, 200)}" within ${waitMs} ms.`, { parameter: 'wait_for' });
         });
     }
     if (request.wait) await page.waitForTimeout(Math.min(request.wait, left()));
@@ -167,6 +174,11 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     await navigations.settle(left(), limits.loadGraceMs);
     const screenshot = request.screenshot ? await takeScreenshot(page, request.screenshot, limits.screenshotMaxHeight, left(), limits.actionTimeoutMs) : undefined;
     const pdf = request.pdf ? await renderPdf(page) : undefined;
+    // The page moved itself (meta refresh, location, a form) to an address the policy refuses: answered
+    // like a redirect there over HTTP (REQS001, nothing billed), never as Chromium's error page.
+    const refusedMove = interception.navigationRefusal();
+    if (refusedMove) throw stopWith('target_forbidden', `${refusedMove.reason} (${refusedMove.url})`, { url: refusedMove.url });
+    if (page.url().startsWith('chrome-error:')) throw stopWith('navigation_failed', 'the page navigated to an address that could not be loaded', { url: url.href });
     const html = await navigations.content(() => readHtml(lease.prepared.session), left());
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
     const final = navigations.lastResponse() ?? response;

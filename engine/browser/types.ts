@@ -177,7 +177,8 @@ export const RENDER_ERRORS: Readonly<Record<RenderErrorKind, RenderErrorInfo>> =
   target_forbidden: { code: 'REQS001', blame: 'caller', retryable: false },
   dns_failed: { code: 'RESP007', blame: 'target', retryable: false },
   navigation_failed: { code: 'RESP001', blame: 'target', retryable: true },
-  selector_not_found: { code: 'RESP001', blame: 'target', retryable: true },
+  // The caller's expectation of the page, not a block: another try or configuration would wait again in vain.
+  selector_not_found: { code: 'RESP008', blame: 'caller', retryable: false },
   timeout: { code: 'CTX0002', blame: 'target', retryable: true },
   aborted: { code: 'CTX0002', blame: 'caller', retryable: true },
   // A page can crash the browser on purpose: answered as the target's failure, never as a 5xx.

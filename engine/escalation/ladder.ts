@@ -83,7 +83,9 @@ export async function runLadder<Q extends { url: string }, S extends LadderSucce
   const remembered = recalled ? rungById(recalled.rung, rungs) : undefined;
   const needs = new Set<Capability>();
   const attempts: Attempt[] = [];
-  let rung: Rung | undefined = remembered ?? rungs[0];
+  // A remembered rung past half its life is re-tested one rung down: a block that went away (or a
+  // climb that was never earned) decays instead of being billed for the rest of its life.
+  let rung: Rung | undefined = remembered && recalled?.stale ? (lowerRung(rungs, remembered) ?? remembered) : (remembered ?? rungs[0]);
   while (rung) {
     const began = Date.now();
     const fetcher = rung.engine === 'rendered' ? fetchers.fetchRendered : fetchers.fetchPlain;
@@ -108,6 +110,11 @@ export async function runLadder<Q extends { url: string }, S extends LadderSucce
   }
   options.log?.info('every configuration was blocked', { url: request.url, attempts });
   return { ok: false, reason: 'exhausted', code: 'RESP001', detail: EXHAUSTED_DETAIL, attempts };
+}
+
+/** The dearest rung below `current`, if any. */
+function lowerRung(rungs: readonly Rung[], current: Rung): Rung | undefined {
+  return [...rungs].reverse().find((rung) => rung.cost < current.cost);
 }
 
 /** The cheapest rung above `current` that brings every capability needed so far. */

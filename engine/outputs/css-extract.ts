@@ -38,6 +38,16 @@ const EMPTY_DOCUMENT = parseHtml('<html><body></body></html>');
 
 const failure = (detail: string): CssExtractorFailure => ({ ok: false, code: 'RESP004', detail });
 
+/** Why a CSS selector cannot be compiled, or undefined when it can: checked without any page or browser. */
+export function invalidSelector(selector: string): string | undefined {
+  try {
+    EMPTY_DOCUMENT.querySelectorAll(selector);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 /** Validates the parameter on its own, so a bad one is refused before any fetch. */
 export function parseCssExtractor(spec: string): CssExtractorParse {
   let parsed: unknown;

@@ -4,6 +4,7 @@ import { ERROR_CATALOGUE, problem } from '../../core/errors';
 import type { Route } from '../../api/http/routes';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { testStack } from '../helpers/stack';
+import { parseRaw, rawExchange } from '../helpers/raw-http';
 
 const PROBLEM = 'application/problem+json';
 
@@ -40,11 +41,11 @@ describe('the error envelope', () => {
       expect(body.detail).to.contain('verbose');
     });
 
-    it('keeps a caller-supplied request id and makes one when it is absent or unsafe', async () => {
-      const kept = await fetch(`${testStack().urls.api}/healthz`, { headers: { 'X-Request-Id': 'trace-42' } });
-      expect(kept.headers.get('x-request-id')).to.equal('trace-42');
-      const replaced = await fetch(`${testStack().urls.api}/healthz`, { headers: { 'X-Request-Id': 'a b<script>' } });
-      expect(replaced.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    it('answers with a request id of its own, whatever the caller sent', async () => {
+      for (const given of ['trace-42', 'a b<script>', '']) {
+        const answered = await fetch(`${testStack().urls.api}/healthz`, { headers: given ? { 'X-Request-Id': given } : {} });
+        expect(answered.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+      }
     });
 
     it('answers oversized request headers with a 431 problem document', async () => {
@@ -119,7 +120,7 @@ describe('the error envelope', () => {
     ];
 
     before(async () => {
-      app = await startTestApp(routes, { BODY_LIMIT: '1kb' });
+      app = await startTestApp(routes, { BODY_LIMIT: '1kb', OPERATOR_TOKEN: 'test-operator', SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' });
     });
     after(async () => app.close());
     beforeEach(() => (seen.length = 0));
@@ -159,6 +160,46 @@ describe('the error envelope', () => {
     it('refuses a body over the size limit with 413 before reading it', async () => {
       await expectProblem(await post('/v1/widgets', JSON.stringify({ name: 'x'.repeat(2048) })), 413, 'payload_too_large');
       expect(seen).to.have.length(0);
+    });
+
+    it('answers a chunked body over the limit with 413, not a reset', async () => {
+      const chunk = 'x'.repeat(600);
+      const raw = await rawExchange(
+        app.url,
+        `POST /v1/widgets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+          `258\r\n${chunk}\r\n258\r\n${chunk}\r\n258\r\n${chunk}\r\n0\r\n\r\n`,
+      );
+      const answer = parseRaw(raw);
+      expect([answer.status, answer.headers['content-type'], answer.body.code]).to.deep.equal([413, PROBLEM, 'payload_too_large']);
+      expect(seen).to.have.length(0);
+    });
+
+    it('counts a body the client broke as the 4xx it got, not as a 500', async () => {
+      const raw = await rawExchange(
+        app.url,
+        `POST /v1/widgets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nzz\r\n`,
+      );
+      expect(parseRaw(raw).status).to.equal(400);
+      const metrics = await (await fetch(`${app.url}/metrics`, { headers: { Authorization: 'Bearer test-operator' } })).text();
+      expect(metrics).to.match(/http_requests_total\{method="POST",route="\/v1\/widgets",status="400"\} \d+/);
+      expect(metrics).to.not.match(/status="5\d\d"/);
+      expect(seen).to.have.length(0);
+    });
+
+    it('answers 408 with a problem document to a client that sends its request too slowly', async () => {
+      // Headers that never end, then a body that never ends: both are cut at the configured time-outs.
+      const headers = parseRaw(await rawExchange(app.url, 'GET /v1/explode HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n'));
+      expect([headers.status, headers.headers['content-type'], headers.body.code]).to.deep.equal([408, PROBLEM, 'request_timeout']);
+      const body = parseRaw(await rawExchange(app.url, 'POST /v1/widgets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":'));
+      expect(body.status).to.equal(408);
+      expect(seen).to.have.length(0);
+    });
+
+    it('refuses a body not declared as JSON with 415', async () => {
+      await expectProblem(await post('/v1/widgets', JSON.stringify({ name: 'a' }), { 'Content-Type': 'text/plain;charset=UTF-8' }), 415, 'unsupported_media_type');
+      const vendor = await post('/v1/widgets', JSON.stringify({ name: 'a' }), { 'Content-Type': 'application/vnd.api+json' });
+      expect(vendor.status).to.equal(201);
+      expect(seen).to.have.length(1);
     });
 
     it('hides the internals of an unexpected error behind a generic 500', async () => {

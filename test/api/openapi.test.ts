@@ -34,4 +34,30 @@ describe('the OpenAPI document', () => {
     const validate = ajv.compile(schema);
     expect(validate(document), JSON.stringify(validate.errors, null, 2)).to.equal(true);
   });
+
+  it('says what the server enforces: the key once as a scheme, agent errors as they are, bodies required only when they must be', async () => {
+    type Operation = { parameters?: Array<{ name: string; schema: Record<string, unknown> }>; requestBody?: { required: boolean }; responses: Record<string, { content?: Record<string, unknown> }> };
+    const document = (await (await fetch(`${testStack().urls.api}/v1/openapi.json`)).json()) as { info: { description: string }; paths: Record<string, Record<string, Operation>> };
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(operation.parameters?.map((parameter) => parameter.name) ?? [], `${method} ${path}`).to.not.include('apikey');
+      }
+    }
+    const fetchGet = document.paths['/v1/']?.get;
+    const param = (name: string) => fetchGet?.parameters?.find((parameter) => parameter.name === name)?.schema;
+    expect(param('allowed_status_codes')).to.have.property('pattern');
+    expect(param('screenshot_quality')?.description).to.contain('jpeg');
+    const crawlUrl = (document.paths['/v1/crawls']?.post?.requestBody as { content: Record<string, { schema: { properties: Record<string, unknown> } }> } | undefined)?.content['application/json']?.schema.properties.url;
+    expect(crawlUrl).to.include({ format: 'uri', maxLength: 2048 });
+    expect(param('url')).to.include({ format: 'uri', maxLength: 2048 });
+    const cursor = document.paths['/v1/crawls']?.get?.parameters?.find((parameter) => parameter.name === 'cursor')?.schema;
+    expect(cursor).to.include({ minLength: 1 });
+    // Agent clients read {error, message}, on every error.
+    const signup = document.paths['/api/agent/signup']?.post;
+    expect(Object.keys(signup?.responses.default?.content ?? {})).to.deep.equal(['application/json']);
+    expect(Object.keys(signup?.responses['429']?.content ?? {})).to.deep.equal(['application/json']);
+    // An empty body is the normal signup call.
+    expect(signup?.requestBody?.required).to.equal(false);
+    expect(document.info.description).to.not.match(/not (yet )?served/i);
+  });
 });

@@ -155,10 +155,14 @@ describe('crawls: reading results', function () {
       const page = await fetch(`${client.api}${first.content_url as string}`, { headers: { 'X-API-Key': client.account.key } });
       expect(page.status).to.equal(200);
       expect(page.headers.get('content-type')).to.match(/^text\/html/);
-      expect(page.headers.get('content-disposition')).to.equal(null);
+      // The target's page, from our origin: sandboxed, never sniffed, shown in place unless download=true.
+      expect(page.headers.get('content-security-policy')).to.equal('sandbox');
+      expect(page.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(page.headers.get('content-disposition')).to.match(/^inline; filename="\d+-\d+\.html"$/);
       expect(await page.text()).to.match(/<h1>(Page|Post) \d+<\/h1>/);
       const saved = await fetch(`${client.api}${first.content_url as string}?download=true`, { headers: { 'X-API-Key': client.account.key } });
       expect(saved.headers.get('content-disposition')).to.match(/^attachment; filename="\d+-\d+\.html"$/);
+      expect(saved.headers.get('content-security-policy')).to.equal('sandbox');
       const missing = await client.request('GET', `/v1/crawls/${crawlId}/contents/999-0`);
       expect([missing.status, missing.body.code]).to.deep.equal([404, 'content_not_found']);
 
@@ -191,6 +195,35 @@ describe('crawls: reading results', function () {
       } finally {
         await special.close();
       }
+    });
+  });
+
+  describe('what the official clients send: discovery and output_format markdown', () => {
+    it('accepts discovery ["links"], refuses "pagination" with a message that says why, and serves Markdown contents and downloads', async () => {
+      const refused = await client.request('POST', '/v1/crawls', { body: { url: site.url, depth: 1, discovery: ['pagination'] } });
+      expect([refused.status, refused.body.code]).to.deep.equal([422, 'invalid_parameter']);
+      expect(refused.body.detail).to.contain('pagination');
+
+      // Sent as a client may spell it; echoed as the URL standard writes it.
+      const crawlId = await client.started({ url: site.url.replace(/^http:/, 'HTTP:'), depth: 1, discovery: ['links'], output_format: 'markdown', max_items: 1000, max_pages: 1000 });
+      await client.finish(crawlId);
+      const { crawl, results } = await client.finish(crawlId, { limit: 10_000 });
+      expect(crawl.output_format).to.equal('markdown');
+      expect(crawl.discovery).to.deep.equal(['links']);
+      expect(crawl.url).to.equal(new URL(site.url).href);
+      const first = results.find((result) => result.content_status === 'fetched') as Json;
+      const page = await fetch(`${client.api}${first.content_url as string}`, { headers: { 'X-API-Key': client.account.key } });
+      expect(page.headers.get('content-type')).to.equal('text/markdown; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).to.equal('sandbox');
+      expect(page.headers.get('content-disposition')).to.match(/^inline; filename="\d+-\d+\.md"$/);
+      const text = await page.text();
+      expect(text).to.match(/^# (Page|Post) \d+$/m);
+      expect(text).to.not.contain('<h1>');
+      const download = await fetch(`${client.api}/v1/crawls/${crawlId}/download`, { headers: { 'X-API-Key': client.account.key } });
+      const lines = (await download.text()).trim().split('\n').map((line) => JSON.parse(line) as Json);
+      const fetched = lines.filter((line) => line.content_status === 'fetched');
+      expect(fetched).to.not.have.length(0);
+      for (const line of fetched) expect(line.content).to.match(/^# (Page|Post) \d+$/m);
     });
   });
 });

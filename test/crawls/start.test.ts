@@ -51,7 +51,8 @@ describe('crawls: starting one', function () {
       [{ url: site.url, depth: 0 }, 422, 'invalid_parameter', /depth/],
       [{ url: site.url, max_items: 100_001 }, 422, 'invalid_parameter', /max_items/],
       [{ url: site.url, max_pages: 1.5 }, 400, 'invalid_parameter', /max_pages/],
-      [{ url: site.url, output_format: 'markdown' }, 422, 'invalid_parameter', /output_format/],
+      [{ url: site.url, output_format: 'pdf' }, 422, 'invalid_parameter', /output_format/],
+      [{ url: site.url, discovery: ['links', 'pagination'] }, 422, 'invalid_parameter', /pagination/],
       [{ url: site.url, include_patterns: 'x' }, 400, 'invalid_parameter', /include_patterns/],
     ];
     for (const [body, status, code, detail] of cases) {

@@ -27,6 +27,7 @@ describe('Fetch with mode=auto', () => {
   let app: TestApp;
   let client: FetchClient;
   const plainHits: string[] = [];
+  const slowHits: string[] = [];
 
   const at = (domain: string) => `http://www.${domain}:${site.port}/page`;
 
@@ -41,7 +42,7 @@ describe('Fetch with mode=auto', () => {
         res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
         res.end(body);
       };
-      if (host.endsWith('open.test')) return send(200, ARTICLE('anyone'));
+      if (host.endsWith('open.test') || host.endsWith('decay.test')) return send(200, ARTICLE('anyone'));
       if (host.endsWith('challenge.test')) return ranScripts ? send(200, ARTICLE('browser')) : send(503, CHALLENGE);
       if (host.endsWith('resident.test')) return viaProxy ? send(200, ARTICLE('resident')) : send(403, '<h1>Forbidden</h1>');
       if (host.endsWith('fortress.test')) {
@@ -49,6 +50,11 @@ describe('Fetch with mode=auto', () => {
         return ranScripts ? send(200, ARTICLE('resident browser')) : send(503, CHALLENGE);
       }
       if (host.endsWith('blocked.test')) return send(403, '<h1>Forbidden</h1><p>Nobody gets in.</p>');
+      if (host.endsWith('slow.test')) {
+        slowHits.push(req.headers['user-agent'] ?? '');
+        setTimeout(() => send(200, ARTICLE('patient')), 3_000);
+        return;
+      }
       return send(404, 'no such site');
     });
     app = await startTestApp(undefined, {
@@ -103,5 +109,67 @@ describe('Fetch with mode=auto', () => {
     const failure = await expectProblemCode(await poor.fetch({ url: `http://www.fortress.test:${site.port}/new`, mode: 'auto' }));
     expect([failure.status, failure.code]).to.deep.equal([402, 'AUTH004']);
     expect(await poor.used()).to.equal(0);
+  });
+
+  describe('on a service without premium proxies', () => {
+    let bare: TestApp;
+    before(async () => {
+      bare = await startTestApp(undefined, {
+        PREMIUM_PROXIES: '',
+        FETCH_TOTAL_TIMEOUT_MS: '1000',
+        HOST_OVERRIDES: '*.open.test=127.0.0.1,*.resident.test=127.0.0.1,*.fortress.test=127.0.0.1,*.slow.test=127.0.0.1,*.decay.test=127.0.0.1',
+      });
+    });
+    after(async () => bare.close());
+
+    const rungs = () => bare.deps.db.db.collection<{ _id: string; rung: string; updated_at: Date; expires_at: Date }>('domain_rungs');
+
+    it('never tries nor bills a configuration with premium proxies, even one remembered for the domain', async () => {
+      const poorClient = fetchClient(bare.url, await fetchAccount());
+      const forwardedBefore = proxy.records.length;
+      // Remembered from a time (or a process) that had premium proxies.
+      const now = Date.now();
+      await rungs().replaceOne({ _id: 'open.test' }, { rung: 'js_render_premium_proxy', updated_at: new Date(now), expires_at: new Date(now + 3_600_000) }, { upsert: true });
+      const open = await poorClient.fetch({ url: at('open.test'), mode: 'auto' });
+      expect(open.status).to.equal(200);
+      expect(open.headers.get('x-auto-configuration')).to.equal('js_render=false&premium_proxy=false');
+      expect(open.headers.get('x-request-cost')).to.equal('1');
+      const resident = await expectProblemCode(await poorClient.fetch({ url: at('resident.test'), mode: 'auto' }));
+      expect([resident.status, resident.code]).to.deep.equal([422, 'RESP001']);
+      expect(proxy.records.length).to.equal(forwardedBefore);
+      expect(await poorClient.used()).to.equal(1);
+    });
+
+    it('answers premium_proxy=true with a non-retryable REQS004, after the target policy', async () => {
+      const poorClient = fetchClient(bare.url, await fetchAccount());
+      const refused = await expectProblemCode(await poorClient.fetch({ url: at('open.test'), premium_proxy: 'true' }));
+      expect([refused.status, refused.code, refused.parameter]).to.deep.equal([400, 'REQS004', 'premium_proxy']);
+      const metadata = await expectProblemCode(await poorClient.fetch({ url: 'http://169.254.169.254/latest/', premium_proxy: 'true' }));
+      expect([metadata.status, metadata.code]).to.deep.equal([400, 'REQS001']);
+      expect(await poorClient.used()).to.equal(0);
+    });
+
+    it('takes a time-out as no evidence of a block: no dearer configuration, nothing remembered', async () => {
+      const poorClient = fetchClient(bare.url, await fetchAccount());
+      slowHits.length = 0;
+      const failure = await expectProblemCode(await poorClient.fetch({ url: at('slow.test'), mode: 'auto' }));
+      expect(failure.code).to.equal('CTX0002');
+      expect(slowHits).to.have.length(1);
+      expect(await rungs().findOne({ _id: 'slow.test' })).to.equal(null);
+      expect(await poorClient.used()).to.equal(0);
+    });
+
+    it('re-tests a remembered rung one rung down once it is past half its life, and keeps the cheaper one', async () => {
+      const poorClient = fetchClient(bare.url, await fetchAccount());
+      const now = Date.now();
+      const ttl = 1_440 * 60_000;
+      // js_render remembered most of a day ago: the domain no longer needs it.
+      await rungs().replaceOne({ _id: 'decay.test' }, { rung: 'js_render', updated_at: new Date(now - 0.75 * ttl), expires_at: new Date(now + 0.25 * ttl) }, { upsert: true });
+      const response = await poorClient.fetch({ url: `http://www.decay.test:${site.port}/page`, mode: 'auto' });
+      expect(response.status).to.equal(200);
+      expect(response.headers.get('x-auto-configuration')).to.equal('js_render=false&premium_proxy=false');
+      expect(await poorClient.used()).to.equal(1);
+      expect((await rungs().findOne({ _id: 'decay.test' }))?.rung).to.equal('plain');
+    });
   });
 });

@@ -55,6 +55,9 @@ describe('Fetch over HTTP on the running service', () => {
       expect(response.headers.get('zr-final-url')).to.equal(site.at('/redirect/0'));
       expect(response.headers.get('z-content-type')).to.match(/^text\/html/);
       expect(response.headers.get('x-request-id')).to.be.a('string');
+      // The target's page from our origin: a browser opening it runs it sandboxed, in an opaque origin.
+      expect(response.headers.get('content-security-policy')).to.equal('sandbox');
+      expect(response.headers.get('x-content-type-options')).to.equal('nosniff');
       expect(await client.used()).to.equal(1);
     });
 
@@ -75,6 +78,7 @@ describe('Fetch over HTTP on the running service', () => {
     it('passes JSON targets through with their content type', async () => {
       const response = await client.fetch({ url: site.at('/json') });
       expect(response.headers.get('content-type')).to.equal('application/json');
+      expect(response.headers.get('content-security-policy')).to.equal('sandbox');
       expect(await response.json()).to.deep.equal({ hello: 'fixture', items: [1, 2, 3] });
     });
   });

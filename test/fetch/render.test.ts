@@ -74,6 +74,33 @@ describe('Fetch with js_render on the running service', () => {
     expect(privateListener.connections()).to.equal(0);
   });
 
+  it('answers a page that moves itself to a private address as it answers such a redirect: REQS001, free, no internal URL', async () => {
+    const redirected = await expectProblemCode(await client.fetch({ url: site.at('/redirect-private-page'), js_render: 'true' }));
+    expect([redirected.status, redirected.code]).to.deep.equal([400, 'REQS001']);
+    for (const path of ['/move-private-meta', '/move-private-script']) {
+      const response = await client.fetch({ url: site.at(path), js_render: 'true' });
+      expect(response.headers.get('zr-final-url') ?? '', path).to.not.match(/^chrome-error:/);
+      const failure = await expectProblemCode(response);
+      expect([failure.status, failure.code], path).to.deep.equal([400, 'REQS001']);
+      expect(failure.detail).to.not.contain('chrome-error');
+    }
+    expect(privateListener.connections()).to.equal(0);
+    expect(await client.used()).to.equal(0);
+  });
+
+  it('bounds wait_for, answers RESP008 naming the selector, charges nothing, and refuses an invalid selector before any browser', async () => {
+    const missing = await expectProblemCode(await client.fetch({ url: site.at('/dynamic'), js_render: 'true', wait_for: '#never-there' }));
+    expect([missing.status, missing.code, missing.parameter]).to.deep.equal([400, 'RESP008', 'wait_for']);
+    expect(missing.detail).to.contain('#never-there');
+    // Not a block: mode=auto does not climb to other configurations to wait again.
+    const auto = await expectProblemCode(await client.fetch({ url: site.at('/dynamic'), mode: 'auto', wait_for: '#never-there' }));
+    expect([auto.status, auto.code]).to.deep.equal([400, 'RESP008']);
+    const invalid = await expectProblemCode(await client.fetch({ url: `${privateListener.origin}/page`, js_render: 'true', wait_for: 'div[' }));
+    expect([invalid.status, invalid.code, invalid.parameter]).to.deep.equal([400, 'REQS004', 'wait_for']);
+    expect(privateListener.connections()).to.equal(0);
+    expect(await client.used()).to.equal(0);
+  });
+
   it('refuses a private start URL before a browser is used, charging nothing', async () => {
     const failure = await expectProblemCode(await client.fetch({ url: `${privateListener.origin}/page`, js_render: 'true' }));
     expect([failure.status, failure.code]).to.deep.equal([400, 'REQS001']);

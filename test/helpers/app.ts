@@ -3,9 +3,9 @@
  * real dependencies: the test stack's database and Temporal. For testing route declarations and
  * middleware without adding routes to the running service.
  */
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener } from '../../api/app';
+import { createApiServer } from '../../api/http/server';
 import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
 import { createAccounts } from '../../core/accounts';
@@ -36,7 +36,7 @@ export async function startTestApp(routes?: (deps: ApiDeps) => Route[], override
   const accounts = createAccounts({ db: db.db, config, log });
   const fetching = createFetchService({ config, log, db: db.db });
   const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
-  const server = http.createServer(createListener(deps, routes?.(deps)));
+  const server = createApiServer(createListener(deps, routes?.(deps)), config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

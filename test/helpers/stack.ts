@@ -38,3 +38,8 @@ export async function eventually(check: () => Promise<boolean>, attempts = 100, 
   }
   throw new Error(`condition not met after ${attempts} attempts`);
 }
+
+/** The header that opens the operational endpoints (`/metrics`, `/readyz?deep=true`) of the test stack. */
+export function operatorHeaders(): Record<string, string> {
+  return { Authorization: `Bearer ${testStack().component('api').spec.env.OPERATOR_TOKEN ?? ''}` };
+}

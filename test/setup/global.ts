@@ -37,12 +37,15 @@ export async function mochaGlobalSetup(): Promise<void> {
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
       HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...EXTRACT_HOSTS.map((host) => `${host}=${sitesAddress}`)].join(','),
       SHUTDOWN_TIMEOUT_MS: '5000',
+      WAIT_FOR_TIMEOUT_MS: '2000',
       WEBHOOK_CA_FILE: webhookCa,
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_INITIAL_MS: '300',
       WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
       // Scheduled jobs that fire every few seconds, so a test sees several runs.
       BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: '2',
+      // Opens /metrics and /readyz?deep=true to the tests (test/helpers/stack.ts operatorHeaders).
+      OPERATOR_TOKEN: `operator-${runId}-${Math.random().toString(36).slice(2)}`,
       MONGODB_DATABASE: `fetchplane_test_${runId}`,
       TEMPORAL_TASK_QUEUE: `fetchplane-test-${runId}`,
     },
