@@ -25,7 +25,7 @@
  * /proc that none of the processes it launched is left.
  */
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { childEnvironment, type Config } from '../../core/config';
 import type { Logger } from '../../core/log';
 import { chromiumArgs, findChromium, type HostOverride } from './flags';
@@ -318,6 +318,8 @@ export class BrowserPool {
     const timeout = Math.max(1_000, Math.min(this.options.launchTimeoutMs ?? 30_000, deadline ? deadline - Date.now() : Infinity));
     let browser: Browser;
     try {
+      // Loaded with the first launch: playwright's code is ≈60 MB of a process that never renders.
+      const { chromium } = await import('playwright-core');
       browser = await chromium.launch({
         executablePath: this.options.executablePath,
         headless: true,

@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventually } from '../helpers/stack';
-import { config } from '../../core/config';
+import { config, PROJECT_ROOT } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';
@@ -127,6 +128,17 @@ describe('browser pool', function () {
       await proxy.close();
     }
     expect(pool.processIds()).to.deep.equal([]);
+  });
+
+  it('loads playwright only when it launches its first browser', () => {
+    // A process of its own: this one loaded playwright long ago.
+    const script = [
+      "const { BrowserPool } = require('./engine/browser');",
+      "new BrowserPool({ executablePath: '/nonexistent', maxPages: 1, retireAfterPages: 1 });",
+      "process.stdout.write(String(Object.keys(require.cache).filter((file) => file.includes('playwright-core')).length));",
+    ].join('\n');
+    const loaded = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    expect(loaded.trim()).to.equal('0');
   });
 
   it('lets renders with the same reuse key take turns on one context, with nothing of the one before left', async () => {
