@@ -130,7 +130,12 @@ async function memory(bench: BenchStack, site: Awaited<ReturnType<typeof startCo
   const rows: string[] = [];
   for (const concurrency of [2, 4]) {
     for (let round = 0; round < MEMORY_ROUNDS; round++) {
-      const runBaseline = () => baselinePeak({ executablePath, urls, concurrency, viewport: VIEWPORT });
+      const runBaseline = async () => {
+        // No Chromium of the service alive meanwhile: its pages of the Chromium binary would be shared
+        // with the baseline's and lower its PSS (≈30 MB of every Chromium process's PSS is that binary).
+        await restartApi(bench);
+        return baselinePeak({ executablePath, urls, concurrency, viewport: VIEWPORT });
+      };
       const runService = async () => {
         await restartApi(bench);
         const run = await peakDuring(service(bench), () => runAll(urls, concurrency, async (url) => void (await rendered(bench, url))));
