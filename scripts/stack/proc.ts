@@ -1,5 +1,6 @@
 /** Process facts from /proc (Linux): children and CPU time, for benchmarks and tests of the stack. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 /** The pids of a process's direct children; empty when it is gone. */
 export function childPids(pid: number): number[] {
@@ -22,5 +23,42 @@ export function cpuSeconds(pid: number): number {
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return 0;
+  }
+}
+
+/** A process and all its descendants (children first found, then theirs); empty when it is gone. */
+export function processTree(pid: number): number[] {
+  const found = existsSync(`/proc/${pid}`) ? [pid] : [];
+  for (let index = 0; index < found.length && index < 10_000; index++) found.push(...childPids(found[index] as number));
+  return found;
+}
+
+/**
+ * Memory of a process in bytes, from /proc/<pid>/smaps_rollup: the proportional set size (pages shared
+ * with other processes counted in part, so that summed over processes each shared page counts once)
+ * and its anonymous part (heaps, stacks: what the process itself allocated, whoever else runs the same
+ * binaries). Zeros when the process is gone.
+ */
+export function memoryOf(pid: number): { pss: number; anon: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    return { pss: field('Pss'), anon: field('Pss_Anon') };
+  } catch {
+    return { pss: 0, anon: 0 };
+  }
+}
+
+/** What a process is: Chromium's main process (`browser`) or one of its helpers (its `--type`: `renderer`, `gpu-process`, `zygote`...), else its program's name (`node`). */
+export function processKind(pid: number): { name: string; chromium: boolean } | undefined {
+  try {
+    // Chromium's helpers rewrite their title: their arguments may come back as one string.
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    const type = /--type=([a-z-]+)/.exec(command)?.[1];
+    if (type) return { name: type, chromium: true };
+    const program = command.split(' ')[0] ?? '?';
+    return /chrom/i.test(program) ? { name: 'browser', chromium: true } : { name: path.basename(program), chromium: false };
+  } catch {
+    return undefined;
   }
 }

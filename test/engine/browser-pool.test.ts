@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventually } from '../helpers/stack';
-import { config } from '../../core/config';
+import { config, PROJECT_ROOT } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';
@@ -105,7 +106,7 @@ describe('browser pool', function () {
     } finally {
       await once.close();
     }
-    expect(once.spares).to.deep.equal({ made: 0, used: 0 });
+    expect(once.spares).to.deep.equal({ made: 0, used: 0, waiting: false });
 
     const pool = newPool(100, 1);
     const proxy = await startResidentialProxy();
@@ -127,6 +128,91 @@ describe('browser pool', function () {
       await proxy.close();
     }
     expect(pool.processIds()).to.deep.equal([]);
+  });
+
+  it('keeps the spare only while renders that need a new context are coming', async () => {
+    const pool = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 60_000 });
+    try {
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      expect(pool.spares).to.deep.equal({ made: 0, used: 0, waiting: false });
+      // Another account's render needs a new context soon after: one is made ahead for the next such render.
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      expect(pool.spares).to.deep.equal({ made: 1, used: 0, waiting: true });
+      // Renders with the same options now take turns on their own contexts: the spare would wait in vain.
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      expect(pool.reuse.reused).to.equal(1);
+      expect(pool.spares).to.deep.equal({ made: 1, used: 0, waiting: false });
+    } finally {
+      await pool.close();
+    }
+
+    const brief = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 500 });
+    try {
+      for (let i = 0; i < 3 && !brief.spares.waiting; i++) success(await render({ url: site.at('/dynamic') }, { pool: brief, guard }));
+      expect(brief.spares.waiting).to.equal(true);
+      // No render takes it within its life: it is closed.
+      await eventually(async () => !brief.spares.waiting, 50, 100);
+      expect(brief.spares.used).to.equal(0);
+    } finally {
+      await brief.close();
+    }
+  });
+
+  it('makes no spare for a render whose reuse key has another render open', async () => {
+    const pool = newPool(100, 2);
+    let open = 0;
+    let bothOpen!: () => void;
+    const twoOpen = new Promise<void>((resolve) => (bothOpen = resolve));
+    try {
+      // The first pages wait until both are open, so the second asks for its context while the first holds one.
+      await Promise.all(
+        Array.from({ length: 2 }, () =>
+          pool.withPage({ reuseKey: 'account-1', recycle: async () => true, warmable: true }, async ({ page }) => {
+            if (++open === 2) bothOpen();
+            await Promise.race([twoOpen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+            await page.goto(site.at('/dynamic'));
+          }),
+        ),
+      );
+      expect(open).to.equal(2);
+      expect(pool.spares.made).to.equal(0);
+      expect(pool.reuse.waiting).to.equal(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps no more contexts, open or waiting, than page slots: a render that needs a new one closes the one waiting longest', async () => {
+    const pool = newPool(100, 2);
+    try {
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      expect(pool.reuse.waiting).to.equal(2);
+      let waitingDuring = -1;
+      await pool.withPage({ reuseKey: 'account-3', recycle: async () => false }, async ({ page }) => {
+        waitingDuring = pool.reuse.waiting;
+        await page.goto(site.at('/dynamic'));
+      });
+      expect(waitingDuring).to.equal(1);
+      // account-1's context, the one waiting longest, was the one closed; account-2's is still there.
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      expect(pool.reuse.reused).to.equal(1);
+      success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      expect(pool.reuse.reused).to.equal(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('loads playwright only when it launches its first browser', () => {
+    // A process of its own: this one loaded playwright long ago.
+    const script = [
+      "const { BrowserPool } = require('./engine/browser');",
+      "new BrowserPool({ executablePath: '/nonexistent', maxPages: 1, retireAfterPages: 1 });",
+      "process.stdout.write(String(Object.keys(require.cache).filter((file) => file.includes('playwright-core')).length));",
+    ].join('\n');
+    const loaded = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    expect(loaded.trim()).to.equal('0');
   });
 
   it('lets renders with the same reuse key take turns on one context, with nothing of the one before left', async () => {

@@ -1,10 +1,11 @@
 /**
  * The settle rule after load (engine/browser/quiet.ts) through the running service: late content is
- * returned with js_render and no `wait`, pages that never go quiet are returned at quiet or cap as
- * reported in json_response's `settled_by`.
+ * returned with js_render and no `wait`; long polls, beacon loops, animations and infinite scroll do
+ * not hold a page (it ends by `quiet`, never by the cap); a page that keeps changing ends by the cap;
+ * json_response's `settled_by` says which.
  */
 import { expect } from 'chai';
-import { LATE_PAGES, RESTLESS_PAGES, startCompletenessSite } from '../fixtures/browser/completeness';
+import { LATE_PAGES, NEVER_QUIET_PAGES, RESTLESS_PAGES, startCompletenessSite } from '../fixtures/browser/completeness';
 import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import { testStack } from '../helpers/stack';
 
@@ -41,6 +42,15 @@ describe('browser renders: waiting for what scripts add', function () {
       expect(answer.settled_by).to.equal('quiet');
       // Infinite scroll adds only when someone scrolls: nothing waits for it.
       if (name === 'scroll') expect(answer.html).to.not.contain('LATE:scroll');
+    });
+  }
+
+  for (const name of Object.keys(NEVER_QUIET_PAGES)) {
+    it(`takes the ${name} page, whose content never stops changing, at the cap and says so`, async () => {
+      const answer = await render(name);
+      expect(answer.html).to.contain(`EARLY:${name}`);
+      expect(answer.html).to.match(/TICK:\d+/);
+      expect(answer.settled_by).to.equal('cap');
     });
   }
 });
