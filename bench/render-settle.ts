@@ -15,7 +15,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { config } from '../core/config';
+import { processConfig } from '../core/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
 import { LATE_PAGES, RESTLESS_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';
@@ -27,7 +27,7 @@ const arg = (name: string, fallback: number): number => {
 const ROUNDS = arg('rounds', 3);
 const PAGES = arg('pages', 60);
 const IDLE_SECONDS = arg('idle-seconds', 120);
-const executablePath = findChromium(config().chromiumPath);
+const executablePath = findChromium(processConfig().chromiumPath);
 const guard = testGuard();
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
         await browser.close();
       }
     });
-    const measuredPool = new BrowserPool({ executablePath, maxPages: concurrency, retireAfterPages: 1_000, hostOverrides: FIXTURE_HOSTS, idleCloseMs: config().browserIdleCloseMs });
+    const measuredPool = new BrowserPool({ executablePath, maxPages: concurrency, retireAfterPages: 1_000, hostOverrides: FIXTURE_HOSTS, idleCloseMs: processConfig().browserIdleCloseMs });
     const ours = await withPeak(() =>
       runAll(urls, concurrency, async (url) => {
         const result = await render({ url, reuseKey: 'bench' } as RenderRequest, { pool: measuredPool, guard });
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   if (idlePool) {
     console.log(`\nright after the run: ${idlePool.processIds().length} Chromium processes, ${mb(totalPss())} PSS`);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-    console.log(`${IDLE_SECONDS} s idle (BROWSER_IDLE_CLOSE_MS ${config().browserIdleCloseMs}): ${idlePool.processIds().length} Chromium processes of the pool, ${chromiumPids().length} child processes, ${mb(totalPss())} PSS`);
+    console.log(`${IDLE_SECONDS} s idle (BROWSER_IDLE_CLOSE_MS ${processConfig().browserIdleCloseMs}): ${idlePool.processIds().length} Chromium processes of the pool, ${chromiumPids().length} child processes, ${mb(totalPss())} PSS`);
     await idlePool.close();
   }
   await site.close();

@@ -5,6 +5,7 @@
  * `CONFIG_VARIABLES`, so a variable added here is documented and checked everywhere.
  */
 import path from 'node:path';
+import { parseBoolean } from './boolean';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
@@ -53,12 +54,7 @@ const oneOf =
     return values.includes(value) ? value : fail(`expected one of ${values.join(', ')}, got "${raw}"`);
   };
 
-const boolean: Parser<boolean> = (raw) => {
-  const value = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
-  if (['0', 'false', 'no', 'off', ''].includes(value)) return false;
-  return fail(`expected true or false, got "${raw}"`);
-};
+const boolean: Parser<boolean> = (raw) => parseBoolean(raw, 'environment') ?? fail(`expected true or false, got "${raw}"`);
 
 const list: Parser<string[]> = (raw) =>
   raw
@@ -732,8 +728,8 @@ export function loadConfig(env: Environment): Config {
 
 let current: Config | undefined;
 
-/** The process's configuration, read from the environment on first use. */
-export function config(): Config {
+/** The process's configuration, read from its environment on first use (`loadConfig` reads any environment given). */
+export function processConfig(): Config {
   current ??= loadConfig(process.env);
   return current;
 }

@@ -13,7 +13,8 @@
 import { Context } from '@temporalio/activity';
 import type { CrawlCharges } from '../../core/crawls/charges';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
-import { crawlCollections, duplicateIndexes, ids, insertIgnoringDuplicates, isDuplicateKey, type ContentDoc, type UrlDoc } from '../../core/crawls/store';
+import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
+import { crawlCollections, ids, type ContentDoc, type UrlDoc } from '../../core/crawls/store';
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';

@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
+import { parseBoolean } from '../../core/boolean';
 import { problem, type ApiError, type ErrorCode } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
 import { announceDeprecation } from './deprecation';
@@ -165,12 +166,8 @@ const invalidScalar = Symbol('invalid');
 
 function coerceScalar(type: unknown, raw: string): unknown {
   switch (type) {
-    case 'boolean': {
-      const lowered = raw.trim().toLowerCase();
-      if (lowered === 'true' || lowered === '1') return true;
-      if (lowered === 'false' || lowered === '0') return false;
-      return invalidScalar;
-    }
+    case 'boolean':
+      return parseBoolean(raw) ?? invalidScalar;
     case 'integer':
       return /^-?\d{1,15}$/.test(raw.trim()) ? Number(raw) : invalidScalar;
     case 'number':

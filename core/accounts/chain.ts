@@ -27,6 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
+import { isDuplicateKey } from '../db';
 import type { Clock } from './clock';
 
 export interface ChainDocument<S> {
@@ -110,7 +111,6 @@ const MAX_BATCH = 256;
 const MAX_ATTEMPTS = 200;
 const MAX_CACHED_HEADS = 50_000;
 
-const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ChainStore<S, Op, R> {

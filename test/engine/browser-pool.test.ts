@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventually } from '../helpers/stack';
-import { config } from '../../core/config';
+import { processConfig } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';
@@ -21,7 +21,7 @@ describe('browser pool', function () {
   let privateListener: PrivateListener;
   const guard = testGuard();
   const newPool = (retireAfterPages = 100, maxPages = 2): BrowserPool =>
-    new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages, retireAfterPages, hostOverrides: FIXTURE_HOSTS });
+    new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages, retireAfterPages, hostOverrides: FIXTURE_HOSTS });
 
   before(async () => {
     privateListener = await startPrivateListener();
@@ -51,7 +51,7 @@ describe('browser pool', function () {
   });
 
   it('closes its browsers when idle past the limit, leaving no Chromium process, and renders again after', async () => {
-    const pool = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, idleCloseMs: 300 });
+    const pool = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, idleCloseMs: 300 });
     try {
       success(await render({ url: site.at('/dynamic') }, { pool, guard }));
       expect(pool.processIds().length).to.be.greaterThan(0);
@@ -165,7 +165,7 @@ describe('browser pool', function () {
     const launched: string[] = [];
     const retired: string[] = [];
     const pool = new BrowserPool({
-      executablePath: findChromium(config().chromiumPath),
+      executablePath: findChromium(processConfig().chromiumPath),
       maxPages: 1,
       retireAfterPages: 2,
       hostOverrides: FIXTURE_HOSTS,
