@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { billingOf, retryAfterMs } from '../../activities/crawl/fetcher';
 import { forEachLimited } from '../../activities/crawl/pages';
-import { HostGate, Semaphore } from '../../activities/crawl/politeness';
+import { HostGate } from '../../activities/crawl/politeness';
+import { Semaphore } from '../../core/semaphore';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
