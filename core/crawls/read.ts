@@ -6,6 +6,7 @@
  * status comes from the outcome block its position falls in.
  */
 import type { ResultPosition } from './cursor';
+import { CrawlEnds } from './ends';
 import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
 import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
 import type { Db } from 'mongodb';
@@ -30,12 +31,14 @@ export interface ResultItem {
 
 export class CrawlReader {
   readonly collections: CrawlCollections;
+  private readonly ends: CrawlEnds;
 
   constructor(
     db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.collections = crawlCollections(db);
+    this.ends = new CrawlEnds(db);
   }
 
   /** The crawl as its account sees it; null for a crawl of another account or none. */
@@ -50,7 +53,7 @@ export class CrawlReader {
     if (doc.status !== 'running' && doc.finished_at) {
       end = { _id: doc._id, status: doc.status, finished_at: doc.finished_at, ...(doc.stop_reason ? { stop_reason: doc.stop_reason } : {}), ...(doc.error ? { error: doc.error } : {}) };
     } else {
-      end = await this.collections.ends.findOne({ _id: doc._id });
+      end = await this.ends.read(doc._id);
     }
     if (!end) return { doc, status: 'running', settled: false };
     const windowOver = end.status === 'stopped' && this.now() > end.finished_at.getTime() + POST_STOP_WINDOW_MS;
