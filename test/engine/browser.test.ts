@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { parseBrowserParams, parseBlockResources, RENDER_ERRORS } from '../../engine/browser';
+import { parseBrowserParams, parseBlockResources, type BrowserParams } from '../../engine/browser';
+import { FAILURES } from '../../engine/failures';
 import { startResidentialProxy, RESIDENTIAL_MARK } from '../fixtures/browser/site';
 import { success, useHarness } from '../fixtures/browser/harness';
 
@@ -127,17 +128,17 @@ describe('browser render', function () {
   });
 
   it('maps failures to the Fetch error codes', () => {
-    expect(RENDER_ERRORS.target_forbidden.code).to.equal('REQS001');
-    expect(RENDER_ERRORS.invalid_parameter.code).to.equal('REQS004');
-    expect(RENDER_ERRORS.timeout.code).to.equal('CTX0002');
-    expect(RENDER_ERRORS.browser_crashed.code).to.equal('RESP001');
+    expect(FAILURES.target_forbidden.code).to.equal('REQS001');
+    expect(FAILURES.invalid_parameter.code).to.equal('REQS004');
+    expect(FAILURES.timeout.code).to.equal('CTX0002');
+    expect(FAILURES.browser_crashed.code).to.equal('RESP001');
   });
 });
 
 describe('browser parameters', () => {
   it('parses the browser parameters of a Fetch request', () => {
     const parsed = parseBrowserParams(
-      { wait: '500', wait_for: '#x', device: 'Mobile', window_width: '800', screenshot_fullpage: 'True', screenshot_format: 'jpeg', screenshot_quality: '60', block_resources: 'image, font' },
+      { wait: 500, wait_for: '#x', device: 'mobile', window_width: 800, screenshot_fullpage: true, screenshot_format: 'jpeg', screenshot_quality: 60, block_resources: 'image, font' },
       true,
     );
     expect(parsed).to.deep.equal({
@@ -154,16 +155,15 @@ describe('browser parameters', () => {
   });
 
   it('names the parameter at fault', () => {
-    const cases: Array<[Record<string, string>, boolean, string]> = [
-      [{ wait: '-1' }, true, 'wait'],
-      [{ wait: '30001' }, true, 'wait'],
-      [{ device: 'tablet' }, true, 'device'],
+    // Ranges, flags and enumerations are the schema's (api/fetch/params.ts): here, the rules between parameters.
+    const cases: Array<[BrowserParams, boolean, string]> = [
       [{ block_resources: 'image,video' }, true, 'block_resources'],
-      [{ screenshot: 'maybe' }, true, 'screenshot'],
-      [{ screenshot_quality: '50' }, true, 'screenshot_quality'],
+      [{ screenshot_quality: 50 }, true, 'screenshot_quality'],
+      [{ wait_for: 'div[' }, true, 'wait_for'],
       [{ js_instructions: '[{"hover": "#a"}]' }, true, 'js_instructions'],
       [{ wait_for: '#a' }, false, 'wait_for'],
-      [{ screenshot: 'true' }, false, 'screenshot'],
+      [{ wait: 0 }, false, 'wait'],
+      [{ screenshot: true }, false, 'screenshot'],
       [{ response_type: 'pdf' }, false, 'response_type'],
     ];
     for (const [params, jsRender, parameter] of cases) {
@@ -175,6 +175,8 @@ describe('browser parameters', () => {
 
   it('takes markdown and plain text without a browser', () => {
     for (const type of ['markdown', 'plaintext']) expect(parseBrowserParams({ response_type: type }, false).ok, type).to.equal(true);
+    // A screenshot flag sent off asks for nothing a browser does.
+    expect(parseBrowserParams({ screenshot: false, screenshot_fullpage: false }, false).ok).to.equal(true);
   });
 
   it('reads block_resources=none as blocking nothing and unset as the default', () => {
