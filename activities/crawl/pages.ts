@@ -3,11 +3,12 @@
  * through the slice's bill, the crawl's end checked before each page starts (a stop lets pages in
  * flight finish but starts no new one).
  */
-import { decodeHtml } from '../../engine/outputs/decode';
-import { extractLinks, isHtml, type PageLinks } from '../../core/crawls/links';
+import { decodeHtml, isHtml } from '../../engine';
+import { extractLinks, type PageLinks } from '../../core/crawls/links';
 import type { SliceBill } from '../../core/crawls/charges';
 import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
-import type { HostGate, Semaphore } from './politeness';
+import type { Semaphore } from '../../core/semaphore';
+import type { HostGate } from './politeness';
 
 export interface WorkItem {
   url: string;
@@ -94,8 +95,10 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     bill.giveBack(reserved - credits);
     const result: PageOutcome = { mark: failed ? 'x' : 'f', credits, status: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
     if (failed) return { ...result, detail: `The page answered ${outcome.status}.` };
-    const text = outcome.html ?? (isHtml(outcome.contentType, outcome.body) || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
-    if (text !== undefined && (outcome.html !== undefined || isHtml(outcome.contentType, outcome.body)) && item.open) {
+    const html = isHtml({ ...(outcome.contentType ? { contentType: outcome.contentType } : {}), body: outcome.body, rendered: outcome.html !== undefined });
+    // Text answers are kept too (output_format); only HTML is read for links.
+    const text = outcome.html ?? (html || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
+    if (text !== undefined && html && item.open) {
       result.links = extractLinks(text, outcome.finalUrl);
     }
     if (keepHtml && text !== undefined) result.html = text;
