@@ -5,7 +5,7 @@ import {
   detectBlock,
   InMemoryDomainRungStore,
   MongoDomainRungStore,
-  registrableDomain,
+  rungDomainOf,
   RUNGS,
   describeRung,
 } from '../../engine/escalation';
@@ -67,10 +67,10 @@ describe('auto-mode configurations', () => {
 
 describe('per-domain rung memory', () => {
   it('keys by registrable domain', () => {
-    expect(registrableDomain('https://www.shop.example.co.uk/a')).to.equal('example.co.uk');
-    expect(registrableDomain('http://app.fixture.test:8080/')).to.equal('fixture.test');
-    expect(registrableDomain('http://127.0.0.1:3000/')).to.equal('127.0.0.1');
-    expect(registrableDomain('http://[::1]:3000/')).to.equal('::1');
+    expect(rungDomainOf('https://www.shop.example.co.uk/a')).to.equal('example.co.uk');
+    expect(rungDomainOf('http://app.fixture.test:8080/')).to.equal('fixture.test');
+    expect(rungDomainOf('http://127.0.0.1:3000/')).to.equal('127.0.0.1');
+    expect(rungDomainOf('http://[::1]:3000/')).to.equal('::1');
   });
 
   it('forgets a rung once it expires (checked on read) and flags it stale past half its life', async () => {
