@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { canonicalJson } from '../../core/jobs/idempotency';
-import { extractLinks } from '../../core/crawls/links';
-import { isHtml } from '../../engine';
-import { decodeResultCursor, decodeListCursor, encodeListCursor, encodeResultCursor } from '../../core/crawls/cursor';
-import { checkStartUrl, normalizeLink, passesPatterns, registrableDomain, scopeOf, startKey } from '../../core/crawls/urls';
+import { canonicalJson } from '../../../core/jobs/idempotency';
+import { extractLinks } from '../../../core/crawls/links';
+import { isHtml } from '../../../engine';
+import { decodeResultCursor, decodeListCursor, encodeListCursor, encodeResultCursor } from '../../../core/crawls/cursor';
+import { checkStartUrl, normalizeLink, passesPatterns, registrableDomain, scopeOf, startKey } from '../../../core/crawls/urls';
 
 describe('crawl URLs', () => {
   const scope = scopeOf('http://www.shop.fixture.test:8080/start');
