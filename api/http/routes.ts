@@ -10,7 +10,9 @@ import type { Middleware } from 'koa';
 import { parseBoolean } from '../../core/boolean';
 import { problem, type ApiError, type ErrorCode } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
-import { announceDeprecation } from './deprecation';
+import { announceDeprecation, type Deprecation } from './deprecation';
+
+export type { Deprecation } from './deprecation';
 import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 
 export type JsonSchema = Record<string, unknown>;
@@ -75,15 +77,6 @@ interface RouteBase {
    * to what replaces it (deprecation.ts).
    */
   deprecated?: Deprecation;
-}
-
-export interface Deprecation {
-  /** When the route was deprecated (ISO 8601 date-time). */
-  since: string;
-  /** When it stops answering (ISO 8601 date-time), if decided. */
-  sunset?: string;
-  /** Where to read about the change or its replacement. */
-  link?: string;
 }
 
 /** A route served by Koa: its handler may use anything of a Koa context. */
