@@ -4,10 +4,12 @@
  * `ConfigError` naming the first bad variable. The README table and the docker-compose test both read
  * `CONFIG_VARIABLES`, so a variable added here is documented and checked everywhere.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseBoolean } from './boolean';
 
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
+/** The folder of package.json: this file's parent from the sources, two levels up from the build (dist/core). */
+export const PROJECT_ROOT = [path.resolve(__dirname, '..'), path.resolve(__dirname, '..', '..')].find((folder) => existsSync(path.join(folder, 'package.json'))) ?? path.resolve(__dirname, '..');
 
 export class ConfigError extends Error {
   constructor(
