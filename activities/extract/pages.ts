@@ -70,7 +70,7 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
       true,
     );
     const html = outcome.html;
-    if (outcome.mark !== 'f' || (outcome.status ?? 500) >= 300) return { ok: false, notHtml: false };
+    if (outcome.status !== 'fetched' || (outcome.httpStatus ?? 500) >= 300) return { ok: false, notHtml: false };
     // With neither a type nor a text there is nothing to judge: not a page, but not another kind of document either.
     const answer = { ...(outcome.contentType ? { contentType: outcome.contentType } : {}), ...(html !== undefined ? { body: html } : {}) };
     if ((answer.contentType !== undefined || answer.body !== undefined) && !isHtml(answer)) return { ok: false, notHtml: true };

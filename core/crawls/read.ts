@@ -7,7 +7,7 @@
  */
 import type { ResultPosition } from './cursor';
 import { CrawlEnds } from './ends';
-import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
+import { crawlCollections, ids, outcomeMarks, POST_STOP_WINDOW_MS, type ContentStatus, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
 import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
 import type { Db } from 'mongodb';
 
@@ -19,7 +19,7 @@ export interface CrawlView {
   settled: boolean;
 }
 
-export type ContentStatus = 'pending' | 'fetched' | 'failed';
+export type { ContentStatus };
 
 export interface ResultItem {
   url: string;
@@ -103,8 +103,7 @@ export class CrawlReader {
     const found = wanted.length > 0 ? await this.collections.outcomes.find({ _id: { $in: wanted } }).toArray() : [];
     const blocks = new Map(found.map((doc) => [doc._id, doc.s]));
     for (const item of items) {
-      const mark = (blocks.get(blockOf(item)) ?? '')[item.index % OUTCOME_BLOCK];
-      item.contentStatus = mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+      item.contentStatus = outcomeMarks.decode(blocks.get(blockOf(item)) ?? '', item.index % OUTCOME_BLOCK);
     }
   }
 

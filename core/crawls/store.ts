@@ -164,5 +164,19 @@ export const ids = {
   charge: (crawlId: string, k: number): string => `${crawlId}|${k}`,
 };
 
+/** A kept page's fetch outcome, as readers and slices speak of it. */
+export type ContentStatus = 'pending' | 'fetched' | 'failed';
+
+const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p' };
+
+/** The outcome documents' one-character marks (`s`), written and read only here. */
+export const outcomeMarks = {
+  encode: (statuses: ReadonlyArray<ContentStatus | undefined>): string => Array.from({ length: statuses.length }, (_, index) => MARK_OF[statuses[index] ?? 'pending']).join(''),
+  decode: (marks: string, position: number): ContentStatus => {
+    const mark = marks[position];
+    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+  },
+};
+
 /** Ten minutes after a stop, pages still in flight are no longer kept. */
 export const POST_STOP_WINDOW_MS = 10 * 60 * 1000;
