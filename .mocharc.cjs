@@ -1,7 +1,7 @@
-// The suite runs against the real stack, started once by test/setup/global.ts on free ports.
+// Shared by both runs of `npm test` (scripts/bootstrap.js): the unit suites (test/unit, no stack) and
+// the suites against the real stack, which add `--require test/setup/global.ts` to start it once on free ports.
 module.exports = {
   'node-option': ['import=tsx'],
-  require: ['test/setup/global.ts'],
   timeout: 120000,
   slow: 5000,
   reporter: 'spec',

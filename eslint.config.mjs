@@ -7,8 +7,10 @@ const nodeBuiltins = [
   'tls', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
 ];
 
+const processEnv = { object: 'process', property: 'env', message: 'Only core/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
+
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.stack/**', 'scripts/bootstrap.js', 'scripts/ferretdb/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.stack/**', 'dist/**', 'scripts/bootstrap.js', 'scripts/ferretdb/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,6 +23,21 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // One typed config module reads the environment (core/config.ts); everything else receives a Config.
+    files: ['**/*.ts'],
+    ignores: ['core/config.ts'],
+    rules: {
+      'no-restricted-properties': ['error', processEnv],
+    },
+  },
+  {
+    // The engine's one facade (engine/index.ts): the API, the activities and the worker stay off its inner modules.
+    files: ['api/**/*.ts', 'activities/**/*.ts', 'workers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/engine/*'], message: 'Import the fetch engine through engine/index.ts.' }] }],
     },
   },
   {
@@ -41,7 +58,11 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Use workflow time (the sandbox), not Date.now(), and never in logic that must replay.' }],
+      'no-restricted-properties': [
+        'error',
+        processEnv,
+        { object: 'Date', property: 'now', message: 'Use workflow time (the sandbox), not Date.now(), and never in logic that must replay.' },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports' }],
     },
   },

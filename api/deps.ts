@@ -3,7 +3,7 @@ import type { Config } from '../core/config';
 import type { Database } from '../core/db';
 import type { Logger } from '../core/log';
 import type { TemporalHandle } from '../core/temporal';
-import type { FetchService } from '../engine/service';
+import type { FetchService } from '../engine';
 
 /** What the API's handlers receive; built once in `api/main.ts`, or by tests. */
 export interface ApiDeps {

@@ -5,26 +5,27 @@
  */
 import cluster from 'node:cluster';
 import { createAccounts } from '../core/accounts';
-import { config as loadConfig } from '../core/config';
+import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
-import { createFetchService } from '../engine/service';
+import { createFetchService } from '../engine';
 import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { createMcpHttp } from './mcp/http';
 import { createApiServer } from './http/server';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = processConfig();
   if (config.apiProcesses > 1 && cluster.isPrimary) {
     const log = createLogger(config.logLevel, { component: 'api-supervisor' });
     await superviseApiProcesses({ processes: config.apiProcesses, port: config.port, log, shutdownTimeoutMs: config.shutdownTimeoutMs });
     return;
   }
   const log = createLogger(config.logLevel, { component: 'api' });
-  const db = await retryUntil('database', log, () => openDatabase(config, log));
+  const db = await retryUntil('database', log, () => openDatabase(config, log, { indexes: SERVICE_INDEXES }));
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();

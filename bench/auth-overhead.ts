@@ -19,8 +19,9 @@ import { createApp } from '../api/app';
 import { assumePrincipal } from '../api/auth/authenticate';
 import type { ApiDeps } from '../api/deps';
 import { createAccounts } from '../core/accounts';
-import { config as loadConfig } from '../core/config';
+import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { Stack } from '../scripts/stack/stack';
@@ -71,7 +72,7 @@ async function measure(url: string, headers: Record<string, string>, ms: number)
 }
 
 async function main(): Promise<void> {
-  const base = loadConfig();
+  const base = processConfig();
   const log = createLogger('error');
   let stack: Stack | undefined;
   let dataDir: string | undefined;
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
   }
   const database = `fetchplane_bench_${process.pid}`;
   const config = { ...base, mongodbUrl, mongodbDatabase: database };
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, { indexes: SERVICE_INDEXES });
   const temporal = connectTemporal({ temporalAddress: '127.0.0.1:7233', temporalNamespace: 'default' }); // lazy, never used
   const servers: Array<{ close(): Promise<void> }> = [];
   try {

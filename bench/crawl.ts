@@ -13,8 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccounts } from '../core/accounts';
-import { config as loadConfig, loadConfig as configFrom } from '../core/config';
+import { loadConfig as configFrom, processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { crawlWorkflowId } from '../core/crawls/workflow-names';
@@ -33,7 +34,7 @@ export interface BenchStack {
 /** A stack of our own on free ports, with an account that has credits enough. */
 export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-crawl-bench-'));
-  const config = { ...loadConfig(), dataDir };
+  const config = { ...processConfig(), dataDir };
   const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const stack = new Stack({
     config,
@@ -50,7 +51,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   await stack.start();
   const serviceConfig = configFrom(stack.component('api').spec.env);
   const log = createLogger('error');
-  const db = await openDatabase(serviceConfig, log);
+  const db = await openDatabase(serviceConfig, log, { indexes: SERVICE_INDEXES });
   const accounts = createAccounts({ db: db.db, config: serviceConfig, log });
   const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000 } });
   const { key } = await accounts.store.createKey(account._id, {});

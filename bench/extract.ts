@@ -16,6 +16,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig as configFrom } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { extractCollections, recipeId } from '../core/extract/store';
 import { createLogger } from '../core/log';
 import { applyRole, classify, extractEnvelope, pageShingles, parsePage } from '../engine/extract';
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
 
     // The same stages as api/fetch/extract.ts, with the recipe the service stored.
     const serviceConfig = configFrom(bench.stack.component('api').spec.env);
-    const db = await openDatabase(serviceConfig, createLogger('error'));
+    const db = await openDatabase(serviceConfig, createLogger('error'), { indexes: SERVICE_INDEXES });
     try {
       const { domains, recipes } = extractCollections(db.db);
       const version = (await domains.findOne({ _id: 'acme-homes.test' }))?.recipe_version ?? 0;
@@ -221,7 +222,7 @@ async function main(): Promise<void> {
         stages.push(['envelope (from bytes)', median(fromBytes)]);
         // All of it as the API runs it, with the page as the engine hands it over.
         const fetched: Page = { ok: true, status: 200, headers: [], body, contentType: 'text/html; charset=utf-8', finalUrl: near };
-        const params = parseFetchParams({ url: near, extract: 'auto' }, { url: near, extract: 'auto' });
+        const params = parseFetchParams({ url: near, extract: 'auto' });
         const whole = stageUs(() => shapeExtract(fetched, params, recipe, 200, false));
         console.log(`stages in this process (µs per call; best of 15 batches, the envelope a median): ${stages.map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}; total ${stages.reduce((sum, [, us]) => sum + us, 0).toFixed(0)}; shapeExtract as the API calls it ${whole.toFixed(0)}`);
         console.log(`  the envelope (median of 40 alternating batches): from the page's bytes ${median(fromBytes).toFixed(0)} µs, through JSON.stringify and UTF-8 encoding ${median(stringified).toFixed(0)} µs`);

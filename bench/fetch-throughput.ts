@@ -22,8 +22,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { createAccounts } from '../core/accounts';
-import { config as loadConfig } from '../core/config';
+import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import { Stack, type ComponentName } from '../scripts/stack/stack';
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-bench-'));
   const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const stack = new Stack({
-    config: { ...loadConfig(), dataDir },
+    config: { ...processConfig(), dataDir },
     ports: { api, ferretdb, temporal, temporalUi },
     serviceEnv: {
       LOG_LEVEL: 'warn',
@@ -140,8 +141,8 @@ async function main(): Promise<void> {
       bare.once('exit', (code) => reject(new Error(`the bare proxy exited (${code})`)));
     });
     await stack.start();
-    const config = { ...loadConfig(), mongodbUrl: stack.urls.mongodb };
-    const db = await openDatabase(config, log);
+    const config = { ...processConfig(), mongodbUrl: stack.urls.mongodb };
+    const db = await openDatabase(config, log, { indexes: SERVICE_INDEXES });
     const accounts = createAccounts({ db: db.db, config, log });
     const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000, concurrency: CONCURRENCY * 2 } });
     const { key } = await accounts.store.createKey(account._id);

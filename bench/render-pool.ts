@@ -17,7 +17,7 @@
  * over the same work: exact for the pool; the baseline loses what its helpers use in their last
  * ≤100 ms as the browser closes (about 8% of its figure), so its CPU per page reads a little low.
  */
-import { config } from '../core/config';
+import { processConfig } from '../core/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
 import { CpuMeter, markedProcesses, residentBytes } from '../engine/browser/processes';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';
@@ -30,7 +30,7 @@ const arg = (name: string, fallback: number): number => {
 
 const PAGES = arg('pages', 60);
 const CONCURRENCY = arg('concurrency', 2);
-const executablePath = findChromium(config().chromiumPath);
+const executablePath = findChromium(processConfig().chromiumPath);
 const guard = testGuard();
 
 /** The same rotation of local pages for both sides. */

@@ -12,7 +12,7 @@
  * Three accounts' requests take turns on recycled contexts (engine/browser/pool.ts), the rest get fresh
  * ones, so contexts are reused, evicted and closed with their browsers all along.
  */
-import { config } from '../core/config';
+import { processConfig } from '../core/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
 import { markedProcesses, residentBytes } from '../engine/browser/processes';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const privateListener = await startPrivateListener();
   const site = await startBrowserSite(privateListener.origin);
   const pool = new BrowserPool({
-    executablePath: findChromium(config().chromiumPath),
+    executablePath: findChromium(processConfig().chromiumPath),
     maxPages: CONCURRENCY,
     retireAfterPages: RETIRE_AFTER,
     hostOverrides: FIXTURE_HOSTS,

@@ -24,7 +24,7 @@
  * settings of their V8 heaps (`--max-semi-space-size=2`, say) against the same baseline.
  */
 import { parseArgs } from 'node:util';
-import { config, loadConfig } from '../core/config';
+import { loadConfig, processConfig } from '../core/config';
 import { findChromium } from '../engine/browser';
 import { LATE_PAGES, RESTLESS_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { startBenchStack, type BenchStack } from './crawl';
@@ -120,7 +120,7 @@ async function completeness(bench: BenchStack, site: Awaited<ReturnType<typeof s
 }
 
 async function memory(bench: BenchStack, site: Awaited<ReturnType<typeof startCompletenessSite>>): Promise<Map<number, Sample[]>> {
-  const executablePath = findChromium(config().chromiumPath);
+  const executablePath = findChromium(processConfig().chromiumPath);
   const urls = Array.from({ length: PAGES }, (_, index) => site.at(LATE[index % LATE.length] as string));
   const peaks = new Map<number, Sample[]>();
   console.log(`\n## 2. Peak memory of the whole service, ${PAGES} rendered pages (late pages), against one Playwright Chromium with a context per page\n`);

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Collection } from 'mongodb';
-import { childEnvironment, config as loadConfig } from '../core/config';
+import { childEnvironment, processConfig } from '../core/config';
 import { ensureFerretDb } from '../scripts/stack/binaries';
 import { ManagedProcess } from '../scripts/stack/process';
 import { freePort } from '../test/helpers/ports';
@@ -121,7 +121,7 @@ async function measure(server: Server, size: number, lookups: number, batches: n
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = processConfig();
   const env = childEnvironment({});
   const report = (line: string) => console.log(`[bench] ${line}`);
   const patched = await startServer('patched', ensureFerretDb(config.stackDir, env, true, report));

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { loadConfig as configFrom } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { startDelivery, webhookRetry } from '../core/webhooks/deliveries';
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   const bench = await startBenchStack({ WEBHOOK_CA_FILE: caFile, LOG_LEVEL: 'warn' });
   const receiver = await startWebhookReceiver();
   const config = configFrom(bench.stack.component('api').spec.env);
-  const db = await openDatabase(config, createLogger('error'));
+  const db = await openDatabase(config, createLogger('error'), { indexes: SERVICE_INDEXES });
   const temporal = connectTemporal(config);
   const events = createWebhookEvents(db.db);
   const retry = webhookRetry(config);

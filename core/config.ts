@@ -4,9 +4,12 @@
  * `ConfigError` naming the first bad variable. The README table and the docker-compose test both read
  * `CONFIG_VARIABLES`, so a variable added here is documented and checked everywhere.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parseBoolean } from './boolean';
 
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
+/** The folder of package.json: this file's parent from the sources, two levels up from the build (dist/core). */
+export const PROJECT_ROOT = [path.resolve(__dirname, '..'), path.resolve(__dirname, '..', '..')].find((folder) => existsSync(path.join(folder, 'package.json'))) ?? path.resolve(__dirname, '..');
 
 export class ConfigError extends Error {
   constructor(
@@ -53,12 +56,7 @@ const oneOf =
     return values.includes(value) ? value : fail(`expected one of ${values.join(', ')}, got "${raw}"`);
   };
 
-const boolean: Parser<boolean> = (raw) => {
-  const value = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
-  if (['0', 'false', 'no', 'off', ''].includes(value)) return false;
-  return fail(`expected true or false, got "${raw}"`);
-};
+const boolean: Parser<boolean> = (raw) => parseBoolean(raw, 'environment') ?? fail(`expected true or false, got "${raw}"`);
 
 const list: Parser<string[]> = (raw) =>
   raw
@@ -732,8 +730,8 @@ export function loadConfig(env: Environment): Config {
 
 let current: Config | undefined;
 
-/** The process's configuration, read from the environment on first use. */
-export function config(): Config {
+/** The process's configuration, read from its environment on first use (`loadConfig` reads any environment given). */
+export function processConfig(): Config {
   current ??= loadConfig(process.env);
   return current;
 }

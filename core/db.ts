@@ -2,27 +2,45 @@
  * MongoDB access shared by the API and the activities. The same code runs on MongoDB 7 and on
  * FerretDB 1.24 (local default), so it avoids what FerretDB lacks: transactions, change streams, TTL
  * indexes, `$lookup`, and atomic updates (FerretDB's updates are read-modify-write; see DESIGN.md).
- * Collections declare their indexes in `INDEXES`; `openDatabase` creates them at start-up.
+ *
+ * Each domain declares the indexes of its collections; a process's composition root passes them to
+ * `openDatabase` (core/indexes.ts lists them), so this module depends on no domain.
  */
-import { MongoClient, type Db, type IndexDescription } from 'mongodb';
-import { ACCOUNT_INDEXES } from './accounts/indexes';
-import { BATCH_INDEXES } from './batch/store';
-import { CRAWL_INDEXES } from './crawls/store';
-import { EXTRACT_INDEXES } from './extract/store';
+import { MongoClient, type Collection, type Db, type IndexDescription } from 'mongodb';
 import type { Config } from './config';
 import type { Logger } from './log';
 
-/** Indexes per collection, owned by the modules that use them and listed here so start-up creates them. */
-export const INDEXES: Record<string, IndexDescription[]> = {
-  self_checks: [{ key: { created_at: 1 }, name: 'created_at' }],
-  ...ACCOUNT_INDEXES,
-  ...CRAWL_INDEXES,
-  ...EXTRACT_INDEXES,
-  ...BATCH_INDEXES,
-};
+/** Indexes per collection, as a domain declares them. */
+export type IndexRegistration = Readonly<Record<string, IndexDescription[]>>;
 
 /** MongoDB's duplicate-key error (code 11000), as both engines raise it for a unique index. */
 export const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 11000;
+
+/** Write errors of an unordered insertMany that are all duplicate keys: their indexes; anything else rethrows. */
+export function duplicateIndexes(error: unknown): Set<number> {
+  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  if (list.length === 0) throw error;
+  const duplicates = new Set<number>();
+  for (const entry of list as Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }>) {
+    const code = entry.code ?? entry.err?.code;
+    const index = entry.index ?? entry.err?.index;
+    if (code !== 11000 || typeof index !== 'number') throw error;
+    duplicates.add(index);
+  }
+  return duplicates;
+}
+
+/** Inserts, ignoring documents that already exist (a retried write). */
+export async function insertIgnoringDuplicates<T extends { _id: string }>(collection: Collection<T>, docs: T[]): Promise<Set<number>> {
+  if (docs.length === 0) return new Set();
+  try {
+    await collection.insertMany(docs as never[], { ordered: false });
+    return new Set();
+  } catch (error) {
+    return duplicateIndexes(error);
+  }
+}
 
 export interface Database {
   client: MongoClient;
@@ -34,7 +52,7 @@ export interface Database {
 export async function openDatabase(
   config: Pick<Config, 'mongodbUrl' | 'mongodbDatabase'>,
   log: Logger,
-  options: { ensureIndexes?: boolean } = {},
+  options: { indexes?: readonly IndexRegistration[] } = {},
 ): Promise<Database> {
   if (!config.mongodbUrl) throw new Error('MONGODB_URL is not set and no local database was started');
   const client = new MongoClient(config.mongodbUrl, {
@@ -44,7 +62,7 @@ export async function openDatabase(
   });
   await client.connect();
   const db = client.db(config.mongodbDatabase);
-  if (options.ensureIndexes !== false) await ensureIndexes(db, log);
+  for (const registration of options.indexes ?? []) await ensureIndexes(db, registration, log);
   return {
     client,
     db,
@@ -55,8 +73,8 @@ export async function openDatabase(
   };
 }
 
-async function ensureIndexes(db: Db, log: Logger): Promise<void> {
-  for (const [collection, indexes] of Object.entries(INDEXES)) {
+async function ensureIndexes(db: Db, registration: IndexRegistration, log: Logger): Promise<void> {
+  for (const [collection, indexes] of Object.entries(registration)) {
     if (indexes.length === 0) continue;
     // One index per call: FerretDB 1.24 drops the connection (a server-side panic) when one
     // createIndexes call lists several indexes that already exist, as on every start after the first.

@@ -4,9 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
+import type { IndexRegistration } from './db';
 import type { Client } from '@temporalio/client';
 
 export const SELF_CHECKS = 'self_checks';
+
+export const SELF_CHECK_INDEXES: IndexRegistration = { [SELF_CHECKS]: [{ key: { created_at: 1 }, name: 'created_at' }] };
 
 export interface SelfCheckRecord {
   _id: string;

@@ -1,12 +1,10 @@
-/** The fetch engine's public surface: everything a caller (API route, activities, browser, escalation) imports. */
-export { createFetchEngine, type EngineConfig, type FetchEngine, type FetchEngineDeps } from './engine';
+/**
+ * The fetch engine's one public surface: what the API, the activities and the worker import (lint
+ * keeps them off the engine's inner modules). The engine's own folders import each other directly.
+ */
+export { createFetchEngine, type EngineConfig, type FetchEngine, type FetchEngineDeps } from './http/engine';
 export {
-  ENGINE_ERRORS,
-  blameFor,
   engineError,
-  errorCodeFor,
-  isTargetFault,
-  type Blame,
   type EngineError,
   type EngineErrorKind,
   type EngineFailure,
@@ -16,8 +14,27 @@ export {
   type EngineResult,
   type EngineSuccess,
   type EngineTimeouts,
-  type ErrorKindInfo,
 } from './types';
+export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
+export { createFetchService, type FetchService } from './service';
+export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
+export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
+export { BLOCKABLE_TYPES, parseBrowserParams, type BrowserParams } from './browser';
+export {
+  autoparse,
+  cssExtract,
+  decodeHtml,
+  detectCharset,
+  extractOutputs,
+  isHtml,
+  OUTPUT_KINDS,
+  parseCssExtractor,
+  parseOutputKinds,
+  toMarkdown,
+  toPlainText,
+  type OutputKind,
+} from './outputs';
+export * from './extract';
 export { createTargetGuard, classifyAddress, isPublicAddress, createHostResolver, type TargetGuard } from './safety';
 export { ACCEPT_ENCODING, DEFAULT_USER_AGENT } from './http/headers';
 export { SESSION_TTL_MS } from './proxies/sessions';

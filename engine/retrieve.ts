@@ -8,11 +8,12 @@
  */
 import type { ErrorCode } from '../core/errors';
 import type { Logger } from '../core/log';
-import { render, RENDER_ERRORS, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
-import type { FetchEngine } from './engine';
+import { render, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
+import type { FetchEngine } from './http/engine';
 import { configurationOf } from '../core/pricing';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
-import { ENGINE_ERRORS, type EngineMethod, type EngineProxyInfo } from './types';
+import { FAILURES, type FailureKind } from './failures';
+import type { EngineMethod, EngineProxyInfo } from './types';
 
 export interface RetrievalDeps {
   engine: FetchEngine;
@@ -70,12 +71,11 @@ export interface Page {
 }
 
 export interface RetrievalError {
-  /** The engine's failure kind, `exhausted` when every rung was blocked, `vetoed` when `beforeRung` said no. */
-  kind: string;
+  /** A row of the failure table: the engine's kind, `exhausted` when every rung was blocked, `vetoed` when `beforeRung` said no. */
+  kind: FailureKind;
+  /** The table's code for the kind, which the API answers with. */
   code: ErrorCode;
   detail: string;
-  /** Whose fault it is: the caller's request, the target, or this service. */
-  blame: 'caller' | 'target' | 'service';
   parameter?: string;
 }
 
@@ -90,9 +90,17 @@ export type RetrieveResult =
 
 const rungFor = (jsRender: boolean, premiumProxy: boolean): Rung => rungById(configurationOf({ jsRender, premiumProxy }).id)!;
 
-const failure = (error: RetrievalError): RetrievalFailure => ({ ok: false, error });
+/** A failure of `kind` with the table's code. */
+const retrievalError = (kind: FailureKind, detail: string, parameter?: string): RetrievalError => ({
+  kind,
+  code: FAILURES[kind].code,
+  detail,
+  ...(parameter ? { parameter } : {}),
+});
 
-const VETOED = failure({ kind: 'vetoed', code: 'AUTH004', detail: 'Not enough credits for the next configuration.', blame: 'caller' });
+const failure = (kind: FailureKind, detail: string, parameter?: string): RetrievalFailure => ({ ok: false, error: retrievalError(kind, detail, parameter) });
+
+const VETOED = failure('vetoed', 'Not enough credits for the next configuration.');
 
 export function createRetrieval(deps: RetrievalDeps) {
   const { engine, browsers, memory, log, renderLimits } = deps;
@@ -109,7 +117,7 @@ export function createRetrieval(deps: RetrievalDeps) {
   function browserProxy(request: RetrieveRequest, premium: boolean): { ok: true; proxy?: BrowserProxy; info?: EngineProxyInfo } | RetrievalFailure {
     if (!engine.proxies.uses({ premium })) return { ok: true };
     const choice = engine.proxies.choose({ premium, country: request.proxyCountry, sessionId: request.sessionId, exclude: new Set() });
-    if (!choice.ok) return failure({ kind: 'proxy_unavailable', code: 'RESP001', detail: choice.reason, blame: 'service' });
+    if (!choice.ok) return failure('proxy_unavailable', choice.reason);
     if (!choice.proxy) return { ok: true };
     const url = new URL(choice.proxy.url);
     return {
@@ -135,10 +143,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       },
       request.signal,
     );
-    if (!result.ok) {
-      const info = ENGINE_ERRORS[result.error.kind];
-      return failure({ kind: result.error.kind, code: info.code, detail: result.error.detail, blame: info.blame });
-    }
+    if (!result.ok) return failure(result.error.kind, result.error.detail);
     return {
       ok: true,
       status: result.status,
@@ -166,16 +171,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       },
       { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },
     );
-    if (!result.ok) {
-      const info = RENDER_ERRORS[result.error.kind];
-      return failure({
-        kind: result.error.kind,
-        code: info.code,
-        detail: result.error.detail,
-        blame: info.blame,
-        ...(result.error.parameter ? { parameter: result.error.parameter } : {}),
-      });
-    }
+    if (!result.ok) return failure(result.error.kind, result.error.detail, result.error.parameter);
     const contentType = result.headers.find(([name]) => name === 'content-type')?.[1];
     return {
       ok: true,
@@ -206,14 +202,8 @@ export function createRetrieval(deps: RetrievalDeps) {
       target = undefined;
     }
     const verdict = target ? await guard(target).catch(() => ({ allowed: false as const, reason: 'the target check failed' })) : undefined;
-    if (verdict && !verdict.allowed) return { kind: 'target_forbidden', code: 'REQS001', detail: verdict.reason, blame: 'caller' };
-    return {
-      kind: 'premium_unavailable',
-      code: 'REQS004',
-      detail: 'premium_proxy: this service has no premium proxies configured; send premium_proxy=false, or mode=auto.',
-      blame: 'service',
-      parameter: 'premium_proxy',
-    };
+    if (verdict && !verdict.allowed) return retrievalError('target_forbidden', verdict.reason);
+    return retrievalError('premium_unavailable', 'premium_proxy: this service has no premium proxies configured; send premium_proxy=false, or mode=auto.', 'premium_proxy');
   }
 
   const fetcherFor = (rung: Rung) => (rung.engine === 'rendered' ? fetchRendered : fetchPlain);
@@ -240,19 +230,15 @@ export function createRetrieval(deps: RetrievalDeps) {
       // Rungs this deployment cannot run (premium proxies that are not configured) are never tried nor billed.
       const { needsBrowser } = request.mode;
       const rungs = RUNGS.filter((rung) => (!needsBrowser || rung.engine === 'rendered') && (premiumAvailable || !rung.premiumProxy));
-      // A missing wait_for selector is the caller's expectation, and a time-out says nothing of a block
-      // (under our own load it is ours): neither earns a dearer configuration.
-      const stopKinds = new Set(['invalid_request', 'invalid_parameter', 'target_forbidden', 'dns_failed', 'too_large', 'aborted', 'pool_closed', 'vetoed', 'selector_not_found', 'timeout']);
       const { acceptAsIs } = request;
       const ladder = await runLadder<RetrieveRequest, Page, RetrievalFailure>(request, { fetchPlain: vetted, fetchRendered: vetted }, memory, {
         rungs,
-        stopKinds,
         log,
         ...(acceptAsIs ? { detect: (response) => (acceptAsIs(response as Page) ? { blocked: false } : detectBlock(response)) } : {}),
       });
       if (ladder.ok) return { ok: true, rung: ladder.rung, page: ladder.result, attempts: ladder.attempts };
       if (ladder.reason === 'stopped') return { ok: false, error: ladder.failure.error, rung: ladder.rung, attempts: ladder.attempts };
-      return { ok: false, error: { kind: 'exhausted', code: ladder.code, detail: ladder.detail, blame: 'target' }, attempts: ladder.attempts };
+      return { ok: false, error: retrievalError('exhausted', ladder.detail), attempts: ladder.attempts };
     },
   };
 }

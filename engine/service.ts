@@ -6,7 +6,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
 import { BrowserPool, browserPoolOptionsFromConfig, renderLimitsFromConfig } from './browser';
-import { createFetchEngine, type FetchEngine } from './engine';
+import { createFetchEngine, type FetchEngine } from './http/engine';
 import { createRungMemory, MongoDomainRungStore } from './escalation';
 import { createRetrieval, type Retrieval } from './retrieve';
 

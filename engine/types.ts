@@ -1,9 +1,8 @@
 /**
  * What goes into the plain fetch engine and what comes out. Failures are values with a string `kind`;
- * `ENGINE_ERRORS` says, per kind, which Fetch error code the API answers with and whose fault it is,
- * so callers (the Fetch route, crawl and batch activities, escalation) branch on data, not on classes.
+ * the failure table (failures.ts) says, per kind, which Fetch error code the API answers with, whose
+ * fault it is and what may help, so callers branch on data, not on classes.
  */
-import type { ErrorCode } from '../core/errors';
 
 export type EngineMethod = 'GET' | 'POST' | 'PUT';
 
@@ -89,42 +88,6 @@ export interface EngineFailure {
 }
 
 export type EngineResult = EngineSuccess | EngineFailure;
-
-/**
- * Whose fault a failure is: `caller` (the request asked for something refused), `target` (the site
- * did not answer usefully: another configuration may work) or `service` (ours: proxies, bugs).
- */
-export type Blame = 'caller' | 'target' | 'service';
-
-export interface ErrorKindInfo {
-  code: ErrorCode;
-  blame: Blame;
-  /** Whether the same request may succeed if tried again later or under another configuration. */
-  retryable: boolean;
-}
-
-export const ENGINE_ERRORS: Readonly<Record<EngineErrorKind, ErrorKindInfo>> = {
-  invalid_request: { code: 'REQS004', blame: 'caller', retryable: false },
-  target_forbidden: { code: 'REQS001', blame: 'caller', retryable: false },
-  dns_failed: { code: 'RESP007', blame: 'target', retryable: false },
-  connect_failed: { code: 'RESP001', blame: 'target', retryable: true },
-  tls_failed: { code: 'RESP001', blame: 'target', retryable: false },
-  timeout: { code: 'CTX0002', blame: 'target', retryable: true },
-  too_large: { code: 'RESP005', blame: 'target', retryable: false },
-  too_many_redirects: { code: 'RESP001', blame: 'target', retryable: false },
-  protocol_error: { code: 'RESP001', blame: 'target', retryable: true },
-  proxy_failed: { code: 'RESP001', blame: 'service', retryable: true },
-  proxy_unavailable: { code: 'RESP001', blame: 'service', retryable: false },
-  aborted: { code: 'CTX0002', blame: 'caller', retryable: true },
-  internal: { code: 'internal_error', blame: 'service', retryable: true },
-};
-
-/** The Fetch error code (core/errors.ts) the API answers an engine failure with. */
-export const errorCodeFor = (kind: EngineErrorKind): ErrorCode => ENGINE_ERRORS[kind].code;
-
-export const blameFor = (kind: EngineErrorKind): Blame => ENGINE_ERRORS[kind].blame;
-
-export const isTargetFault = (error: EngineError): boolean => ENGINE_ERRORS[error.kind].blame === 'target';
 
 export const engineError = (kind: EngineErrorKind, detail: string, extra: Omit<EngineError, 'kind' | 'detail'> = {}): EngineFailure => ({
   ok: false,

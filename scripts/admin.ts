@@ -8,11 +8,12 @@
 import { parseArgs } from 'node:util';
 import { createAccounts, isAccountsError, periodOf, type Accounts } from '../core/accounts';
 import { isPeriod } from '../core/accounts/periods';
-import { config as loadConfig, ConfigError } from '../core/config';
+import { processConfig, ConfigError } from '../core/config';
 import type { Db } from 'mongodb';
 import { createRunReader, runStatusOf } from '../core/batch/runs';
 import { batchCollections } from '../core/batch/store';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
@@ -208,12 +209,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command === '' && !parsed.values.help ? 2 : 0;
   }
-  const config = loadConfig();
+  const config = processConfig();
   const log = createLogger('error', { component: 'admin' }, (line) => process.stderr.write(`${line}\n`));
   const mongodbUrl = config.mongodbUrl ?? `mongodb://127.0.0.1:${config.ferretdbPort}/`;
   let db;
   try {
-    db = await openDatabase({ mongodbUrl, mongodbDatabase: config.mongodbDatabase }, log);
+    db = await openDatabase({ mongodbUrl, mongodbDatabase: config.mongodbDatabase }, log, { indexes: SERVICE_INDEXES });
   } catch (error) {
     process.stderr.write(`cannot reach the database at ${mongodbUrl} (${(error as Error).message}); start the stack with \`npm start\` or set MONGODB_URL\n`);
     return 1;

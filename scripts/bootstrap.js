@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The entry of `npm start`, `npm test`, `npm run admin` and `npm run mcp`. It runs before the dependencies exist, so it
+// The entry of `npm start`, `npm test`, `npm run test:unit`, `npm run admin` and `npm run mcp`. It runs before the dependencies exist, so it
 // uses nothing but Node: it installs them when node_modules is missing or older than the lock file
 // (`npm install`, which follows the lock: `npm ci` refuses locks without other platforms' optional packages),
 // then hands over to the TypeScript entry point and passes signals on to it.
@@ -53,6 +53,29 @@ function run(command, args) {
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 const tsx = (script, args = []) => run(process.execPath, ['--import', 'tsx', path.join(root, script), ...args]);
 
+const UNIT_SPEC = 'test/unit/**/*.test.ts';
+
+/**
+ * The unit suites (test/unit: pure modules, no stack) run first, by themselves; then the suites that
+ * need the stack, with the global fixture that starts it (test/setup/global.ts). Files given as
+ * arguments go to the run they belong to; options go to both.
+ */
+async function runSuites(args, { stack = true } = {}) {
+  const options = args.filter((arg) => arg.startsWith('-'));
+  const files = args.filter((arg) => !arg.startsWith('-'));
+  const isUnit = (file) => file.replace(/^\.\//, '').startsWith('test/unit/');
+  const unitFiles = files.length > 0 ? files.filter(isUnit) : [UNIT_SPEC];
+  const stackFiles = files.length > 0 ? files.filter((file) => !isUnit(file)) : ['test/**/*.test.ts'];
+  if (unitFiles.length > 0) {
+    console.log('[fetchplane] unit suites (no stack)');
+    const code = await run(bin('mocha'), [...options, ...unitFiles]);
+    if (code !== 0 || !stack) return code;
+  }
+  if (!stack || stackFiles.length === 0) return 0;
+  console.log('[fetchplane] suites against the stack');
+  return run(bin('mocha'), ['--require', 'test/setup/global.ts', '--ignore', UNIT_SPEC, ...options, ...stackFiles]);
+}
+
 async function main() {
   const [command, ...args] = process.argv.slice(2);
   ensureDependencies(command === 'mcp');
@@ -70,10 +93,14 @@ async function main() {
       console.log('[fetchplane] linting');
       code = await run(bin('eslint'), ['.']);
       if (code !== 0) return code;
-      return run(bin('mocha'), args.length > 0 ? args : ['test/**/*.test.ts']);
+      code = await tsx('scripts/import-cycles.ts');
+      if (code !== 0) return code;
+      return runSuites(args);
     }
+    case 'test:unit':
+      return runSuites(args.length > 0 ? args : [UNIT_SPEC], { stack: false });
     default:
-      console.error(`usage: node scripts/bootstrap.js start|test|admin|mcp [args]`);
+      console.error(`usage: node scripts/bootstrap.js start|test|test:unit|admin|mcp [args]`);
       return 2;
   }
 }

@@ -2,14 +2,14 @@
  * `npm start`: obtains what is missing, starts the whole stack with data under DATA_DIR, prints where
  * everything is, and stops it all in order on Ctrl-C or SIGTERM.
  */
-import { config as loadConfig, ConfigError } from '../core/config';
+import { processConfig, ConfigError } from '../core/config';
 import { MissingPieceError } from './stack/binaries';
 import { Stack } from './stack/stack';
 
 const say = (line: string) => process.stdout.write(`[fetchplane] ${line}\n`);
 
 async function main(): Promise<number> {
-  const config = loadConfig();
+  const config = processConfig();
   const started = Date.now();
   const stack = new Stack({ config, echo: process.stdout, report: say });
   let stopping: Promise<void> | undefined;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { PROJECT_ROOT, config as loadConfig } from '../core/config';
+import { PROJECT_ROOT, processConfig } from '../core/config';
 import { createLogger, type Logger } from '../core/log';
 
 const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
@@ -65,7 +65,7 @@ function quietLogger(log: Logger) {
 }
 
 if (require.main === module) {
-  const config = loadConfig();
+  const config = processConfig();
   const log = createLogger(config.logLevel, { component: 'bundle' });
   workflowBundlePath(config.stackDir, log).then(
     (file) => log.info('workflow bundle ready', { path: file }),

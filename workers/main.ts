@@ -4,13 +4,14 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { createActivities } from '../activities';
 import { autoPageFetcher } from '../activities/crawl';
 import { createAccounts } from '../core/accounts';
-import { config as loadConfig } from '../core/config';
+import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
+import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger, type Logger } from '../core/log';
 import { createTaskRunner } from '../api/fetch/task';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
-import { createFetchService } from '../engine/service';
+import { createFetchService } from '../engine';
 import { workflowBundlePath } from './bundle';
 import { ensureSchedules } from './schedules';
 
@@ -41,7 +42,7 @@ async function ensureSearchAttributes(address: string, namespace: string, log: L
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = processConfig();
   const log = createLogger(config.logLevel, { component: 'worker' });
   installRuntimeLogger(log.child({ source: 'temporal' }), config.logLevel);
   const address = config.temporalAddress;
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
 
   const [codePath, db, connection] = await Promise.all([
     workflowBundlePath(config.stackDir, log),
-    retryUntil('database', log, () => openDatabase(config, log)),
+    retryUntil('database', log, () => openDatabase(config, log, { indexes: SERVICE_INDEXES })),
     retryUntil('temporal', log, () => NativeConnection.connect({ address })),
   ]);
   await retryUntil('temporal operator', log, () => ensureSearchAttributes(address, config.temporalNamespace, log));

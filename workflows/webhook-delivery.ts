@@ -19,8 +19,8 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     retry: {
       initialInterval: input.retry.initialMs,
       backoffCoefficient: 2,
+      // Which failures are worth another attempt is the activity's to say (the failure table).
       maximumInterval: input.retry.maxIntervalMs,
-      nonRetryableErrorTypes: ['webhook_event_missing', 'signing_unavailable', 'signing_key_missing'],
     },
   });
   const { recordWebhookGaveUp } = proxyActivities<Activities>({

@@ -1,18 +1,18 @@
 /** The Batch activities, built once per worker with their dependencies. */
-import { ApplicationFailure } from '@temporalio/activity';
+import { activityFailure } from '../failures';
 import { isAccountsError, refusalError, type Principal } from '../../core/accounts';
 import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { createJobSchedules } from '../../core/batch/schedules';
 import { batchCollections, type JobDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
 import { writeExport } from '../../core/batch/exports';
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/jobs';
-import { insertIgnoringDuplicates } from '../../core/crawls/store';
+import { insertIgnoringDuplicates } from '../../core/db';
 import { derivedId } from '../../core/ids';
 import { webhookRetry } from '../../core/webhooks/deliveries';
 import { CrawlCharges } from '../../core/crawls/charges';
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { createWebhookEvents } from '../../core/webhooks/events';
-import { Semaphore } from '../crawl/politeness';
+import { Semaphore } from '../../core/semaphore';
 import type { ActivityDeps } from '../deps';
 import { runBatchSlice, type RunControl } from './slice';
 
@@ -154,7 +154,7 @@ export function batchActivities(deps: ActivityDeps) {
      */
     async batchRunEnd(input: RunEndInput): Promise<{ webhook?: { key: string; eventId: string } }> {
       const run = await collections.runs.findOne({ _id: input.runId });
-      if (!run) throw ApplicationFailure.nonRetryable(`run ${input.runId} does not exist`, 'run_missing');
+      if (!run) throw activityFailure('run_missing', `run ${input.runId} does not exist`);
       return recordEnd(run, input.status, input.stats, input.failure);
     },
 

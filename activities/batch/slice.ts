@@ -16,9 +16,8 @@ import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { batchCollections, CONTENT_CHUNK, ids, PACK_BODY_LIMIT, PACK_SIZE, readResultDoc, readSlice, toResultRecord, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
 import type { CrawlCharges, SliceBill } from '../../core/crawls/charges';
-import { insertIgnoringDuplicates } from '../../core/crawls/store';
-import { isDuplicateKey } from '../../core/db';
-import type { Semaphore } from '../crawl/politeness';
+import { insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
+import type { Semaphore } from '../../core/semaphore';
 import type { TaskOutcome, TaskRunner } from '../deps';
 
 export interface SliceDeps {

@@ -6,7 +6,7 @@
  * is what workers use.
  */
 import type { FetchEngine } from '../../engine';
-import type { Page, Retrieval } from '../../engine/retrieve';
+import type { Page, Retrieval } from '../../engine';
 
 export interface PageFetchRequest {
   url: string;

@@ -1,6 +1,7 @@
 /** The crawl activities, built once per worker with their dependencies. */
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { CrawlCharges } from '../../core/crawls/charges';
+import { CrawlEnds } from '../../core/crawls/ends';
 import { crawlJobChecker } from '../../core/crawls/jobs';
 import type { SliceInput, SliceResult } from '../../core/crawls/types';
 import type { ActivityDeps } from '../deps';
@@ -27,6 +28,7 @@ export function createCrawlRuntime(deps: ActivityDeps): CrawlRuntime {
 export function crawlActivities(deps: ActivityDeps, runtime: CrawlRuntime = createCrawlRuntime(deps)) {
   const charges = new CrawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
+  const ends = new CrawlEnds(deps.db);
   return {
     /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */
     async crawlSlice(input: SliceInput): Promise<SliceResult> {
@@ -34,7 +36,7 @@ export function crawlActivities(deps: ActivityDeps, runtime: CrawlRuntime = crea
     },
     /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
     async publishCrawl(input: PublishInput): Promise<PublishResult> {
-      return publishCrawl({ db: deps.db, activeJobs, runtime }, input);
+      return publishCrawl({ db: deps.db, ends, activeJobs, runtime }, input);
     },
   };
 }

@@ -3,11 +3,13 @@
  * through the slice's bill, the crawl's end checked before each page starts (a stop lets pages in
  * flight finish but starts no new one).
  */
-import { decodeHtml } from '../../engine/outputs/decode';
-import { extractLinks, isHtml, type PageLinks } from '../../core/crawls/links';
+import { decodeHtml, isHtml } from '../../engine';
+import { extractLinks, type PageLinks } from '../../core/crawls/links';
 import type { SliceBill } from '../../core/crawls/charges';
+import type { ContentStatus } from '../../core/crawls/store';
 import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
-import type { HostGate, Semaphore } from './politeness';
+import type { Semaphore } from '../../core/semaphore';
+import type { HostGate } from './politeness';
 
 export interface WorkItem {
   url: string;
@@ -19,13 +21,13 @@ export interface WorkItem {
 }
 
 export interface PageOutcome {
-  /** `f` fetched, `x` failed, `p` not fetched (the crawl ended first). */
-  mark: 'f' | 'x' | 'p';
+  /** `pending`: not fetched (the crawl ended first, or the account could not pay). */
+  status: ContentStatus;
   credits: number;
   links?: PageLinks;
   /** Text of the page, when it is HTML or text (for `output_format`). */
   html?: string;
-  status?: number;
+  httpStatus?: number;
   /** Where the page was answered from, after redirects, and what it said it is. */
   finalUrl?: string;
   contentType?: string;
@@ -51,7 +53,7 @@ const MAX_RETRY_AFTER_TRIES = 2;
 export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
   const host = new URL(item.url).host;
   for (let attempt = 0; ; attempt++) {
-    if (attempt > 0 && (await runner.ended())) return { mark: 'p', credits: 0 };
+    if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
     const leaveCrawl = await runner.crawlLimit.acquire();
     let reserved = 0;
     let outcome;
@@ -79,7 +81,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     if (!outcome.ok) {
       bill.giveBack(reserved);
       // A page the account cannot pay for is not fetched at all.
-      return outcome.vetoed ? { mark: 'p', credits: 0, detail: outcome.detail, refused: true } : { mark: 'x', credits: 0, detail: outcome.detail };
+      return outcome.vetoed ? { status: 'pending', credits: 0, detail: outcome.detail, refused: true } : { status: 'failed', credits: 0, detail: outcome.detail };
     }
     const wait = retryAfterMs(outcome.status, outcome.headers);
     if (wait !== undefined) {
@@ -92,10 +94,12 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     const { billable, failed } = billingOf(outcome.status);
     const credits = billable ? outcome.credits : 0;
     bill.giveBack(reserved - credits);
-    const result: PageOutcome = { mark: failed ? 'x' : 'f', credits, status: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
+    const result: PageOutcome = { status: failed ? 'failed' : 'fetched', credits, httpStatus: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
     if (failed) return { ...result, detail: `The page answered ${outcome.status}.` };
-    const text = outcome.html ?? (isHtml(outcome.contentType, outcome.body) || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
-    if (text !== undefined && (outcome.html !== undefined || isHtml(outcome.contentType, outcome.body)) && item.open) {
+    const html = isHtml({ ...(outcome.contentType ? { contentType: outcome.contentType } : {}), body: outcome.body, rendered: outcome.html !== undefined });
+    // Text answers are kept too (output_format); only HTML is read for links.
+    const text = outcome.html ?? (html || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);
+    if (text !== undefined && html && item.open) {
       result.links = extractLinks(text, outcome.finalUrl);
     }
     if (keepHtml && text !== undefined) result.html = text;

@@ -1,32 +1,7 @@
 /**
  * Politeness inside one worker: at most `perHost` requests at once to a host, at least `delayMs`
- * between two request starts to it, and a pause when a host answers with `Retry-After`. Also the
- * per-crawl limit shared by the slices of a crawl running in this worker.
+ * between two request starts to it, and a pause when a host answers with `Retry-After`.
  */
-
-export class Semaphore {
-  private active = 0;
-  private readonly waiters: Array<() => void> = [];
-
-  constructor(private readonly limit: number) {}
-
-  async acquire(): Promise<() => void> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    else this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiters.shift();
-      if (next) next();
-      else this.active--;
-    };
-  }
-
-  get idle(): boolean {
-    return this.active === 0 && this.waiters.length === 0;
-  }
-}
 
 interface HostState {
   active: number;

@@ -1,12 +1,13 @@
 /**
  * The workflow's single writer of a crawl's documents. It appends a batch of commits (slices whose
- * kept URLs become readable results), sets the counters, and when the crawl's end is decided inserts
- * the end record (the stop call may have inserted one first: the first insert wins and is returned)
- * and frees the account's active-job slot. The workflow never runs two publishes of a crawl at once,
+ * kept URLs become readable results), sets the counters, and when the crawl's end is decided records
+ * it with `recordEnd` (the stop call may have recorded one first: the first wins and is returned). The workflow never runs two publishes of a crawl at once,
  * so the crawl document has one writer (FerretDB updates are not atomic).
  */
 import type { ActiveJobs } from '../../core/jobs/active-jobs';
-import { crawlCollections, ids, insertIgnoringDuplicates, isDuplicateKey, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
+import { recordEnd, type CrawlEnds } from '../../core/crawls/ends';
+import { insertIgnoringDuplicates } from '../../core/db';
+import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
 import type { CrawlEnd, Progress } from '../../core/crawls/types';
 import type { Db } from 'mongodb';
 import type { CrawlRuntime } from './runtime';
@@ -27,6 +28,7 @@ export interface PublishResult {
 
 export interface PublishDeps {
   db: Db;
+  ends: CrawlEnds;
   activeJobs: ActiveJobs;
   runtime: CrawlRuntime;
 }
@@ -35,20 +37,12 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
   const { crawlId, progress } = input;
   const collections = crawlCollections(deps.db);
   let end: CrawlEndDoc | null = null;
-  if (input.end) {
-    try {
-      await collections.ends.insertOne({ _id: crawlId, ...input.end, finished_at: new Date() });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
-    end = await collections.ends.findOne({ _id: crawlId });
-    await deps.activeJobs.release(crawlId);
-  }
+  if (input.end) end = await recordEnd(deps, crawlId, input.end);
 
   let commits = progress.commits;
   let droppedKept = 0;
   if (commits.length > 0) {
-    end ??= await collections.ends.findOne({ _id: crawlId });
+    end ??= await deps.ends.read(crawlId);
     if (end?.status === 'stopped' && Date.now() > end.finished_at.getTime() + POST_STOP_WINDOW_MS) {
       droppedKept = commits.reduce((sum, commit) => sum + commit.kept, 0);
       commits = [];

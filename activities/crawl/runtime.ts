@@ -4,9 +4,10 @@
  * it is a duplicate without asking the database) and a short-lived cache of whether a crawl ended.
  */
 import type { Db } from 'mongodb';
-import { crawlCollections } from '../../core/crawls/store';
+import { CrawlEnds } from '../../core/crawls/ends';
 import type { PageFetcher } from './fetcher';
-import { HostGate, Semaphore } from './politeness';
+import { Semaphore } from '../../core/semaphore';
+import { HostGate } from './politeness';
 
 const ENDED_TTL_MS = 150;
 const SEEN_PER_CRAWL = 200_000;
@@ -27,13 +28,13 @@ export class CrawlRuntime {
   private readonly limits = new Map<string, { limit: Semaphore; users: number }>();
   private readonly seenSets = new Map<string, Set<string>>();
   private readonly endChecks = new Map<string, { at: number; ended: Promise<boolean> }>();
-  private readonly ends;
+  private readonly ends: CrawlEnds;
 
   constructor(options: CrawlRuntimeOptions) {
     this.fetcher = options.fetcher;
     this.gate = new HostGate(options.hostConcurrency, options.hostDelayMs);
     this.retryAfterMaxMs = options.retryAfterMaxMs;
-    this.ends = crawlCollections(options.db).ends;
+    this.ends = new CrawlEnds(options.db);
   }
 
   /** The crawl's page limit in this worker, shared by its slices running here; call `done` after. */
@@ -76,7 +77,7 @@ export class CrawlRuntime {
     const now = Date.now();
     const cached = this.endChecks.get(crawlId);
     if (cached && now - cached.at < ENDED_TTL_MS) return cached.ended;
-    const ended = this.ends.findOne({ _id: crawlId }, { projection: { _id: 1 } }).then((doc) => doc !== null);
+    const ended = this.ends.exists(crawlId);
     this.endChecks.set(crawlId, { at: now, ended });
     if (this.endChecks.size > 1_000) {
       for (const [id, check] of this.endChecks) if (now - check.at > ENDED_TTL_MS) this.endChecks.delete(id);

@@ -13,7 +13,8 @@
 import { Context } from '@temporalio/activity';
 import type { CrawlCharges } from '../../core/crawls/charges';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
-import { crawlCollections, duplicateIndexes, ids, insertIgnoringDuplicates, isDuplicateKey, type ContentDoc, type UrlDoc } from '../../core/crawls/store';
+import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
+import { crawlCollections, ids, outcomeMarks, type ContentDoc, type ContentStatus, type UrlDoc } from '../../core/crawls/store';
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';
@@ -43,7 +44,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
     const own = retried ? await ownClaims(deps, spec.crawlId, k) : new Map<string, UrlDoc>();
     const payer = await deps.accounts.principalFor(spec.accountId, spec.keyId);
     const bill = await deps.charges.open(spec.crawlId, k, payer, retried, items.length);
-    const outcomes: PageOutcome[] = items.map(() => ({ mark: 'p', credits: 0 }));
+    const outcomes: PageOutcome[] = items.map(() => ({ status: 'pending', credits: 0 }));
     let refused = false;
     const crawl = deps.runtime.crawl(spec.crawlId, input.tuning.concurrency);
     const runner: PageRunner = {
@@ -77,8 +78,8 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
 
-    const fetched = outcomes.filter((outcome) => outcome.mark !== 'p').length;
-    const failed = outcomes.filter((outcome) => outcome.mark === 'x').length;
+    const fetched = outcomes.filter((outcome) => outcome.status !== 'pending').length;
+    const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;
     const seed = k === 0 ? seedVerdict(outcomes[0]) : undefined;
     return {
       k,
@@ -100,8 +101,8 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
 }
 
 function seedVerdict(outcome: PageOutcome | undefined): SliceResult['seed'] {
-  if (outcome?.mark === 'f') return { ok: true };
-  if (outcome?.mark === 'p') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
+  if (outcome?.status === 'fetched') return { ok: true };
+  if (outcome?.status === 'pending') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
   return { ok: false, detail: outcome?.detail ? `The start URL could not be read: ${outcome.detail}` : 'The start URL could not be read.' };
 }
 
@@ -196,18 +197,18 @@ async function writeFound(deps: SliceDeps, crawlId: string, k: number, attempt: 
 
 /** One outcome document per block of results fetched here (ranges start on block boundaries). */
 async function writeOutcomes(deps: SliceDeps, input: SliceInput, items: WorkItem[], outcomes: PageOutcome[]): Promise<void> {
-  const blocks = new Map<string, string[]>();
+  const blocks = new Map<string, ContentStatus[]>();
   items.forEach((item, index) => {
     if (!item.src) return;
     const block = Math.floor(item.src.index / OUTCOME_BLOCK);
     const id = ids.outcome(input.spec.crawlId, item.src.k, block);
-    const marks = blocks.get(id) ?? [];
-    marks[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.mark ?? 'p';
-    blocks.set(id, marks);
+    const statuses = blocks.get(id) ?? [];
+    statuses[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.status ?? 'pending';
+    blocks.set(id, statuses);
   });
   const { outcomes: collection } = crawlCollections(deps.db);
-  for (const [id, marks] of blocks) {
-    const s = Array.from({ length: marks.length }, (_, index) => marks[index] ?? 'p').join('');
+  for (const [id, statuses] of blocks) {
+    const s = outcomeMarks.encode(statuses);
     try {
       await collection.insertOne({ _id: id, crawl_id: input.spec.crawlId, s });
     } catch (error) {

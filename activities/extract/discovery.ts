@@ -8,7 +8,7 @@
  */
 import { normalizeLink, scopeOf, type UrlScope } from '../../core/crawls/urls';
 import type { Discovery } from '../../core/extract/preparation';
-import { exampleKind, chromeOf, kindsOf, looksLikePage, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure } from '../../engine/extract';
+import { exampleKind, chromeOf, kindsOf, looksLikePage, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure } from '../../engine';
 import { forEachLimited } from '../crawl/pages';
 import type { Opened, PreparationPages } from './pages';
 

@@ -8,7 +8,7 @@
 import { Context } from '@temporalio/activity';
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
 import { extractCollections, recipeId, SLOT_CONSUMED, type PreparationState, type RoleStatus } from '../../core/extract/store';
-import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine/extract';
+import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine';
 import type { Discovery, Draft, FinishInput, RoleOutcome, Sample } from '../../core/extract/preparation';
 import type { CrawlRuntime } from '../crawl';
 import type { ActivityDeps } from '../deps';

@@ -9,10 +9,10 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { SliceBill } from '../../core/crawls/charges';
 import type { PageLinks } from '../../core/crawls/links';
-import { pageStructure, type PageStructure, type SamplePage } from '../../engine/extract';
+import { isHtml, pageStructure, type PageStructure, type SamplePage } from '../../engine';
 import type { CrawlRuntime } from '../crawl';
 import { fetchPage } from '../crawl/pages';
-import { Semaphore } from '../crawl/politeness';
+import { Semaphore } from '../../core/semaphore';
 
 export const EXTRACT_SNAPSHOTS = 'extract_snapshots';
 const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
@@ -70,8 +70,10 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
       true,
     );
     const html = outcome.html;
-    if (outcome.mark !== 'f' || (outcome.status ?? 500) >= 300) return { ok: false, notHtml: false };
-    if (outcome.contentType && !/html|xml/i.test(outcome.contentType)) return { ok: false, notHtml: true };
+    if (outcome.status !== 'fetched' || (outcome.httpStatus ?? 500) >= 300) return { ok: false, notHtml: false };
+    // With neither a type nor a text there is nothing to judge: not a page, but not another kind of document either.
+    const answer = { ...(outcome.contentType ? { contentType: outcome.contentType } : {}), ...(html !== undefined ? { body: html } : {}) };
+    if ((answer.contentType !== undefined || answer.body !== undefined) && !isHtml(answer)) return { ok: false, notHtml: true };
     if (html === undefined || !usable(html) || html.length > MAX_SNAPSHOT_BYTES) return { ok: false, notHtml: false };
     const finalUrl = outcome.finalUrl ?? url;
     // Rendered configurations cost 5 or 25 credits; plain ones 1 or 10.

@@ -4,7 +4,7 @@
  * and a fresh timestamp, records the attempt, and fails retryably on anything but a 2xx, so Temporal's
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { batchCollections } from '../../core/batch/store';
 import { createHmacKeys } from '../../core/webhooks/hmac-keys';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
@@ -12,6 +12,7 @@ import { createSecretBox } from '../../core/webhooks/secret-box';
 import { EVENT_ID_HEADER, signatureHeader } from '../../core/webhooks/signature';
 import { createTargetGuard, createWebhookPoster, type WebhookPoster } from '../../engine';
 import type { ActivityDeps } from '../deps';
+import { activityFailure } from '../failures';
 
 export interface DeliveryOutcome {
   delivered: boolean;
@@ -38,15 +39,15 @@ export function webhookActivities(deps: ActivityDeps) {
 
     async deliverWebhook(key: string): Promise<DeliveryOutcome> {
       const event = await events.get(key);
-      if (!event) throw ApplicationFailure.nonRetryable(`webhook event ${key} does not exist`, 'webhook_event_missing');
+      if (!event) throw activityFailure('webhook_event_missing', `webhook event ${key} does not exist`);
       if (event.state !== 'pending') return { delivered: event.state === 'delivered', attempts: event.attempts };
       const attempt = Context.current().info.attempt;
       const body = Buffer.from(event.body, 'utf8');
       const headers: Record<string, string> = { [EVENT_ID_HEADER]: event.event_id };
       if (event.signature) {
-        if (!deps.config.secretsKey) throw ApplicationFailure.nonRetryable('SECRETS_KEY is not set: signed deliveries cannot be made', 'signing_unavailable');
+        if (!deps.config.secretsKey) throw activityFailure('signing_unavailable', 'SECRETS_KEY is not set: signed deliveries cannot be made');
         const key = await createHmacKeys(deps.db, createSecretBox(deps.config.secretsKey)).signingKey(event.account_id);
-        if (!key) throw ApplicationFailure.nonRetryable('the account has no active signing key', 'signing_key_missing');
+        if (!key) throw activityFailure('signing_key_missing', 'the account has no active signing key');
         headers['X-Signature'] = signatureHeader(key, body, Date.now() / 1000);
       }
       const outcome = await posterOf().post(event.url, body, headers);
@@ -57,7 +58,7 @@ export function webhookActivities(deps: ActivityDeps) {
         ...(outcome.status_code !== undefined ? { status_code: outcome.status_code } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });
-      if (!outcome.delivered) throw ApplicationFailure.retryable(`delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`, 'webhook_attempt_failed');
+      if (!outcome.delivered) throw activityFailure('webhook_attempt_failed', `delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`);
       await keepOutcome(event.run_id, 'delivered');
       return { delivered: true, attempts: attempt };
     },

@@ -1,5 +1,8 @@
-/** The crawl object and its result items as the interface spells them. */
+/** The crawl object, its result items, a stop's answer and the download's lines, as the interface spells them. */
+import type { DownloadItem, ResultsPage } from '../../core/crawls/commands';
 import type { CrawlView, ResultItem } from '../../core/crawls/read';
+import { ids, type CrawlEndDoc } from '../../core/crawls/store';
+import { toMarkdown } from '../../engine';
 
 export function presentCrawl(view: CrawlView): Record<string, unknown> {
   const { doc } = view;
@@ -30,6 +33,40 @@ export function presentResult(crawlId: string, outputFormat: boolean, item: Resu
   return {
     url: item.url,
     content_status: status,
-    ...(status === 'fetched' ? { content_url: `/v1/crawls/${crawlId}/contents/${item.k}-${item.index}` } : {}),
+    ...(status === 'fetched' ? { content_url: `/v1/crawls/${crawlId}/contents/${ids.contentId(item.k, item.index)}` } : {}),
   };
+}
+
+/** The crawl object with one page of results. */
+export function presentResults(page: ResultsPage): Record<string, unknown> {
+  const crawlId = page.view.doc._id;
+  const outputFormat = page.view.doc.output_format !== undefined;
+  return {
+    ...presentCrawl(page.view),
+    results: page.items.map((item) => presentResult(crawlId, outputFormat, item)),
+    next_cursor: page.nextCursor,
+  };
+}
+
+export function presentStop(end: CrawlEndDoc): Record<string, unknown> {
+  return {
+    crawl_id: end._id,
+    status: end.status,
+    ...(end.stop_reason ? { stop_reason: end.stop_reason } : {}),
+    finished_at: end.finished_at.toISOString(),
+  };
+}
+
+/** The download as NDJSON lines; kept pages in the crawl's output format. */
+export async function* downloadLines(view: CrawlView, items: AsyncIterable<DownloadItem>): AsyncGenerator<string> {
+  for await (const item of items) {
+    if (!('status' in item)) {
+      yield `${JSON.stringify({ url: item.url })}\n`;
+    } else if (item.status === 'fetched') {
+      const content = view.doc.output_format === 'markdown' ? toMarkdown(item.html, item.url) : item.html;
+      yield `${JSON.stringify({ url: item.url, content_status: 'fetched', content })}\n`;
+    } else {
+      yield `${JSON.stringify({ url: item.url, content_status: item.status })}\n`;
+    }
+  }
 }

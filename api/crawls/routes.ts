@@ -1,13 +1,18 @@
-/** The Crawl surface under `/v1/crawls`: routes as data, handlers in handlers.ts and start.ts. */
+/**
+ * The Crawl surface under `/v1/crawls`: routes as data. Each handler validates, calls one crawl
+ * command (core/crawls/commands.ts) and presents its result (present.ts).
+ */
+import { Readable } from 'node:stream';
+import { type StartBody } from '../../core/crawls/commands';
 import { problem } from '../../core/errors';
+import { toMarkdown } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
 import { contentDisposition, markThirdParty } from '../http/third-party';
-import { toMarkdown } from '../../engine/outputs';
-import { CrawlHandlers } from './handlers';
+import { crawlCommandsOf } from './commands';
+import { downloadLines, presentCrawl, presentResults, presentStop } from './present';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
-import { CrawlStarter, type StartBody } from './start';
 
 /** Out-of-range body values read 422; missing or mistyped ones 400. */
 const startIssues: IssueMapper = (issue) => {
@@ -36,8 +41,7 @@ const errors = {
 };
 
 export function crawlRoutes(deps: ApiDeps): Route[] {
-  const starter = new CrawlStarter(deps);
-  const handlers = new CrawlHandlers(deps, starter.activeJobs);
+  const crawls = crawlCommandsOf(deps);
   const common = { tags: ['Crawl'], security: securityOf('crawl'), before: [authenticate(deps, 'crawl')] };
   const crawlIdOf = (params: Record<string, string>): string => params.crawl_id ?? '';
   return [
@@ -62,10 +66,10 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const key = ctx.get('Idempotency-Key');
-        const crawlId = await starter.start(principal, input.body as StartBody, ctx.headers['idempotency-key'] === undefined ? undefined : key);
+        const crawlId = await crawls.start(principal, input.body as StartBody, ctx.headers['idempotency-key'] === undefined ? undefined : key);
         ctx.status = 202;
         ctx.set('Location', `/v1/crawls/${crawlId}`);
-        ctx.body = await handlers.read(crawlId, principal.accountId, undefined, 0);
+        ctx.body = presentResults(await crawls.read(crawlId, principal.accountId, undefined, 0));
       },
     },
     {
@@ -80,7 +84,8 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         const limit = (input.query.limit as number | undefined) ?? 20;
         if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw problem('invalid_request', '"limit" must be 1 to 100.');
-        ctx.body = await handlers.list(principalOf(ctx).accountId, input.query.cursor as string | undefined, limit);
+        const page = await crawls.list(principalOf(ctx).accountId, input.query.cursor as string | undefined, limit);
+        ctx.body = { crawls: page.crawls.map(presentCrawl), ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
       },
     },
     {
@@ -93,7 +98,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       responses: { 200: json('The crawl with a page of results', CRAWL), ...errors },
       async handler(ctx, input) {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await handlers.read(crawlIdOf(input.params), principalOf(ctx).accountId, input.query.cursor as string | undefined, input.query.limit as number | undefined);
+        ctx.body = presentResults(await crawls.read(crawlIdOf(input.params), principalOf(ctx).accountId, input.query.cursor as string | undefined, input.query.limit as number | undefined));
       },
     },
     {
@@ -112,13 +117,13 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ...errors,
       },
       async handler(ctx, input) {
-        const view = await handlers.view(crawlIdOf(input.params), principalOf(ctx).accountId);
+        const view = await crawls.view(crawlIdOf(input.params), principalOf(ctx).accountId);
         ctx.set('X-Crawl-Status', view.status);
         ctx.set('Content-Disposition', `attachment; filename="${view.doc._id}.jsonl"`);
         ctx.set('Cache-Control', 'no-store');
         markThirdParty(ctx);
         ctx.type = 'application/x-ndjson';
-        ctx.body = handlers.download(view);
+        ctx.body = Readable.from(downloadLines(view, crawls.download(view)), { objectMode: false });
       },
     },
     {
@@ -130,11 +135,9 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       query: CONTENT_QUERY,
       responses: { 200: { description: 'The page', content: { 'text/html': {}, 'text/markdown': {} } }, ...errors },
       async handler(ctx, input) {
-        const view = await handlers.view(crawlIdOf(input.params), principalOf(ctx).accountId);
         const contentId = input.params.content_id ?? '';
-        const content = view.doc.output_format ? await handlers.reader.content(view.doc._id, contentId) : null;
-        if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
-        const markdown = view.doc.output_format === 'markdown';
+        const content = await crawls.content(crawlIdOf(input.params), principalOf(ctx).accountId, contentId);
+        const markdown = content.view.doc.output_format === 'markdown';
         ctx.type = markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8';
         markThirdParty(ctx);
         ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
@@ -151,7 +154,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       query: KEY_QUERY,
       responses: { 200: json('The crawl’s state after the stop', STOP_RESPONSE), ...errors },
       async handler(ctx, input) {
-        ctx.body = await handlers.stop(crawlIdOf(input.params), principalOf(ctx).accountId);
+        ctx.body = presentStop(await crawls.stop(crawlIdOf(input.params), principalOf(ctx).accountId));
       },
     },
   ];

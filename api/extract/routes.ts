@@ -5,7 +5,7 @@
  */
 import { createExtractCommands } from '../../core/extract/commands';
 import { problem } from '../../core/errors';
-import { registrableDomainOf } from '../../engine/extract';
+import { registrableDomainOf } from '../../engine';
 import { API_KEY_QUERY_PROPERTY, authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { issuesAs, type IssueMapper, type ObjectSchema, type ResponseSpec, type Route } from '../http/routes';

@@ -9,9 +9,9 @@
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
 import { problem } from '../../core/errors';
-import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine/extract';
-import { decodeHtml, detectCharset } from '../../engine/outputs';
-import type { Page } from '../../engine/retrieve';
+import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine';
+import { decodeHtml, detectCharset } from '../../engine';
+import type { Page } from '../../engine';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
 

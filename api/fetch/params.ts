@@ -4,11 +4,8 @@
  * failure is `REQS004` naming the parameter, before anything is fetched or charged.
  */
 import { problem, type ApiError } from '../../core/errors';
-import { BLOCKABLE_TYPES, parseBrowserParams } from '../../engine/browser';
-import { OUTPUT_KINDS, parseCssExtractor, parseOutputKinds, type OutputKind } from '../../engine/outputs';
-import type { BrowserOptions } from '../../engine/retrieve';
+import { BLOCKABLE_TYPES, OUTPUT_KINDS, parseBrowserParams, parseCssExtractor, parseOutputKinds, type BrowserOptions, type BrowserParams, type OutputKind } from '../../engine';
 import type { IssueMapper, ObjectSchema } from '../http/routes';
-
 
 const bool = (description: string) => ({ type: 'boolean', description });
 
@@ -119,10 +116,10 @@ function parseStatusCodes(raw: string | undefined): number[] {
 }
 
 /**
- * Turns the validated query into options, enforcing the rules between parameters. `raw` is the query
- * as it came (strings), which the browser parameters are parsed from.
+ * Turns the query the schema validated (and typed) into options, enforcing the rules between
+ * parameters; nothing is parsed from strings a second time.
  */
-export function parseFetchParams(query: Record<string, unknown>, raw: Record<string, string | string[] | undefined>): FetchParams {
+export function parseFetchParams(query: Record<string, unknown>): FetchParams {
   const q = query as Record<string, string | number | boolean | undefined>;
   const flag = (name: string): boolean => q[name] === true;
   const text = (name: string): string | undefined => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
@@ -134,8 +131,7 @@ export function parseFetchParams(query: Record<string, unknown>, raw: Record<str
   if (proxyCountry && !premiumProxy && !auto) throw invalid('proxy_country', 'requires premium_proxy=true');
 
   // A browser is available with js_render, and under mode=auto, which then starts at a rendering rung.
-  const strings = Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-  const browser = parseBrowserParams(strings, jsRender || auto);
+  const browser = parseBrowserParams(query as BrowserParams, jsRender || auto);
   if (!browser.ok) throw invalid(browser.error.parameter ?? 'js_render', browser.error.detail.replace(/^[\w]+: /, ''));
 
   const cssExtractor = text('css_extractor');

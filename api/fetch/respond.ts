@@ -6,8 +6,7 @@
  * response_type (markdown, plaintext, pdf) > the target's content as received.
  */
 import { problem, type ApiError } from '../../core/errors';
-import type { Page } from '../../engine/retrieve';
-import { autoparse, cssExtract, decodeHtml, extractOutputs, toMarkdown, toPlainText, type OutputKind } from '../../engine/outputs';
+import { autoparse, cssExtract, decodeHtml, extractOutputs, isHtml, toMarkdown, toPlainText, type OutputKind, type Page } from '../../engine';
 import type { FetchParams } from './params';
 
 export interface Shaped {
@@ -37,7 +36,7 @@ export function targetStatusError(page: Page, params: FetchParams): ApiError | u
 export const answerStatus = (page: Page, params: FetchParams): number =>
   params.originalStatus || params.allowedStatusCodes.includes(page.status) ? page.status : 200;
 
-const isHtml = (page: Page): boolean => page.html !== undefined || /html|xml/i.test(page.contentType ?? 'text/html');
+const isHtmlPage = (page: Page): boolean => isHtml({ ...(page.contentType ? { contentType: page.contentType } : {}), body: page.body, rendered: page.html !== undefined });
 
 const json = (status: number, value: unknown): Shaped => ({
   status,
@@ -73,10 +72,10 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
   if (params.outputs) return json(status, extractOutputs(html(), url, params.outputs as OutputKind[]));
   if (page.screenshot) return { status, contentType: page.screenshot.contentType, body: page.screenshot.data };
   if (params.responseType === 'pdf' && page.pdf) return { status, contentType: 'application/pdf', body: page.pdf };
-  if (params.responseType === 'markdown' && isHtml(page)) {
+  if (params.responseType === 'markdown' && isHtmlPage(page)) {
     return { status, contentType: 'text/markdown; charset=utf-8', body: toMarkdown(html(), url) };
   }
-  if (params.responseType === 'plaintext' && isHtml(page)) {
+  if (params.responseType === 'plaintext' && isHtmlPage(page)) {
     return { status, contentType: 'text/plain; charset=utf-8', body: toPlainText(html()) };
   }
   if (page.html !== undefined) return { status, contentType: 'text/html; charset=utf-8', body: page.html };

@@ -18,7 +18,7 @@ import type { RecipeCache } from './extract';
 import { createFetchRecipes, performFetch } from './perform';
 
 async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext, input: RouteInput): Promise<void> {
-  const params = parseFetchParams(input.query, ctx.query);
+  const params = parseFetchParams(input.query);
   const principal = principalOf(ctx);
   const method = ctx.method as 'GET' | 'POST' | 'PUT';
   const body = method === 'GET' || !input.rawBody || input.rawBody.length === 0 ? undefined : input.rawBody;

@@ -8,7 +8,7 @@
  * run Fetch's own code without importing the HTTP layer.
  */
 import { ERROR_CATALOGUE, isApiError, problem, type ApiError } from '../../core/errors';
-import type { RetrievalMode, Retrieval } from '../../engine/retrieve';
+import { failureOf, type RetrievalMode, type Retrieval } from '../../engine';
 import type { TaskResultType, TaskRunner } from '../../core/batch/task-runner';
 import { checkQuery } from '../http/routes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams, type FetchParams } from './params';
@@ -24,7 +24,7 @@ export function parseTaskParams(url: string, params: Record<string, string>): Fe
   }
   const raw = { ...params, url };
   const checked = checkQuery(FETCH_QUERY, raw, fetchIssues);
-  return parseFetchParams(checked, raw);
+  return parseFetchParams(checked);
 }
 
 /** The parameter a Fetch problem names, when it names one. */
@@ -72,13 +72,13 @@ export function createTaskRunner(fetching: { retrieval: Retrieval }): TaskRunner
       },
     });
     if (!result.ok) {
-      const { code, detail, blame } = result.error;
-      const refused = vetoed && result.error.kind === 'vetoed';
+      const { kind, code, detail } = result.error;
+      const refused = vetoed && kind === 'vetoed';
       return {
         ok: false,
         vetoed: refused,
-        // A time-out, a connection or a block may not happen again; the caller's own mistake will.
-        retryable: !refused && blame !== 'caller',
+        // A time-out, a connection or a block may not happen again; a refused target or a bad parameter will.
+        retryable: !refused && failureOf(kind).retry,
         error: { code: refused ? 'payment_required' : code, status: refused ? 402 : ERROR_CATALOGUE[code].status, detail },
       };
     }

@@ -5,7 +5,15 @@
  * runs, so error answers of the route carry them too.
  */
 import type { HttpMiddleware } from './context';
-import type { Deprecation } from './routes';
+
+export interface Deprecation {
+  /** When the route was deprecated (ISO 8601 date-time). */
+  since: string;
+  /** When it stops answering (ISO 8601 date-time), if decided. */
+  sunset?: string;
+  /** Where to read about the change or its replacement. */
+  link?: string;
+}
 
 export function deprecationHeaders(deprecation: Deprecation): Array<[string, string]> {
   const since = Date.parse(deprecation.since);

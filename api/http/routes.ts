@@ -7,9 +7,12 @@ import Router from '@koa/router';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Middleware } from 'koa';
+import { parseBoolean } from '../../core/boolean';
 import { problem, type ApiError, type ErrorCode } from '../../core/errors';
 import { readJsonBody, readRawBody } from './body';
-import { announceDeprecation } from './deprecation';
+import { announceDeprecation, type Deprecation } from './deprecation';
+
+export type { Deprecation } from './deprecation';
 import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 
 export type JsonSchema = Record<string, unknown>;
@@ -74,15 +77,6 @@ interface RouteBase {
    * to what replaces it (deprecation.ts).
    */
   deprecated?: Deprecation;
-}
-
-export interface Deprecation {
-  /** When the route was deprecated (ISO 8601 date-time). */
-  since: string;
-  /** When it stops answering (ISO 8601 date-time), if decided. */
-  sunset?: string;
-  /** Where to read about the change or its replacement. */
-  link?: string;
 }
 
 /** A route served by Koa: its handler may use anything of a Koa context. */
@@ -165,12 +159,8 @@ const invalidScalar = Symbol('invalid');
 
 function coerceScalar(type: unknown, raw: string): unknown {
   switch (type) {
-    case 'boolean': {
-      const lowered = raw.trim().toLowerCase();
-      if (lowered === 'true' || lowered === '1') return true;
-      if (lowered === 'false' || lowered === '0') return false;
-      return invalidScalar;
-    }
+    case 'boolean':
+      return parseBoolean(raw) ?? invalidScalar;
     case 'integer':
       return /^-?\d{1,15}$/.test(raw.trim()) ? Number(raw) : invalidScalar;
     case 'number':

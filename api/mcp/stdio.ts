@@ -4,21 +4,22 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createAccounts } from '../../core/accounts';
-import { config as loadConfig } from '../../core/config';
+import { processConfig } from '../../core/config';
 import { openDatabase } from '../../core/db';
+import { SERVICE_INDEXES } from '../../core/indexes';
 import { onShutdown } from '../../core/lifecycle';
 import { createLogger } from '../../core/log';
 import { connectTemporal } from '../../core/temporal';
-import { createFetchService } from '../../engine/service';
+import { createFetchService } from '../../engine';
 import { createMcpServer } from './server';
 import { mcpTools } from './tools';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = processConfig();
   const log = createLogger(config.logLevel, { component: 'mcp' }, (line) => process.stderr.write(line + '\n'));
   const key = config.fetchplaneApiKey;
   if (!key) throw new Error('FETCHPLANE_API_KEY is not set: the MCP server acts with that API key');
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, { indexes: SERVICE_INDEXES });
   const accounts = createAccounts({ db: db.db, config, log });
   const check = await accounts.keys.check(key);
   if (!check.ok) throw new Error(`FETCHPLANE_API_KEY is not usable: the key is ${check.reason.replace('_', ' ')}`);

@@ -1,7 +1,7 @@
 /**
  * The service's surfaces as MCP tools. Each tool declares a JSON Schema and calls the same code as its
  * HTTP route: a Fetch through `performFetch` inside a concurrency slot (billed as the HTTP call), a
- * crawl through the crawl starter and handlers, domain preparation through the Extract commands, usage
+ * crawl through the crawl commands, domain preparation through the Extract commands, usage
  * through `usageDetails`. A refusal comes back as
  * a tool error whose text carries the problem document's `code` and `detail`.
  */
@@ -10,9 +10,10 @@ import type { Principal } from '../../core/accounts';
 import { ApiError } from '../../core/errors';
 import { withSlotUntil } from '../accounts/concurrency';
 import { usageDetails } from '../accounts/usage-routes';
-import { CrawlHandlers } from '../crawls/handlers';
+import type { StartBody } from '../../core/crawls/commands';
+import { crawlCommandsOf } from '../crawls/commands';
+import { presentResults, presentStop } from '../crawls/present';
 import { START_BODY } from '../crawls/schemas';
-import { CrawlStarter, type StartBody } from '../crawls/start';
 import type { ApiDeps } from '../deps';
 import { createExtractCommands } from '../../core/extract/commands';
 import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
@@ -83,7 +84,7 @@ function fetchArgsToQuery(args: Args): ParsedQuery {
 }
 
 async function runFetch(deps: ApiDeps, recipes: RecipeCache, principal: Principal, query: ParsedQuery, signal: AbortSignal): Promise<CallToolResult> {
-  const params = parseFetchParams(checkQuery(FETCH_QUERY, query, fetchIssues), query);
+  const params = parseFetchParams(checkQuery(FETCH_QUERY, query, fetchIssues));
   return withSlotUntil(deps.accounts, principal, signal, async (slotSignal) => {
     const { shaped, cost } = await performFetch(deps, recipes, principal, { params, method: 'GET', headers: [], signal: slotSignal }, ignoredHeaders);
     const meta = { _meta: { credits: cost, status: shaped.status } };
@@ -123,8 +124,7 @@ const STOP_INPUT: ToolSchema = {
 
 export function mcpTools(deps: ApiDeps): ToolDefinition[] {
   const recipes = createFetchRecipes(deps);
-  const starter = new CrawlStarter(deps);
-  const crawls = new CrawlHandlers(deps, starter.activeJobs);
+  const crawls = crawlCommandsOf(deps);
   const extractCommands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
   return [
     {
@@ -183,8 +183,8 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       description: 'Start a crawl collecting the URLs behind a start page (with output_format=html also their HTML). Returns the crawl with its crawl_id; read it with crawl_read.',
       inputSchema: START_BODY as ToolSchema,
       async run(principal, args) {
-        const crawlId = await starter.start(principal, checkBody(START_BODY, args) as unknown as StartBody, undefined);
-        return json(await crawls.read(crawlId, principal.accountId, undefined, 0));
+        const crawlId = await crawls.start(principal, checkBody(START_BODY, args) as unknown as StartBody, undefined);
+        return json(presentResults(await crawls.read(crawlId, principal.accountId, undefined, 0)));
       },
     },
     {
@@ -193,7 +193,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       inputSchema: READ_INPUT,
       async run(principal, args) {
         const input = checkBody(READ_INPUT, args);
-        return json(await crawls.read(input.crawl_id as string, principal.accountId, input.cursor as string | undefined, (input.limit as number | undefined) ?? 100));
+        return json(presentResults(await crawls.read(input.crawl_id as string, principal.accountId, input.cursor as string | undefined, (input.limit as number | undefined) ?? 100)));
       },
     },
     {
@@ -202,7 +202,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       inputSchema: STOP_INPUT,
       async run(principal, args) {
         const input = checkBody(STOP_INPUT, args);
-        return json(await crawls.stop(input.crawl_id as string, principal.accountId));
+        return json(presentStop(await crawls.stop(input.crawl_id as string, principal.accountId)));
       },
     },
     {

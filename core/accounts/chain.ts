@@ -27,6 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
+import { isDuplicateKey } from '../db';
 import type { Clock } from './clock';
 
 export interface ChainDocument<S> {
@@ -110,14 +111,16 @@ const MAX_BATCH = 256;
 const MAX_ATTEMPTS = 200;
 const MAX_CACHED_HEADS = 50_000;
 
-const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ChainStore<S, Op, R> {
   /** Inserts that lost to another writer (a stale head); each one cost a re-read and a retry. */
   conflicts = 0;
-  /** Entries deleted by pruning, and prunes that failed (they are tried again at the next `every`). */
-  readonly pruning = { deleted: 0, failed: 0 };
+  /**
+   * Entries deleted by pruning, prunes that failed (they are tried again at the next `every`), and
+   * prunes that ran to their end either way (prunes run behind the writes that start them).
+   */
+  readonly pruning = { deleted: 0, failed: 0, finished: 0 };
   private readonly heads = new Map<string, Head<S>>();
   private readonly queues = new Map<string, Array<Pending<Op, R>>>();
   private readonly floors: ChainStore<FloorState, number, number> | undefined;
@@ -211,9 +214,13 @@ export class ChainStore<S, Op, R> {
       }
       this.remember(chain, { seq: next.seq, state: next.state, seenAt: insertedAt });
       if (this.retention && next.seq % this.retention.every === 0) {
-        this.prune(chain, next.seq).catch(() => {
-          this.pruning.failed++;
-        });
+        this.prune(chain, next.seq)
+          .catch(() => {
+            this.pruning.failed++;
+          })
+          .finally(() => {
+            this.pruning.finished++;
+          });
       }
       return applied.results;
     }

@@ -14,7 +14,7 @@ import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
 import { systemClock, type Clock } from './clock';
-import { KeyCache } from './keys';
+import { KeyCache } from './key-cache';
 import { Ledger, type LedgerState } from './ledger';
 import { PlanCatalogue, type PlanConfig } from './plans';
 import type { Principal } from './principal';

@@ -1,10 +1,10 @@
-import type { IndexDescription } from 'mongodb';
+import type { IndexRegistration } from '../db';
 
 /**
- * Indexes of the account collections (spread into core/db.ts INDEXES). Look-ups that must be fast on
+ * Indexes of the account collections (created at start-up: core/indexes.ts). Look-ups that must be fast on
  * FerretDB go by `_id`; these indexes enforce the uniqueness rules and serve MongoDB's queries.
  */
-export const ACCOUNT_INDEXES: Record<string, IndexDescription[]> = {
+export const ACCOUNT_INDEXES: IndexRegistration = {
   api_keys: [
     { key: { key_id: 1 }, name: 'key_id', unique: true },
     { key: { slot: 1 }, name: 'slot', unique: true },

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Collection } from 'mongodb';
+import { isDuplicateKey } from '../db';
 import { newId } from '../ids';
 import type { Clock } from './clock';
 import { periodBounds, periodOf } from './periods';
@@ -29,7 +30,6 @@ export interface SignupResult {
 
 export type SignupOutcome = { ok: true; signup: SignupResult } | { ok: false; retryAfterSeconds: number };
 
-const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
 
 /** The network a client address belongs to, for rate limits: IPv4 /24, IPv6 /64. */
 export function clientNetwork(address: string): string {

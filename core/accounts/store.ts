@@ -5,6 +5,7 @@
  * insert of `account_claims/<account id>`, so only the first claim wins.
  */
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from '../db';
 import { newId } from '../ids';
 import type { Clock } from './clock';
 import { generateApiKey, hashApiKey } from './keys';
@@ -64,7 +65,6 @@ export class AccountsError extends Error {
 export const isAccountsError = (error: unknown): error is AccountsError =>
   typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'accounts-error';
 
-const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
 
 export interface NewAccount {
   id?: string;

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { refusalError, type Accounts, type Principal } from '../accounts';
 import type { Config } from '../config';
+import { isDuplicateKey } from '../db';
 import { problem } from '../errors';
 import { newId } from '../ids';
 import { ActiveJobs } from '../jobs/active-jobs';
@@ -156,7 +157,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
         await collections.slices.insertMany(docs.slice(from, from + 100).map(toSliceRecord), { ordered: false });
       } catch (error) {
         // A slice left by a call that died under the same numbers is replaced.
-        if ((error as { code?: number }).code !== 11000 && !(error as { writeErrors?: unknown }).writeErrors) throw error;
+        if (!isDuplicateKey(error) && !(error as { writeErrors?: unknown }).writeErrors) throw error;
         for (const doc of docs.slice(from, from + 100)) await collections.slices.replaceOne({ _id: doc._id }, toSliceRecord(doc), { upsert: true });
       }
     }

@@ -7,6 +7,7 @@
  * wants. A task whose slice has no result yet is `processing` when the run has started its slice,
  * else `pending`.
  */
+import { parseBoolean } from '../boolean';
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
 import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
@@ -79,7 +80,9 @@ export function presentJob(job: JobDoc, run: RunView | null) {
 function formatOf(params: Record<string, string>): string {
   const type = params.response_type;
   if (type === 'markdown' || type === 'plaintext' || type === 'pdf') return type;
-  if (params.json_response === 'true' || params.css_extractor || params.autoparse === 'true' || params.outputs) return 'json';
+  // Flags read as Fetch reads them (`true`, `1`, any case).
+  const flag = (value: string | undefined): boolean => value !== undefined && parseBoolean(value) === true;
+  if (flag(params.json_response) || params.css_extractor || flag(params.autoparse) || params.outputs) return 'json';
   return 'html';
 }
 

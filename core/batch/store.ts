@@ -11,7 +11,8 @@
  *                                                 chunk of a large body (run, task, attempt)
  *                     ─< batch_exports            one per export, its file in batch_contents
  */
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import type { IndexRegistration } from '../db';
 import type { JobSchedule } from './schedules';
 
 /** Tasks per slice: the unit of storage, of work (one activity) and of billing (one hold). */
@@ -268,7 +269,7 @@ export async function readResultDoc(collections: BatchCollections, resultId: str
   return record ? fromResultRecord(record) : undefined;
 }
 
-export const BATCH_INDEXES: Record<string, IndexDescription[]> = {
+export const BATCH_INDEXES: IndexRegistration = {
   batch_jobs: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
   batch_runs: [{ key: { job_id: 1, run_sequence: -1 }, name: 'job_newest' }],
 };

@@ -18,7 +18,8 @@ import type { Collection, Db } from 'mongodb';
 import { Hold, periodOf, systemClock, type Accounts, type Payer } from '../accounts';
 import { ChainStore, type ChainDocument } from '../accounts/chain';
 import { applyLedger, chainOf, type LedgerOp, type LedgerResult, type LedgerState } from '../accounts/ledger';
-import { crawlCollections, ids, isDuplicateKey, type ChargeDoc } from './store';
+import { isDuplicateKey } from '../db';
+import { crawlCollections, ids, type ChargeDoc } from './store';
 
 export interface SliceBill {
   /** An earlier attempt of this slice already billed its pages: everything is free now. */

@@ -33,10 +33,3 @@ export function extractLinks(html: string, pageUrl: string, limit = MAX_LINKS_PE
   }
   return { base, hrefs };
 }
-
-/** Whether a response is worth parsing for links and storing as the page's HTML. */
-export function isHtml(contentType: string | undefined, body: Buffer): boolean {
-  if (contentType) return /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
-  return head.startsWith('<!doctype html') || head.startsWith('<html');
-}

@@ -6,7 +6,8 @@
  * status comes from the outcome block its position falls in.
  */
 import type { ResultPosition } from './cursor';
-import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
+import { CrawlEnds } from './ends';
+import { crawlCollections, ids, outcomeMarks, POST_STOP_WINDOW_MS, type ContentStatus, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
 import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
 import type { Db } from 'mongodb';
 
@@ -18,7 +19,7 @@ export interface CrawlView {
   settled: boolean;
 }
 
-export type ContentStatus = 'pending' | 'fetched' | 'failed';
+export type { ContentStatus };
 
 export interface ResultItem {
   url: string;
@@ -30,12 +31,14 @@ export interface ResultItem {
 
 export class CrawlReader {
   readonly collections: CrawlCollections;
+  private readonly ends: CrawlEnds;
 
   constructor(
     db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.collections = crawlCollections(db);
+    this.ends = new CrawlEnds(db);
   }
 
   /** The crawl as its account sees it; null for a crawl of another account or none. */
@@ -50,7 +53,7 @@ export class CrawlReader {
     if (doc.status !== 'running' && doc.finished_at) {
       end = { _id: doc._id, status: doc.status, finished_at: doc.finished_at, ...(doc.stop_reason ? { stop_reason: doc.stop_reason } : {}), ...(doc.error ? { error: doc.error } : {}) };
     } else {
-      end = await this.collections.ends.findOne({ _id: doc._id });
+      end = await this.ends.read(doc._id);
     }
     if (!end) return { doc, status: 'running', settled: false };
     const windowOver = end.status === 'stopped' && this.now() > end.finished_at.getTime() + POST_STOP_WINDOW_MS;
@@ -100,8 +103,7 @@ export class CrawlReader {
     const found = wanted.length > 0 ? await this.collections.outcomes.find({ _id: { $in: wanted } }).toArray() : [];
     const blocks = new Map(found.map((doc) => [doc._id, doc.s]));
     for (const item of items) {
-      const mark = (blocks.get(blockOf(item)) ?? '')[item.index % OUTCOME_BLOCK];
-      item.contentStatus = mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+      item.contentStatus = outcomeMarks.decode(blocks.get(blockOf(item)) ?? '', item.index % OUTCOME_BLOCK);
     }
   }
 

@@ -14,11 +14,10 @@
  * | crawl_outcomes  | fetch outcome of a block of results    | crawl, slice, block            | slices                       |
  * | crawl_contents  | chunk of a kept page's HTML            | crawl, content id, chunk       | slices, insert-only          |
  * | crawl_charges   | billed slice (the settle marker)       | crawl, slice                   | slices, insert-only          |
- * | active_jobs     | running Crawl or Batch job             | job id (`slot` unique)         | API, workflow                |
- * | idempotency_keys| Idempotency-Key of a crawl start       | surface, account, key hash     | API                          |
  */
 import { createHash } from 'node:crypto';
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import type { IndexRegistration } from '../db';
 import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
 
 export interface CrawlDoc {
@@ -120,7 +119,7 @@ export interface ChargeDoc {
   at: Date;
 }
 
-export const CRAWL_INDEXES: Record<string, IndexDescription[]> = {
+export const CRAWL_INDEXES: IndexRegistration = {
   crawls: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
   crawl_urls: [{ key: { crawl_id: 1, slice: 1 }, name: 'crawl_slice' }],
   crawl_found: [{ key: { crawl_id: 1 }, name: 'crawl' }],
@@ -128,10 +127,6 @@ export const CRAWL_INDEXES: Record<string, IndexDescription[]> = {
   crawl_outcomes: [{ key: { crawl_id: 1 }, name: 'crawl' }],
   crawl_contents: [{ key: { crawl_id: 1 }, name: 'crawl' }],
   crawl_charges: [{ key: { crawl_id: 1 }, name: 'crawl' }],
-  active_jobs: [
-    { key: { slot: 1 }, name: 'slot', unique: true },
-    { key: { account_id: 1 }, name: 'account_id' },
-  ],
 };
 
 export interface CrawlCollections {
@@ -169,33 +164,19 @@ export const ids = {
   charge: (crawlId: string, k: number): string => `${crawlId}|${k}`,
 };
 
-export const isDuplicateKey = (error: unknown): boolean => (error as { code?: unknown }).code === 11000;
+/** A kept page's fetch outcome, as readers and slices speak of it. */
+export type ContentStatus = 'pending' | 'fetched' | 'failed';
 
-/** Write errors of an unordered insertMany that are all duplicate keys: their indexes; anything else rethrows. */
-export function duplicateIndexes(error: unknown): Set<number> {
-  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (list.length === 0) throw error;
-  const duplicates = new Set<number>();
-  for (const entry of list as Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }>) {
-    const code = entry.code ?? entry.err?.code;
-    const index = entry.index ?? entry.err?.index;
-    if (code !== 11000 || typeof index !== 'number') throw error;
-    duplicates.add(index);
-  }
-  return duplicates;
-}
+const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p' };
 
-/** Inserts, ignoring documents that already exist (a retried write). */
-export async function insertIgnoringDuplicates<T extends { _id: string }>(collection: Collection<T>, docs: T[]): Promise<Set<number>> {
-  if (docs.length === 0) return new Set();
-  try {
-    await collection.insertMany(docs as never[], { ordered: false });
-    return new Set();
-  } catch (error) {
-    return duplicateIndexes(error);
-  }
-}
+/** The outcome documents' one-character marks (`s`), written and read only here. */
+export const outcomeMarks = {
+  encode: (statuses: ReadonlyArray<ContentStatus | undefined>): string => Array.from({ length: statuses.length }, (_, index) => MARK_OF[statuses[index] ?? 'pending']).join(''),
+  decode: (marks: string, position: number): ContentStatus => {
+    const mark = marks[position];
+    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+  },
+};
 
 /** Ten minutes after a stop, pages still in flight are no longer kept. */
 export const POST_STOP_WINDOW_MS = 10 * 60 * 1000;

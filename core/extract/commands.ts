@@ -9,7 +9,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
-import { isDuplicateKey } from '../crawls/store';
+import { isDuplicateKey } from '../db';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
 import { IdempotencyKeys } from '../jobs/idempotency';
 import type { Database } from '../db';

@@ -10,7 +10,8 @@
  *   started, insert-only but for `returned`, set when the preparation failed in a way that gives the
  *   slot back. The month's allowance counts those not returned.
  */
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import type { IndexRegistration } from '../db';
 import type { DomainRecipe } from './recipe';
 
 export const PREPARED_DOMAINS = 'prepared_domains';
@@ -89,7 +90,7 @@ export interface RecipeDoc extends DomainRecipe {
   _id: string;
 }
 
-export const EXTRACT_INDEXES: Record<string, IndexDescription[]> = {
+export const EXTRACT_INDEXES: IndexRegistration = {
   [DOMAIN_SUBMISSIONS]: [{ key: { account_id: 1 }, name: 'account' }],
   [PREPARATION_SLOTS]: [{ key: { account_id: 1, month: 1 }, name: 'account_month' }],
   [PREPARED_DOMAINS]: [{ key: { status: 1 }, name: 'status' }],

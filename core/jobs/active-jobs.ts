@@ -6,9 +6,16 @@
  * is full: each kind of job says how to tell that one of its jobs has ended.
  */
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../db';
+import { isDuplicateKey, type IndexRegistration } from '../db';
 
 export type JobKind = 'crawl' | 'batch';
+
+export const ACTIVE_JOB_INDEXES: IndexRegistration = {
+  active_jobs: [
+    { key: { slot: 1 }, name: 'slot', unique: true },
+    { key: { account_id: 1 }, name: 'account_id' },
+  ],
+};
 
 export interface ActiveJobDoc {
   _id: string;

@@ -1,6 +1,9 @@
 /**
- * The browser parameters of Fetch, from query strings to a checked `RenderRequest` part, before any
- * browser is touched. A bad value is an `invalid_parameter` failure naming the parameter (`REQS004`).
+ * The browser parameters of Fetch, as the API's schema typed them (numbers, flags and enumerations are
+ * parsed once, there), to a checked `RenderRequest` part before any browser is touched. What is left
+ * here: the rules between parameters (`wait` needs `js_render`, `screenshot_quality` needs jpeg, ...)
+ * and the parameters that are languages of their own (`js_instructions`, `block_resources`, the
+ * `wait_for` selector). A bad value is an `invalid_parameter` failure naming the parameter (`REQS004`).
  *
  * Defaults: `block_resources` unset blocks image, media and font (pages render faster and cheaper and
  * their HTML is the same) — except when a screenshot or PDF is asked for, where nothing is blocked
@@ -12,7 +15,24 @@ import { BLOCKABLE_TYPES, type BlockableType, type Device, type RenderError, typ
 
 export const DEFAULT_BLOCKED: readonly BlockableType[] = ['image', 'media', 'font'];
 
-/** Parameters that need `js_render`. */
+/** The browser parameters, named as the interface spells them, typed as the schema checked them. */
+export interface BrowserParams {
+  js_instructions?: string;
+  wait?: number;
+  wait_for?: string;
+  screenshot?: boolean;
+  screenshot_fullpage?: boolean;
+  screenshot_selector?: string;
+  screenshot_format?: 'png' | 'jpeg' | 'jpg';
+  screenshot_quality?: number;
+  device?: Device;
+  window_width?: number;
+  window_height?: number;
+  block_resources?: string;
+  response_type?: string;
+}
+
+/** Parameters that need `js_render`, in the order a refusal names them. */
 const BROWSER_ONLY = [
   'js_instructions',
   'wait',
@@ -25,8 +45,6 @@ const BROWSER_ONLY = [
   'window_height',
 ] as const;
 
-export type BrowserParams = Partial<Record<(typeof BROWSER_ONLY)[number] | 'block_resources' | 'screenshot_format' | 'screenshot_quality' | 'response_type', string>>;
-
 export type BrowserParamsParse =
   | { ok: true; value: Pick<RenderRequest, 'instructions' | 'wait' | 'waitFor' | 'blockResources' | 'device' | 'windowWidth' | 'windowHeight' | 'screenshot' | 'pdf'> }
   | { ok: false; error: RenderError };
@@ -36,73 +54,49 @@ const invalid = (parameter: string, detail: string): BrowserParamsParse => ({
   error: { kind: 'invalid_parameter', parameter, detail: `${parameter}: ${detail}` },
 });
 
-const BOOLEAN: Record<string, boolean> = { true: true, '1': true, false: false, '0': false };
+/** A parameter that asks for something: given, not empty, and not `false` (a screenshot flag may be sent off). */
+const asks = (value: unknown): boolean => value !== undefined && value !== '' && value !== false;
 
 export function parseBrowserParams(params: BrowserParams, jsRender: boolean): BrowserParamsParse {
-  const given = (name: keyof BrowserParams): string | undefined => {
-    const raw = params[name];
-    return raw === undefined || raw === '' ? undefined : raw;
-  };
+  const text = (name: 'js_instructions' | 'wait_for' | 'screenshot_selector' | 'block_resources'): string | undefined => (params[name] === '' ? undefined : params[name]);
+  const pdf = params.response_type?.toLowerCase() === 'pdf';
   if (!jsRender) {
-    const needy = BROWSER_ONLY.find((name) => given(name) !== undefined && !(name.startsWith('screenshot') && BOOLEAN[given(name)!.toLowerCase()] === false));
+    const needy = BROWSER_ONLY.find((name) => asks(params[name]));
     if (needy) return invalid(needy, 'requires js_render=true');
     // Markdown and plain text come from any page; a PDF is printed by the browser.
-    if (given('response_type')?.toLowerCase() === 'pdf') return invalid('response_type', 'pdf requires js_render=true');
-  }
-  const flags: Record<string, boolean> = {};
-  for (const name of ['screenshot', 'screenshot_fullpage'] as const) {
-    const raw = given(name);
-    if (raw === undefined) continue;
-    const flag = BOOLEAN[raw.toLowerCase()];
-    if (flag === undefined) return invalid(name, `expected true or false, got "${raw}"`);
-    flags[name] = flag;
+    if (pdf) return invalid('response_type', 'pdf requires js_render=true');
   }
   let instructions: RenderRequest['instructions'];
-  const rawInstructions = given('js_instructions');
+  const rawInstructions = text('js_instructions');
   if (rawInstructions !== undefined) {
     const parsed = parseInstructions(rawInstructions);
     if (!parsed.ok) return { ok: false, error: { kind: 'invalid_parameter', parameter: 'js_instructions', detail: parsed.error.detail } };
     instructions = parsed.instructions;
   }
-  const numbers: Record<string, number | undefined> = {};
-  for (const [name, min, max] of [
-    ['wait', 0, 30_000],
-    ['window_width', 100, 4_096],
-    ['window_height', 100, 4_096],
-    ['screenshot_quality', 1, 100],
-  ] as const) {
-    const raw = given(name);
-    if (raw === undefined) continue;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) return invalid(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
-    numbers[name] = Number(raw);
-  }
   // Checked here, before any browser: a selector that does not compile would only fail at the wait.
-  const waitFor = given('wait_for');
+  const waitFor = text('wait_for');
   if (waitFor !== undefined && invalidSelector(waitFor) !== undefined) return invalid('wait_for', `is not a valid CSS selector: "${waitFor.slice(0, 200)}"`);
-  const device = given('device')?.toLowerCase();
-  if (device !== undefined && device !== 'desktop' && device !== 'mobile') return invalid('device', `expected desktop or mobile, got "${given('device')}"`);
-  const format = given('screenshot_format')?.toLowerCase() ?? 'png';
-  if (format !== 'png' && format !== 'jpeg' && format !== 'jpg') return invalid('screenshot_format', `expected png or jpeg, got "${format}"`);
-  if (numbers.screenshot_quality !== undefined && format === 'png') return invalid('screenshot_quality', 'only with screenshot_format=jpeg');
-  const blocked = parseBlockResources(given('block_resources'));
+  const format = params.screenshot_format ?? 'png';
+  if (params.screenshot_quality !== undefined && format === 'png') return invalid('screenshot_quality', 'only with screenshot_format=jpeg');
+  const blocked = parseBlockResources(text('block_resources'));
   if (!blocked.ok) return invalid('block_resources', blocked.detail);
-  const selector = given('screenshot_selector');
-  const area: ScreenshotRequest['area'] | undefined = selector ? 'element' : flags.screenshot_fullpage ? 'fullpage' : flags.screenshot ? 'viewport' : undefined;
+  const selector = text('screenshot_selector');
+  const area: ScreenshotRequest['area'] | undefined = selector ? 'element' : params.screenshot_fullpage ? 'fullpage' : params.screenshot ? 'viewport' : undefined;
   const screenshot: ScreenshotRequest | undefined = area
-    ? { area, ...(selector ? { selector } : {}), format: format === 'png' ? 'png' : 'jpeg', ...(numbers.screenshot_quality ? { quality: numbers.screenshot_quality } : {}) }
+    ? { area, ...(selector ? { selector } : {}), format: format === 'png' ? 'png' : 'jpeg', ...(params.screenshot_quality ? { quality: params.screenshot_quality } : {}) }
     : undefined;
   return {
     ok: true,
     value: {
       ...(instructions ? { instructions } : {}),
-      ...(numbers.wait !== undefined ? { wait: numbers.wait } : {}),
-      ...(given('wait_for') ? { waitFor: given('wait_for') } : {}),
+      ...(params.wait !== undefined ? { wait: params.wait } : {}),
+      ...(waitFor ? { waitFor } : {}),
       ...(blocked.value ? { blockResources: blocked.value } : {}),
-      ...(device ? { device: device as Device } : {}),
-      ...(numbers.window_width ? { windowWidth: numbers.window_width } : {}),
-      ...(numbers.window_height ? { windowHeight: numbers.window_height } : {}),
+      ...(params.device ? { device: params.device } : {}),
+      ...(params.window_width ? { windowWidth: params.window_width } : {}),
+      ...(params.window_height ? { windowHeight: params.window_height } : {}),
       ...(screenshot ? { screenshot } : {}),
-      ...(given('response_type')?.toLowerCase() === 'pdf' ? { pdf: true } : {}),
+      ...(pdf ? { pdf: true } : {}),
     },
   };
 }

@@ -1,9 +1,8 @@
 /**
  * What goes into a browser render and what comes out. Like the plain engine, failures are values with
- * a string `kind`; `RENDER_ERRORS` says per kind which Fetch error code the API answers with, whose
- * fault it is and whether another try (or another configuration) may succeed.
+ * a string `kind`; the failure table (engine/failures.ts) says per kind which Fetch error code the API
+ * answers with, whose fault it is and whether another try (or another configuration) may succeed.
  */
-import type { ErrorCode } from '../../core/errors';
 import type { Instruction, InstructionsReport } from './instructions';
 
 /** Verdict of the target check for one URL the page wants to load. */
@@ -165,28 +164,6 @@ export interface RenderFailure {
 }
 
 export type RenderResult = RenderSuccess | RenderFailure;
-
-export interface RenderErrorInfo {
-  code: ErrorCode;
-  blame: 'caller' | 'target' | 'service';
-  retryable: boolean;
-}
-
-export const RENDER_ERRORS: Readonly<Record<RenderErrorKind, RenderErrorInfo>> = {
-  invalid_parameter: { code: 'REQS004', blame: 'caller', retryable: false },
-  target_forbidden: { code: 'REQS001', blame: 'caller', retryable: false },
-  dns_failed: { code: 'RESP007', blame: 'target', retryable: false },
-  navigation_failed: { code: 'RESP001', blame: 'target', retryable: true },
-  // The caller's expectation of the page, not a block: another try or configuration would wait again in vain.
-  selector_not_found: { code: 'RESP008', blame: 'caller', retryable: false },
-  timeout: { code: 'CTX0002', blame: 'target', retryable: true },
-  aborted: { code: 'CTX0002', blame: 'caller', retryable: true },
-  // A page can crash the browser on purpose: answered as the target's failure, never as a 5xx.
-  browser_crashed: { code: 'RESP001', blame: 'target', retryable: true },
-  launch_failed: { code: 'internal_error', blame: 'service', retryable: true },
-  pool_closed: { code: 'not_ready', blame: 'service', retryable: true },
-  internal: { code: 'internal_error', blame: 'service', retryable: true },
-};
 
 export const renderFailure = (kind: RenderErrorKind, detail: string, extra: Omit<RenderError, 'kind' | 'detail'> = {}): RenderFailure => ({
   ok: false,

@@ -81,12 +81,12 @@ export function detectBlock(response: ResponseView): BlockVerdict {
   const type = headers.get('content-type') ?? '';
   if (type !== '' && !/html/i.test(type)) return { blocked: false };
   if (body.trim() === '') return { blocked: true, reason: 'empty body', needs: ['javascript'] };
-  if (/<script\b/i.test(body) && visibleText(body).length < SCRIPT_ONLY_TEXT) return { blocked: true, reason: 'page is scripts only', needs: ['javascript'] };
+  if (/<script\b/i.test(body) && strippedText(body).length < SCRIPT_ONLY_TEXT) return { blocked: true, reason: 'page is scripts only', needs: ['javascript'] };
   return { blocked: false };
 }
 
-/** The text a reader would see: tags, scripts, styles, comments and entities removed. */
-export function visibleText(html: string): string {
+/** A page's words by regular expressions (no parse: detection runs on every answer): tags, scripts, styles, comments and entities removed. */
+export function strippedText(html: string): string {
   return html
     .replace(/<!--[\s\S]*?-->/g, ' ')
     .replace(/<(script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>/gi, ' ')

@@ -1,12 +1,12 @@
 /** `mode=auto`: the configurations as data, block detection, the ladder and its per-domain memory. */
 export { AUTO_CONFIGURATION_HEADER, describeRung, RUNGS, rungById, type Capability, type Rung, type RungId } from './rungs';
-export { detectBlock, visibleText, type BlockVerdict, type ResponseView } from './detect';
+export { detectBlock, strippedText, type BlockVerdict, type ResponseView } from './detect';
 export {
   createRungMemory,
   DOMAIN_RUNGS_COLLECTION,
   InMemoryDomainRungStore,
   MongoDomainRungStore,
-  registrableDomain,
+  rungDomainOf,
   type DomainRungRecord,
   type DomainRungStore,
   type Recollection,
@@ -15,7 +15,6 @@ export {
 export {
   EXHAUSTED_DETAIL,
   runLadder,
-  STOP_KINDS,
   type Attempt,
   type Fetcher,
   type LadderFailure,

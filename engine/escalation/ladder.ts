@@ -13,6 +13,7 @@
  * carries `error.kind`.
  */
 import type { Logger } from '../../core/log';
+import { failureOf } from '../failures';
 import { detectBlock, type BlockVerdict, type ResponseView } from './detect';
 import type { RungMemory } from './memory';
 import { RUNGS, rungById, type Capability, type Rung, type RungId } from './rungs';
@@ -46,23 +47,15 @@ export type LadderResult<S, F> =
   /** A failure no other configuration can fix (a refused target, a bad parameter): answer it as is. */
   | { ok: false; reason: 'stopped'; rung: Rung; failure: F; attempts: Attempt[] };
 
-/** Failure kinds that escalating cannot fix. */
-export const STOP_KINDS: ReadonlySet<string> = new Set([
-  'invalid_request',
-  'invalid_parameter',
-  'target_forbidden',
-  'dns_failed',
-  'too_large',
-  'aborted',
-  'pool_closed',
-]);
-
 export interface LadderOptions {
   rungs?: readonly Rung[];
   detect?: (response: ResponseView) => BlockVerdict;
-  stopKinds?: ReadonlySet<string>;
+  /** Whether a failure of this kind is one no other configuration can fix (default: the failure table's `escalate`). */
+  endsLadder?: (kind: string) => boolean;
   log?: Logger;
 }
+
+const tableEndsLadder = (kind: string): boolean => !failureOf(kind).escalate;
 
 export const EXHAUSTED_DETAIL =
   'The target could not be returned under any configuration; try js_render=true and premium_proxy=true, or mode=auto later.';
@@ -75,7 +68,7 @@ export async function runLadder<Q extends { url: string }, S extends LadderSucce
 ): Promise<LadderResult<S, F>> {
   const rungs = [...(options.rungs ?? RUNGS)].sort((a, b) => a.cost - b.cost);
   const detect = options.detect ?? detectBlock;
-  const stopKinds = options.stopKinds ?? STOP_KINDS;
+  const endsLadder = options.endsLadder ?? tableEndsLadder;
   const recalled = await memory.recall(request.url).catch((error: unknown) => {
     options.log?.warn('domain rung memory unreadable', { error });
     return undefined;
@@ -93,7 +86,7 @@ export async function runLadder<Q extends { url: string }, S extends LadderSucce
     const duration_ms = Date.now() - began;
     if (!outcome.ok) {
       attempts.push({ rung: rung.id, outcome: 'failed', reason: outcome.error.kind, duration_ms });
-      if (stopKinds.has(outcome.error.kind)) return { ok: false, reason: 'stopped', rung, failure: outcome, attempts };
+      if (endsLadder(outcome.error.kind)) return { ok: false, reason: 'stopped', rung, failure: outcome, attempts };
     } else {
       const verdict = detect(outcome);
       if (!verdict.blocked) {

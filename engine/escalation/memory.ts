@@ -34,8 +34,8 @@ export interface RungMemory {
   remember(url: string, rung: RungId): Promise<void>;
 }
 
-/** The registrable domain of a URL's host; the host itself for IP addresses and unknown suffixes. */
-export function registrableDomain(url: string): string {
+/** The domain a rung is remembered for: the registrable domain of a URL's host, the host itself for IP addresses and unknown suffixes. */
+export function rungDomainOf(url: string): string {
   const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
   return getDomain(host, { allowPrivateDomains: true }) ?? host;
 }
@@ -44,7 +44,7 @@ export function createRungMemory(store: DomainRungStore, options: { ttlMs: numbe
   const now = options.now ?? Date.now;
   return {
     async recall(url) {
-      const domain = registrableDomain(url);
+      const domain = rungDomainOf(url);
       const record = await store.get(domain);
       if (!record) return undefined;
       const at = now();
@@ -56,7 +56,7 @@ export function createRungMemory(store: DomainRungStore, options: { ttlMs: numbe
     },
     async remember(url, rung) {
       const at = now();
-      await store.put({ domain: registrableDomain(url), rung, updatedAt: new Date(at), expiresAt: new Date(at + options.ttlMs) });
+      await store.put({ domain: rungDomainOf(url), rung, updatedAt: new Date(at), expiresAt: new Date(at + options.ttlMs) });
     },
   };
 }

@@ -49,3 +49,16 @@ export const detectCharset = (body: Buffer, contentType?: string): string =>
 
 /** The page as text; a byte-order mark is removed while decoding. */
 export const decodeHtml = (body: Buffer, contentType?: string): string => iconv.decode(body, detectCharset(body, contentType));
+
+/**
+ * Whether an answer is a page the service reads as HTML (its links, Markdown, plain text, Extract):
+ * a browser rendered it, its Content-Type names HTML or XML, or it has none and starts with markup.
+ * The one place this is decided.
+ */
+export function isHtml(answer: { contentType?: string; body?: Buffer | string; rendered?: boolean }): boolean {
+  if (answer.rendered) return true;
+  if (answer.contentType) return /html|xml/i.test(answer.contentType);
+  const { body } = answer;
+  const head = typeof body === 'string' ? body.slice(0, 512) : (body?.subarray(0, 512).toString('latin1') ?? '');
+  return head.trimStart().startsWith('<');
+}

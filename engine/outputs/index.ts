@@ -11,4 +11,4 @@ export type { Headings, Menu, MenuItem, Metadata } from './extract/structure';
 export type { TableOutput } from './extract/tables';
 export { AUTOPARSE_LINK_LIMIT, autoparse, type Autoparsed } from './autoparse';
 export type { MicrodataItem } from './autoparse/microdata';
-export { decodeHtml, detectCharset } from './decode';
+export { decodeHtml, detectCharset, isHtml } from './decode';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { admin, adminJson } from '../helpers/admin';
 import { eventually, testStack } from '../helpers/stack';
-import { readJson } from './helpers';
+import { readJson } from '../helpers/app';
 
 const details = async (key: string) => {
   const response = await fetch(`${testStack().urls.api}/v1/subscriptions/self/details`, { headers: { 'X-API-Key': key } });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock, type Hold } from '../../core/accounts';
 import { ALLOWANCE_HOLD_MS, IDLE_FLUSHES } from '../../core/accounts/allowances';
 import { chainOf } from '../../core/accounts/ledger';
-import { newAccount, openAccounts, type AccountsHandle } from './helpers';
+import { newAccount, openAccounts, type AccountsHandle } from '../helpers/app';
 
 /** The ledger entries of an account's period and the credits they charged (settles and allowance drains). */
 async function ledgerOf(handle: AccountsHandle, accountId: string, period: string): Promise<{ entries: number; charged: number }> {

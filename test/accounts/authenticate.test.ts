@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { authenticate, KEY_RULES, principalOf, type Surface } from '../../api/auth/authenticate';
 import type { Route } from '../../api/http/routes';
 import { generateApiKey } from '../../core/accounts/keys';
-import { newAccount, readJson, startApp, type TestAccount, type TestApp } from './helpers';
+import { newAccount, readJson, startApp, type TestAccount, type TestApp } from '../helpers/app';
 
 const SURFACES = Object.keys(KEY_RULES) as Surface[];
 

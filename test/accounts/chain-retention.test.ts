@@ -4,7 +4,7 @@ import type { Collection } from 'mongodb';
 import { ManualClock } from '../../core/accounts';
 import { ChainStore, type ChainDocument, type ChainSpec, type Retention } from '../../core/accounts/chain';
 import { eventually } from '../helpers/stack';
-import { openAccounts, type AccountsHandle } from './helpers';
+import { openAccounts, type AccountsHandle } from '../helpers/app';
 
 interface Counter {
   n: number;
@@ -77,9 +77,9 @@ describe('chain retention', () => {
     await write(writer, 40);
     clock.advance(30_000);
     await write(writer, 10);
-    // Give a prune the time it would take, then check that none removed anything.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(writer.pruning).to.deep.equal({ deleted: 0, failed: 0 });
+    // A prune is tried after every 10th entry: wait until all five ran to their end, then none may have removed anything.
+    await eventually(async () => writer.pruning.finished === 5, 50, 100);
+    expect(writer.pruning).to.deep.equal({ deleted: 0, failed: 0, finished: 5 });
     expect(await seqs()).to.deep.equal(range(1, 50));
   });
 
@@ -126,7 +126,8 @@ describe('chain retention', () => {
     await write(writer, 10);
     clock.advance(10 * MINUTE);
     await write(writer, 20);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Without retention no prune starts at all, so there is nothing to wait for.
+    expect(writer.pruning).to.deep.equal({ deleted: 0, failed: 0, finished: 0 });
     expect(await seqs()).to.deep.equal(range(1, 30));
     expect(await collection.countDocuments({ chain: `${chain}~floor` })).to.equal(0);
   });

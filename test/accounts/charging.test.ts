@@ -4,7 +4,7 @@ import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
 import { costOf, Hold, ManualClock, type ChargeSurface } from '../../core/accounts';
 import { chainOf } from '../../core/accounts/ledger';
-import { newAccount, openAccounts, readJson, startApp, type AccountsHandle, type TestApp } from './helpers';
+import { newAccount, openAccounts, readJson, startApp, type AccountsHandle, type TestApp } from '../helpers/app';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

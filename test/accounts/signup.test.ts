@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { chromium, type Browser } from 'playwright-core';
 import { createAccountApp, createApp } from '../../api/app';
 import { testStack } from '../helpers/stack';
-import { openAccounts, readJson, startApp, type AccountsHandle } from './helpers';
+import { openAccounts, readJson, startApp, type AccountsHandle } from '../helpers/app';
 
 const post = async (base: string, body: string | undefined, headers: Record<string, string> = {}) => {
   const response = await fetch(`${base}/api/agent/signup`, {

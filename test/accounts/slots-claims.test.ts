@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../core/accounts';
 import { applyClaims, type ClaimOp, type SlotGrant } from '../../core/accounts/slots';
 import { eventually } from '../helpers/stack';
-import { newAccount, openAccounts, type AccountsHandle } from './helpers';
+import { newAccount, openAccounts, type AccountsHandle } from '../helpers/app';
 
 const op = (instance: string, want: number, limit = 3, renew = false): ClaimOp => ({ instance, want, limit, ttlMs: 1000, renew });
 

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../../api/deps';
 import type { Route } from '../../api/http/routes';
 import { ManualClock } from '../../core/accounts';
 import { eventually } from '../helpers/stack';
-import { gate, newAccount, openAccounts, readJson, startApp, type TestApp } from './helpers';
+import { gate, newAccount, openAccounts, readJson, startApp, type TestApp } from '../helpers/app';
 
 /** A Fetch-like route: authenticates with `apikey`, then holds a slot until the test opens the gate. */
 function slowRoute(deps: ApiDeps, hooks: { started: () => void; wait: () => Promise<void>; aborted: () => void }): Route {

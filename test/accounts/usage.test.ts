@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { generateApiKey } from '../../core/accounts/keys';
 import { eventually, testStack } from '../helpers/stack';
-import { newAccount, openAccounts, readJson, type AccountsHandle, type TestAccount } from './helpers';
+import { newAccount, openAccounts, readJson, type AccountsHandle, type TestAccount } from '../helpers/app';
 
 const DETAILS = '/v1/subscriptions/self/details';
 

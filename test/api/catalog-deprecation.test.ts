@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { buildOpenApi } from '../../api/http/openapi';
 import type { Route } from '../../api/http/routes';
 import { problem } from '../../core/errors';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startApp, type TestApp } from '../helpers/app';
 import { testStack } from '../helpers/stack';
 
 describe('the API catalog and deprecation headers', () => {
@@ -46,7 +46,7 @@ describe('the API catalog and deprecation headers', () => {
     ];
 
     before(async () => {
-      app = await startTestApp(routes);
+      app = await startApp(routes);
     });
     after(async () => app.close());
 

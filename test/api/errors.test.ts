@@ -2,7 +2,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { ERROR_CATALOGUE, problem } from '../../core/errors';
 import type { Route } from '../../api/http/routes';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startApp, type TestApp } from '../helpers/app';
 import { testStack } from '../helpers/stack';
 import { parseRaw, rawExchange } from '../helpers/raw-http';
 
@@ -120,7 +120,7 @@ describe('the error envelope', () => {
     ];
 
     before(async () => {
-      app = await startTestApp(routes, { BODY_LIMIT: '1kb', OPERATOR_TOKEN: 'test-operator', SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' });
+      app = await startApp(routes, { env: { BODY_LIMIT: '1kb', OPERATOR_TOKEN: 'test-operator', SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' } });
     });
     after(async () => app.close());
     beforeEach(() => (seen.length = 0));

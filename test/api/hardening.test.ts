@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { newAccount, openAccounts, type AccountsHandle } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle } from '../helpers/app';
 import { parseRaw, rawExchange } from '../helpers/raw-http';
 import { eventually, operatorHeaders, testStack } from '../helpers/stack';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createApp } from '../../api/app';
-import { newAccount, startApp, type TestApp } from '../accounts/helpers';
+import { newAccount, startApp, type TestApp } from '../helpers/app';
 import { PAGE_HTML, startTargetSite, type TargetSite } from '../fixtures/target-site';
 
 /** What a client can see of an answer, less what differs per request (ids, dates, costs already charged). */

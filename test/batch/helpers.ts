@@ -3,7 +3,7 @@
  * target site whose pages answer by path, and waiting for a run to end.
  */
 import { expect } from 'chai';
-import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { batchCollections } from '../../core/batch/store';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { batchRequest, type Answer, type Json } from '../webhooks/helpers';

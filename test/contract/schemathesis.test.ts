@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { childEnvironment } from '../../core/config';
-import { newAccount, openAccounts, type AccountsHandle } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle } from '../helpers/app';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { schemathesisCommand } from '../helpers/schemathesis';
 import { FIXTURE_DOMAIN, testStack } from '../helpers/stack';

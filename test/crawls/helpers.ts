@@ -3,7 +3,7 @@
  * until a crawl's results are final, and direct reads of what the crawl stored and billed.
  */
 import { expect } from 'chai';
-import { openAccounts, newAccount, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { openAccounts, newAccount, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { crawlCollections, type CrawlCollections } from '../../core/crawls/store';
 import { testStack } from '../helpers/stack';
 

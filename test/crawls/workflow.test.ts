@@ -4,7 +4,7 @@ import type { CrawlSpec, CrawlTuning } from '../../core/crawls/types';
 import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
 import { newId } from '../../core/ids';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
-import { stackConfig } from '../accounts/helpers';
+import { serviceConfig } from '../helpers/app';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { accountsHandle, CrawlClient, crawlAccount, urlsOf } from './helpers';
 
@@ -14,7 +14,7 @@ describe('crawls: the workflow', function () {
 
   before(async () => {
     site = await startCrawlSite({ pages: 300, fanout: 3, twins: true, name: 'flow' });
-    temporal = connectTemporal(stackConfig());
+    temporal = connectTemporal(serviceConfig());
   });
   after(async () => {
     await site.close();
@@ -39,7 +39,7 @@ describe('crawls: the workflow', function () {
     const spec: CrawlSpec = { crawlId, accountId: account.accountId, keyId: account.keyId, url: site.url, domain: 'fixture.test', maxItems: 10_000, maxPages: 10_000, include: [], exclude: [] };
     const tuning: CrawlTuning = { slicePages: 25, window: 2, concurrency: 4, historyLimit: 120 };
     const handle = await temporal.client.workflow.start(CRAWL_WORKFLOW_TYPE, {
-      taskQueue: stackConfig().temporalTaskQueue,
+      taskQueue: serviceConfig().temporalTaskQueue,
       workflowId: crawlWorkflowId(crawlId),
       args: [{ spec, tuning }],
     });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventually } from '../helpers/stack';
-import { config, PROJECT_ROOT } from '../../core/config';
+import { PROJECT_ROOT, processConfig } from '../../core/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';
@@ -22,7 +22,7 @@ describe('browser pool', function () {
   let privateListener: PrivateListener;
   const guard = testGuard();
   const newPool = (retireAfterPages = 100, maxPages = 2): BrowserPool =>
-    new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages, retireAfterPages, hostOverrides: FIXTURE_HOSTS });
+    new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages, retireAfterPages, hostOverrides: FIXTURE_HOSTS });
 
   before(async () => {
     privateListener = await startPrivateListener();
@@ -52,7 +52,7 @@ describe('browser pool', function () {
   });
 
   it('closes its browsers when idle past the limit, leaving no Chromium process, and renders again after', async () => {
-    const pool = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, idleCloseMs: 300 });
+    const pool = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, idleCloseMs: 300 });
     try {
       success(await render({ url: site.at('/dynamic') }, { pool, guard }));
       expect(pool.processIds().length).to.be.greaterThan(0);
@@ -131,7 +131,7 @@ describe('browser pool', function () {
   });
 
   it('keeps the spare only while renders that need a new context are coming', async () => {
-    const pool = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 60_000 });
+    const pool = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 60_000 });
     try {
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
       expect(pool.spares).to.deep.equal({ made: 0, used: 0, waiting: false });
@@ -146,7 +146,7 @@ describe('browser pool', function () {
       await pool.close();
     }
 
-    const brief = new BrowserPool({ executablePath: findChromium(config().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 500 });
+    const brief = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 2, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, spareLifeMs: 500 });
     try {
       for (let i = 0; i < 3 && !brief.spares.waiting; i++) success(await render({ url: site.at('/dynamic') }, { pool: brief, guard }));
       expect(brief.spares.waiting).to.equal(true);
@@ -251,7 +251,7 @@ describe('browser pool', function () {
     const launched: string[] = [];
     const retired: string[] = [];
     const pool = new BrowserPool({
-      executablePath: findChromium(config().chromiumPath),
+      executablePath: findChromium(processConfig().chromiumPath),
       maxPages: 1,
       retireAfterPages: 2,
       hostOverrides: FIXTURE_HOSTS,

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { parseBrowserParams, parseBlockResources, RENDER_ERRORS } from '../../engine/browser';
 import { startResidentialProxy, RESIDENTIAL_MARK } from '../fixtures/browser/site';
 import { success, useHarness } from '../fixtures/browser/harness';
 
@@ -126,59 +125,4 @@ describe('browser render', function () {
     }
   });
 
-  it('maps failures to the Fetch error codes', () => {
-    expect(RENDER_ERRORS.target_forbidden.code).to.equal('REQS001');
-    expect(RENDER_ERRORS.invalid_parameter.code).to.equal('REQS004');
-    expect(RENDER_ERRORS.timeout.code).to.equal('CTX0002');
-    expect(RENDER_ERRORS.browser_crashed.code).to.equal('RESP001');
-  });
-});
-
-describe('browser parameters', () => {
-  it('parses the browser parameters of a Fetch request', () => {
-    const parsed = parseBrowserParams(
-      { wait: '500', wait_for: '#x', device: 'Mobile', window_width: '800', screenshot_fullpage: 'True', screenshot_format: 'jpeg', screenshot_quality: '60', block_resources: 'image, font' },
-      true,
-    );
-    expect(parsed).to.deep.equal({
-      ok: true,
-      value: {
-        wait: 500,
-        waitFor: '#x',
-        blockResources: ['image', 'font'],
-        device: 'mobile',
-        windowWidth: 800,
-        screenshot: { area: 'fullpage', format: 'jpeg', quality: 60 },
-      },
-    });
-  });
-
-  it('names the parameter at fault', () => {
-    const cases: Array<[Record<string, string>, boolean, string]> = [
-      [{ wait: '-1' }, true, 'wait'],
-      [{ wait: '30001' }, true, 'wait'],
-      [{ device: 'tablet' }, true, 'device'],
-      [{ block_resources: 'image,video' }, true, 'block_resources'],
-      [{ screenshot: 'maybe' }, true, 'screenshot'],
-      [{ screenshot_quality: '50' }, true, 'screenshot_quality'],
-      [{ js_instructions: '[{"hover": "#a"}]' }, true, 'js_instructions'],
-      [{ wait_for: '#a' }, false, 'wait_for'],
-      [{ screenshot: 'true' }, false, 'screenshot'],
-      [{ response_type: 'pdf' }, false, 'response_type'],
-    ];
-    for (const [params, jsRender, parameter] of cases) {
-      const parsed = parseBrowserParams(params, jsRender);
-      expect(parsed.ok, JSON.stringify(params)).to.equal(false);
-      if (!parsed.ok) expect(parsed.error).to.include({ kind: 'invalid_parameter', parameter });
-    }
-  });
-
-  it('takes markdown and plain text without a browser', () => {
-    for (const type of ['markdown', 'plaintext']) expect(parseBrowserParams({ response_type: type }, false).ok, type).to.equal(true);
-  });
-
-  it('reads block_resources=none as blocking nothing and unset as the default', () => {
-    expect(parseBlockResources('none')).to.deep.equal({ ok: true, value: [] });
-    expect(parseBlockResources(undefined)).to.deep.equal({ ok: true });
-  });
 });

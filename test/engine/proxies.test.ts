@@ -11,7 +11,7 @@ import { startSocks5Proxy } from '../fixtures/socks5-proxy';
 import { startSentinel, type Sentinel } from '../fixtures/loopback';
 import { startTargetSite, type EchoReply, type TargetSite } from '../fixtures/target-site';
 import { startTlsSite } from '../fixtures/tls-site';
-import { ENGINE_ERRORS, type EngineRequest, type EngineResult } from '../../engine';
+import { FAILURES, type EngineRequest, type EngineResult } from '../../engine';
 
 const kind = (result: EngineResult): string => (result.ok ? `ok ${result.status}` : result.error.kind);
 
@@ -130,7 +130,7 @@ describe('engine proxies', () => {
     const { engine } = engineWith({ PROXIES: ports.map((port) => `http://u:p@127.0.0.1:${port}`).join(','), PROXY_ATTEMPTS: '2' });
     const result = await engine.fetch({ url: site.at('/') });
     expect(kind(result)).to.equal('proxy_failed');
-    if (!result.ok) expect(ENGINE_ERRORS[result.error.kind]).to.deep.include({ code: 'RESP001', blame: 'service' });
+    if (!result.ok) expect(FAILURES[result.error.kind]).to.deep.include({ code: 'RESP001', blame: 'service' });
   });
 
   it('sends plain requests through the plain pool and leaves the premium pool alone', async () => {

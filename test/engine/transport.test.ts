@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { startTestEngine, type TestEngine } from '../fixtures/engine';
 import { PAGE_HTML, startTargetSite, type EchoReply, type TargetSite } from '../fixtures/target-site';
 import { startTlsSite } from '../fixtures/tls-site';
-import { DEFAULT_USER_AGENT, errorCodeFor, type EngineResult, type EngineSuccess } from '../../engine';
+import { DEFAULT_USER_AGENT, FAILURES, type EngineResult, type EngineSuccess } from '../../engine';
 
 function success(result: EngineResult): EngineSuccess {
   if (!result.ok) throw new Error(`expected a response, got ${result.error.kind}: ${result.error.detail}`);
@@ -104,7 +104,7 @@ describe('engine plain transport', () => {
     for (const path of ['/huge', '/huge-declared', '/gzip-bomb']) {
       const result = await test.engine.fetch({ url: site.at(path) });
       expect(kind(result), path).to.equal('too_large');
-      if (!result.ok) expect(errorCodeFor(result.error.kind)).to.equal('RESP005');
+      if (!result.ok) expect(FAILURES[result.error.kind].code).to.equal('RESP005');
     }
     const small = await test.engine.fetch({ url: site.at('/huge?bytes=100000'), maxBytes: 50_000 });
     expect(kind(small)).to.equal('too_large');
@@ -116,7 +116,7 @@ describe('engine plain transport', () => {
     expect(kind(slow)).to.equal('timeout');
     const endless = await test.engine.fetch({ url: site.at('/endless'), timeouts: { totalMs: 400 } });
     expect(kind(endless)).to.equal('timeout');
-    if (!endless.ok) expect(errorCodeFor(endless.error.kind)).to.equal('CTX0002');
+    if (!endless.ok) expect(FAILURES[endless.error.kind].code).to.equal('CTX0002');
     const total = await test.engine.fetch({ url: site.at('/slow-headers?ms=3000'), timeouts: { totalMs: 200 } });
     expect(kind(total)).to.equal('timeout');
   });

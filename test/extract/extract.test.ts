@@ -5,7 +5,7 @@ import { acmeHomes, casaHogar, fewPages, homesDirect, homesListed, immoHaus, nex
 import { f1, score } from '../fixtures/extract-sites/score';
 import { createExtractCommands } from '../../core/extract/commands';
 import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
-import { newAccount, openAccounts, startApp, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { newAccount, openAccounts, startApp, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { eventually, extractSitesAddress, testStack } from '../helpers/stack';
 import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
 

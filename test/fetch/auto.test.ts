@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { startHttpProxy, type FixtureProxy } from '../fixtures/http-proxy';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startApp, type TestApp } from '../helpers/app';
 import { expectProblemCode, fetchAccount, fetchClient, type FetchClient } from './helpers';
 
 const ARTICLE = (who: string) =>
@@ -57,9 +57,11 @@ describe('Fetch with mode=auto', () => {
       }
       return send(404, 'no such site');
     });
-    app = await startTestApp(undefined, {
-      PREMIUM_PROXIES: `us=${proxy.url}`,
-      HOST_OVERRIDES: '*.open.test=127.0.0.1,*.challenge.test=127.0.0.1,*.resident.test=127.0.0.1,*.fortress.test=127.0.0.1,*.blocked.test=127.0.0.1',
+    app = await startApp(undefined, {
+      env: {
+        PREMIUM_PROXIES: `us=${proxy.url}`,
+        HOST_OVERRIDES: '*.open.test=127.0.0.1,*.challenge.test=127.0.0.1,*.resident.test=127.0.0.1,*.fortress.test=127.0.0.1,*.blocked.test=127.0.0.1',
+      },
     });
   });
   after(async () => {
@@ -114,10 +116,12 @@ describe('Fetch with mode=auto', () => {
   describe('on a service without premium proxies', () => {
     let bare: TestApp;
     before(async () => {
-      bare = await startTestApp(undefined, {
-        PREMIUM_PROXIES: '',
-        FETCH_TOTAL_TIMEOUT_MS: '1000',
-        HOST_OVERRIDES: '*.open.test=127.0.0.1,*.resident.test=127.0.0.1,*.fortress.test=127.0.0.1,*.slow.test=127.0.0.1,*.decay.test=127.0.0.1',
+      bare = await startApp(undefined, {
+        env: {
+          PREMIUM_PROXIES: '',
+          FETCH_TOTAL_TIMEOUT_MS: '1000',
+          HOST_OVERRIDES: '*.open.test=127.0.0.1,*.resident.test=127.0.0.1,*.fortress.test=127.0.0.1,*.slow.test=127.0.0.1,*.decay.test=127.0.0.1',
+        },
       });
     });
     after(async () => bare.close());

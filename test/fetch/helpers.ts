@@ -3,7 +3,7 @@
  * an account made for the test and its usage read back from the plan usage endpoint.
  */
 import type { Accounts } from '../../core/accounts';
-import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../helpers/app';
 
 export interface FetchClient {
   account: TestAccount;

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { startHttpProxy, type FixtureProxy } from '../fixtures/http-proxy';
 import { startSocks5Proxy } from '../fixtures/socks5-proxy';
 import { startTargetSite, type EchoReply, type TargetSite } from '../fixtures/target-site';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startApp, type TestApp } from '../helpers/app';
 import { expectProblemCode, fetchAccount, fetchClient, type FetchClient } from './helpers';
 
 describe('Fetch with premium proxies', () => {
@@ -26,7 +26,7 @@ describe('Fetch with premium proxies', () => {
       startHttpProxy({ name: 'us-2', country: 'us' }),
       startSocks5Proxy({ name: 'de-1', country: 'de' }),
     ]);
-    app = await startTestApp(undefined, { PREMIUM_PROXIES: `us=${us1.url},us=${us2.url},de=${de.url}` });
+    app = await startApp(undefined, { env: { PREMIUM_PROXIES: `us=${us1.url},us=${us2.url},de=${de.url}` } });
   });
   after(async () => {
     await app.close();

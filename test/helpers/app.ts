@@ -1,54 +1,124 @@
 /**
- * An API app built in the test process (`createListener`, the API's own request listener, on an ephemeral port), with
- * real dependencies: the test stack's database and Temporal. For testing route declarations and
- * middleware without adding routes to the running service.
+ * The one app harness. Against the test stack's real database and Temporal: an accounts service
+ * (optionally with a manual clock), the API's own request listener (`createListener`, or another
+ * listener built from the same dependencies) served by the API's own server on an ephemeral loopback
+ * port, for testing route declarations and middleware without adding routes to the running service,
+ * and accounts with keys made to measure.
  */
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener } from '../../api/app';
-import { createApiServer } from '../../api/http/server';
 import type { ApiDeps } from '../../api/deps';
+import { createApiServer } from '../../api/http/server';
 import type { Route } from '../../api/http/routes';
-import { createAccounts } from '../../core/accounts';
+import { createAccounts, type Accounts, type Clock, type Principal } from '../../core/accounts';
 import { loadConfig, type Config } from '../../core/config';
-import { openDatabase } from '../../core/db';
-import { createLogger } from '../../core/log';
+import { openDatabase, type Database } from '../../core/db';
+import { createLogger, type LogSink } from '../../core/log';
 import { connectTemporal } from '../../core/temporal';
-import { createFetchService } from '../../engine/service';
+import { createFetchService } from '../../engine';
 import { testStack } from './stack';
 
-export interface TestApp {
-  url: string;
-  deps: ApiDeps;
+/** The configuration the stack's API runs with (same database, same task queue), plus overrides. */
+export function serviceConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...testStack().component('api').spec.env, ...overrides });
+}
+
+export interface AccountsHandle {
+  accounts: Accounts;
+  db: Database;
+  config: Config;
   close(): Promise<void>;
 }
 
-/** The configuration the stack's services run with, as this process would load it. */
-export function serviceConfig(overrides: Record<string, string> = {}): Config {
-  const env = testStack().component('api').spec.env;
-  return loadConfig({ ...env, ...overrides });
+export interface HarnessOptions {
+  clock?: Clock;
+  /** Configuration variables on top of the stack's. */
+  env?: Record<string, string>;
+  /** Where log lines go (dropped by default). */
+  sink?: LogSink;
 }
 
-export async function startTestApp(routes?: (deps: ApiDeps) => Route[], overrides: Record<string, string> = {}): Promise<TestApp> {
-  const config = serviceConfig(overrides);
-  const log = createLogger('error', {}, () => undefined);
+/** A separate accounts service with its own connection pool: what another API process would have. */
+export async function openAccounts(options: HarnessOptions = {}): Promise<AccountsHandle> {
+  const config = serviceConfig(options.env);
+  const log = createLogger('debug', {}, options.sink ?? (() => undefined));
   const db = await openDatabase(config, log);
-  const temporal = connectTemporal(config);
-  const accounts = createAccounts({ db: db.db, config, log });
-  const fetching = createFetchService({ config, log, db: db.db });
-  const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
-  const server = createApiServer(createListener(deps, routes?.(deps)), config);
+  const accounts = createAccounts({ db: db.db, config, log, clock: options.clock });
+  return {
+    accounts,
+    db,
+    config,
+    async close() {
+      await accounts.slots.abandon();
+      await db.close();
+    },
+  };
+}
+
+export interface TestApp extends AccountsHandle {
+  url: string;
+  deps: ApiDeps;
+}
+
+/** The API's listener with `routes` added (or the listener `app` builds), on an ephemeral loopback port. */
+export async function startApp(
+  routes?: (deps: ApiDeps) => Route[],
+  options: HarnessOptions & { app?: (deps: ApiDeps) => http.RequestListener } = {},
+): Promise<TestApp> {
+  const handle = await openAccounts(options);
+  const log = createLogger('debug', {}, options.sink ?? (() => undefined));
+  const temporal = connectTemporal(handle.config);
+  const fetching = createFetchService({ config: handle.config, log, db: handle.db.db });
+  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching };
+  const server = createApiServer(options.app ? options.app(deps) : createListener(deps, routes?.(deps)), handle.config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
+    ...handle,
     url: `http://127.0.0.1:${port}`,
     deps,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await accounts.slots.abandon();
       await fetching.close();
       await temporal.close();
-      await db.close();
+      await handle.close();
     },
   };
+}
+
+export interface TestAccount {
+  accountId: string;
+  key: string;
+  keyId: string;
+  principal: Principal;
+}
+
+/** A new account with one key; `credits` / `concurrency` override the plan's limits. */
+export async function newAccount(
+  accounts: Accounts,
+  options: { plan?: string; credits?: number; concurrency?: number; keyCap?: number } = {},
+): Promise<TestAccount> {
+  const overrides = Object.fromEntries(
+    Object.entries({ credits: options.credits, concurrency: options.concurrency }).filter(([, value]) => value !== undefined),
+  );
+  const account = await accounts.store.createAccount({ plan: options.plan ?? 'free', overrides });
+  const { key, doc } = await accounts.store.createKey(account._id, { creditCap: options.keyCap ?? null });
+  return { accountId: account._id, key, keyId: doc.key_id, principal: await accounts.principalFor(account._id, doc.key_id) };
+}
+
+/** Reads a JSON or problem response. */
+export async function readJson(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/** A promise with its resolver, to hold work open from the outside. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
 }

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { config } from '../../core/config';
+import { processConfig } from '../../core/config';
 
 export const PYTHON_CLIENT_VERSION = '1.11.0';
 
@@ -17,7 +17,7 @@ function run(command: string, args: string[]): void {
 
 /** The virtualenv's python, with `zenrows==PYTHON_CLIENT_VERSION` installed. */
 export function pythonWithClient(): string {
-  const venv = path.join(config().stackDir, `zenrows-python-${PYTHON_CLIENT_VERSION}`);
+  const venv = path.join(processConfig().stackDir, `zenrows-python-${PYTHON_CLIENT_VERSION}`);
   const python = path.join(venv, 'bin', 'python');
   const marker = path.join(venv, '.installed');
   if (existsSync(marker)) return python;

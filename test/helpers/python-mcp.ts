@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { config } from '../../core/config';
+import { processConfig } from '../../core/config';
 
 export const PYTHON_MCP_VERSION = '2.3.0';
 
@@ -17,7 +17,7 @@ function run(command: string, args: string[]): void {
 
 /** The virtualenv's python, with `mcp==PYTHON_MCP_VERSION` installed. */
 export function pythonWithMcp(): string {
-  const venv = path.join(config().stackDir, `mcp-python-${PYTHON_MCP_VERSION}`);
+  const venv = path.join(processConfig().stackDir, `mcp-python-${PYTHON_MCP_VERSION}`);
   const python = path.join(venv, 'bin', 'python');
   const marker = path.join(venv, '.installed');
   if (existsSync(marker)) return python;

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { config } from '../../core/config';
+import { processConfig } from '../../core/config';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
@@ -17,7 +17,7 @@ function run(command: string, args: string[]): void {
 
 /** The `st` command of a virtualenv with `schemathesis==SCHEMATHESIS_VERSION`. */
 export function schemathesisCommand(): string {
-  const venv = path.join(config().stackDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
+  const venv = path.join(processConfig().stackDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
   const command = path.join(venv, 'bin', 'st');
   const marker = path.join(venv, '.installed');
   if (existsSync(marker)) return command;

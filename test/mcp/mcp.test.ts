@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { startBrowserSite, startPrivateListener, type BrowserSite, type PrivateListener } from '../fixtures/browser/site';
 import { eventually, testStack } from '../helpers/stack';
 import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
-import type { TestAccount } from '../accounts/helpers';
+import type { TestAccount } from '../helpers/app';
 import { pythonWithMcp } from '../helpers/python-mcp';
 
 const TOOLS = ['crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'extract_domain_status', 'extract_prepare_domain', 'fetch_page', 'plan_usage'];

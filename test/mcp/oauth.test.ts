@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { testStack } from '../helpers/stack';
 import { accountsService, fetchAccount } from '../fetch/helpers';
-import type { TestAccount } from '../accounts/helpers';
+import type { TestAccount } from '../helpers/app';
 
 const verifierPair = () => {
   const verifier = randomBytes(32).toString('base64url');

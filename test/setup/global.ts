@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { config as loadConfig } from '../../core/config';
+import { processConfig } from '../../core/config';
 import { Stack } from '../../scripts/stack/stack';
 import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
 import { EXTRACT_HOSTS } from '../fixtures/extract-sites/sites';
@@ -19,7 +19,7 @@ export async function mochaGlobalSetup(): Promise<void> {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-test-'));
   // The launcher's settings come from the environment (MONGODB_URL / TEMPORAL_ADDRESS set: use those);
   // the services get a fixed test setup with their own database and task queue.
-  const config = { ...loadConfig(), dataDir };
+  const config = { ...processConfig(), dataDir };
   const runId = `${process.pid}_${Date.now().toString(36)}`;
   const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   // Webhook receivers on loopback use the fixture certificate; only deliveries trust it.

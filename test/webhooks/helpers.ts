@@ -1,6 +1,6 @@
 /** Batch-surface requests for the webhook tests: an account of its own, `X-API-Key`, JSON answers. */
 import { spawnSync } from 'node:child_process';
-import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../accounts/helpers';
+import { newAccount, openAccounts, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { testStack } from '../helpers/stack';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { billingOf, retryAfterMs } from '../../activities/crawl/fetcher';
-import { forEachLimited } from '../../activities/crawl/pages';
-import { HostGate, Semaphore } from '../../activities/crawl/politeness';
+import { billingOf, retryAfterMs } from '../../../activities/crawl/fetcher';
+import { forEachLimited } from '../../../activities/crawl/pages';
+import { HostGate } from '../../../activities/crawl/politeness';
+import { Semaphore } from '../../../core/semaphore';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -26,22 +27,39 @@ describe('crawls: politeness', () => {
   });
 
   it('spaces request starts by the delay and honours a pause (Retry-After)', async () => {
-    const gate = new HostGate(10, 30);
+    // The gate's own clock, moved by the test: starts are read on it, so nothing depends on the machine's speed.
+    let now = 1_000;
+    const gate = new HostGate(10, 30, () => now);
     const starts: number[] = [];
-    await Promise.all(
-      Array.from({ length: 3 }, async () => {
-        const leave = await gate.enter('slow.fixture.test');
-        starts.push(Date.now());
-        leave();
-      }),
-    );
-    starts.sort((a, b) => a - b);
-    expect((starts[2] as number) - (starts[0] as number)).to.be.at.least(55);
-    const paused = Date.now();
+    const entered = Array.from({ length: 3 }, async () => {
+      const leave = await gate.enter('slow.fixture.test');
+      starts.push(now);
+      leave();
+    });
+    // Time passes only between turns of the event loop, a millisecond of the gate's clock at a time.
+    const ticking = (async () => {
+      while (starts.length < 3) {
+        now += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await Promise.all([...entered, ticking]);
+    expect((starts[1] as number) - (starts[0] as number)).to.be.at.least(30);
+    expect((starts[2] as number) - (starts[1] as number)).to.be.at.least(30);
+
+    const paused = now;
     gate.pause('busy.fixture.test', 100);
-    const leave = await gate.enter('busy.fixture.test');
-    leave();
-    expect(Date.now() - paused).to.be.at.least(95);
+    let startedAt: number | undefined;
+    const busy = gate.enter('busy.fixture.test').then((leave) => {
+      startedAt = now;
+      leave();
+    });
+    while (startedAt === undefined) {
+      now += 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await busy;
+    expect(startedAt - paused).to.be.at.least(100);
   });
 
   it('shares a crawl limit between slices and stops starting work when told', async () => {
@@ -69,7 +87,9 @@ describe('crawls: politeness', () => {
 
   it('reads Retry-After and the billing of a status', () => {
     expect(retryAfterMs(429, [['retry-after', '3']])).to.equal(3000);
-    expect(retryAfterMs(503, [['Retry-After', new Date(Date.now() + 10_000).toUTCString()]])).to.be.within(8_000, 10_000);
+    const now = Date.parse('2026-11-01T12:00:00Z');
+    expect(retryAfterMs(503, [['Retry-After', new Date(now + 10_000).toUTCString()]], now)).to.equal(10_000);
+    expect(retryAfterMs(503, [['Retry-After', new Date(now - 10_000).toUTCString()]], now)).to.equal(0);
     expect(retryAfterMs(200, [['retry-after', '3']])).to.equal(undefined);
     expect(retryAfterMs(503, [])).to.equal(undefined);
     expect(billingOf(200)).to.deep.equal({ billable: true, failed: false });

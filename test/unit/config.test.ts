@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../core/config';
-import { configTable, readmeTable } from '../scripts/config-table';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../../core/config';
+import { configTable, readmeTable } from '../../scripts/config-table';
 
 const readProjectFile = (name: string) => readFileSync(path.join(PROJECT_ROOT, name), 'utf8');
 
@@ -95,8 +95,25 @@ describe('docker-compose.yml', () => {
     expect(compose.services.mongo?.command).to.include('--replSet');
     expect(compose.services.temporal?.image).to.match(/^temporalio\/auto-setup:/);
     expect(compose.services['temporal-ui']?.image).to.match(/^temporalio\/ui:/);
-    expect(compose.services.api?.command?.join(' ')).to.contain('api/main.ts');
-    expect(compose.services.worker?.command?.join(' ')).to.contain('workers/main.ts');
+    expect(compose.services.api?.command).to.deep.equal(['node', 'dist/api/main.js']);
+    expect(compose.services.worker?.command).to.deep.equal(['node', 'dist/workers/main.js']);
+  });
+
+  it('runs compiled JavaScript: the build config compiles the entry points the image and compose start', () => {
+    const build = JSON.parse(readProjectFile('tsconfig.build.json')) as { extends: string; compilerOptions: { outDir: string; rootDir: string; noEmit: boolean }; include: string[] };
+    expect(build.extends).to.equal('./tsconfig.json');
+    expect(build.compilerOptions).to.include({ outDir: 'dist', rootDir: '.', noEmit: false });
+    const dockerfile = readProjectFile('Dockerfile');
+    expect(dockerfile).to.contain('RUN npm run build');
+    expect(dockerfile).to.contain('CMD ["node", "dist/api/main.js"]');
+    expect(dockerfile).to.contain('RUN node dist/workers/bundle.js');
+    const entries = ['dist/api/main.js', 'dist/workers/main.js', 'dist/workers/bundle.js'];
+    for (const entry of entries) {
+      const source = entry.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+      expect(existsSync(path.join(PROJECT_ROOT, source)), source).to.equal(true);
+      expect(build.include, source).to.include(source.split('/')[0]);
+    }
+    expect(JSON.parse(readProjectFile('package.json')).scripts.build).to.equal('tsc -p tsconfig.build.json');
   });
 
   it('keeps the services’ environment in step with the config module', () => {

@@ -4,9 +4,9 @@
  */
 import { expect } from 'chai';
 import type { Dispatcher } from 'undici';
-import { loadConfig } from '../../core/config';
-import { createProxyPools, type ProxyChoiceRequest, type ProxyPools } from '../../engine/proxies/pool';
-import { createSessionPins, SESSION_TTL_MS } from '../../engine/proxies/sessions';
+import { loadConfig } from '../../../core/config';
+import { createProxyPools, type ProxyChoiceRequest, type ProxyPools } from '../../../engine/proxies/pool';
+import { createSessionPins, SESSION_TTL_MS } from '../../../engine/proxies/sessions';
 
 const stubDispatcher = (): Dispatcher => ({ close: async () => undefined }) as unknown as Dispatcher;
 

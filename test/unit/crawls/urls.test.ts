@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { canonicalJson } from '../../core/jobs/idempotency';
-import { extractLinks, isHtml } from '../../core/crawls/links';
-import { decodeResultCursor, decodeListCursor, encodeListCursor, encodeResultCursor } from '../../core/crawls/cursor';
-import { checkStartUrl, normalizeLink, passesPatterns, registrableDomain, scopeOf, startKey } from '../../core/crawls/urls';
+import { canonicalJson } from '../../../core/jobs/idempotency';
+import { extractLinks } from '../../../core/crawls/links';
+import { isHtml } from '../../../engine';
+import { decodeResultCursor, decodeListCursor, encodeListCursor, encodeResultCursor } from '../../../core/crawls/cursor';
+import { checkStartUrl, normalizeLink, passesPatterns, registrableDomain, scopeOf, startKey } from '../../../core/crawls/urls';
 
 describe('crawl URLs', () => {
   const scope = scopeOf('http://www.shop.fixture.test:8080/start');
@@ -91,9 +92,12 @@ describe('crawl URLs', () => {
   });
 
   it('recognises HTML', () => {
-    expect(isHtml('text/html; charset=utf-8', Buffer.from(''))).to.equal(true);
-    expect(isHtml('application/pdf', Buffer.from('<html>'))).to.equal(false);
-    expect(isHtml(undefined, Buffer.from('  <!DOCTYPE html><p>'))).to.equal(true);
+    expect(isHtml({ contentType: 'text/html; charset=utf-8', body: Buffer.from('') })).to.equal(true);
+    expect(isHtml({ contentType: 'application/xhtml+xml', body: Buffer.from('') })).to.equal(true);
+    expect(isHtml({ contentType: 'application/pdf', body: Buffer.from('<html>') })).to.equal(false);
+    expect(isHtml({ body: Buffer.from('  <!DOCTYPE html><p>') })).to.equal(true);
+    expect(isHtml({ body: Buffer.from('%PDF-1.7') })).to.equal(false);
+    expect(isHtml({ contentType: 'application/json', body: Buffer.from('{}'), rendered: true })).to.equal(true);
   });
 
   it('binds result cursors to their crawl', () => {

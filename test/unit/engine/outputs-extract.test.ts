@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { OUTPUT_KINDS, extractOutputs, parseOutputKinds } from '../../engine/outputs';
+import { OUTPUT_KINDS, extractOutputs, parseOutputKinds } from '../../../engine/outputs';
 
 const URL = 'https://site.example/about/team';
 const page = (head: string, body: string): string => `<html><head>${head}</head><body>${body}</body></html>`;

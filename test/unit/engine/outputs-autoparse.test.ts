@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AUTOPARSE_LINK_LIMIT, autoparse } from '../../engine/outputs';
+import { AUTOPARSE_LINK_LIMIT, autoparse } from '../../../engine/outputs';
 
 const URL = 'https://news.example/2024/story';
 

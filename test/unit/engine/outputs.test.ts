@@ -3,9 +3,9 @@
  * whole fidelity checklist, and no conversion lets script, style or hidden text through.
  */
 import { expect } from 'chai';
-import { autoparse, extractOutputs, toMarkdown, toPlainText } from '../../engine/outputs';
-import { CHECKLIST, codeBlocks } from '../fixtures/pages/checklist';
-import { SAMPLE_PAGES, samplePage } from '../fixtures/pages';
+import { autoparse, extractOutputs, toMarkdown, toPlainText } from '../../../engine/outputs';
+import { CHECKLIST, codeBlocks } from '../../fixtures/pages/checklist';
+import { SAMPLE_PAGES, samplePage } from '../../fixtures/pages';
 
 /** Strings that only occur inside each page's scripts, styles, templates or hidden elements. */
 const NOISE: Record<string, string[]> = {

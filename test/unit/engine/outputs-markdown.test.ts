@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { toMarkdown } from '../../engine/outputs';
+import { toMarkdown } from '../../../engine/outputs';
 
 const URL = 'https://site.example/docs/guide/page.html';
 const md = (body: string, url = URL): string => toMarkdown(`<html><head><title>T</title></head><body>${body}</body></html>`, url);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import iconv from 'iconv-lite';
-import { cssExtract, decodeHtml, detectCharset, parseCssExtractor, toPlainText } from '../../engine/outputs';
+import { cssExtract, decodeHtml, detectCharset, parseCssExtractor, toPlainText } from '../../../engine/outputs';
 
 describe('toPlainText', () => {
   it('puts blocks on their own lines, paragraphs apart, and collapses whitespace', () => {

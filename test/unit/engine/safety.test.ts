@@ -3,8 +3,8 @@
  * literals, the URL policy on every spelling of an address, the allow-list and the override resolver.
  */
 import { expect } from 'chai';
-import { classifyAddress, createHostResolver, createTargetGuard, createTargetPolicy } from '../../engine/safety';
-import { loadConfig } from '../../core/config';
+import { classifyAddress, createHostResolver, createTargetGuard, createTargetPolicy } from '../../../engine/safety';
+import { loadConfig } from '../../../core/config';
 
 describe('engine target safety (no network)', () => {
   describe('address classifier', () => {

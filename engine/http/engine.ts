@@ -9,15 +9,15 @@
  * dispatcher, kept for the life of the engine. `close()` shuts them all.
  */
 import { Agent } from 'undici';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/log';
-import { createTargetGuard, type TargetGuard } from './safety';
-import { classifyTransportError } from './http/classify';
-import { buildRequestHeaders } from './http/headers';
-import { runAttempt } from './http/attempt';
-import type { Hop } from './http/redirects';
-import { createProxyPools, type Proxy, type ProxyChoiceRequest, type ProxyPools } from './proxies/pool';
-import { engineError, type EngineFailure, type EngineRequest, type EngineResult, type EngineTimeouts } from './types';
+import type { Config } from '../../core/config';
+import type { Logger } from '../../core/log';
+import { createTargetGuard, type TargetGuard } from '../safety';
+import { classifyTransportError } from './classify';
+import { buildRequestHeaders } from './headers';
+import { runAttempt } from './attempt';
+import type { Hop } from './redirects';
+import { createProxyPools, type Proxy, type ProxyChoiceRequest, type ProxyPools } from '../proxies/pool';
+import { engineError, type EngineFailure, type EngineRequest, type EngineResult, type EngineTimeouts } from '../types';
 
 export type EngineConfig = Pick<
   Config,

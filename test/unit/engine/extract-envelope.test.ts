@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { extractEnvelope } from '../../engine/extract';
-import { acmeHomes } from '../fixtures/extract-sites/sites';
+import { extractEnvelope } from '../../../engine/extract';
+import { acmeHomes } from '../../fixtures/extract-sites/sites';
 
 const PARSED = { price: 350000, title: 'A "quoted" \\ title', items: [{ url: 'http://acme-homes.test/p/1' }] };
 

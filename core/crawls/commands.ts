@@ -1,0 +1,294 @@
+/**
+ * Crawl commands: everything the Crawl surface does, from MongoDB and Temporal (the workflow is
+ * started and signalled, never queried). The API validates a request, calls one command and presents
+ * what it returns; the MCP tools call the same commands.
+ *
+ *   start ─> start URL check ─> idempotency claim ─> credits probe ─> active-job slot ─> crawl document
+ *         ─> workflow (a failure after the slot removes the document and gives the slot back)
+ *   stop  ─> recordEnd (first end wins, slot given back) ─> signal (only makes the stop prompt)
+ *   read, list, content, download items ─> CrawlReader (never the workflow)
+ */
+import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import { refusalError, type Accounts, type Principal } from '../accounts';
+import type { Config } from '../config';
+import { problem } from '../errors';
+import { newId } from '../ids';
+import type { Logger } from '../log';
+import { ActiveJobs } from '../jobs/active-jobs';
+import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from '../jobs/idempotency';
+import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCursor, START } from './cursor';
+import { CrawlEnds, recordEnd } from './ends';
+import { crawlJobChecker } from './jobs';
+import { CrawlReader, type CrawlView, type ResultItem } from './read';
+import { ids, newCrawlDocument, type CrawlEndDoc } from './store';
+import type { CrawlSpec, CrawlTuning } from './types';
+import { checkStartUrl } from './urls';
+import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from './workflow-names';
+
+export const DEFAULT_READ_LIMIT = 1000;
+const DOWNLOAD_PAGE = 1000;
+/** Stored pages read per look-up while a download streams. */
+const CONTENT_BATCH = 100;
+
+/** A crawl request as the start schema validated it. */
+export interface StartBody {
+  url: string;
+  depth?: number;
+  max_items?: number;
+  max_pages?: number;
+  include_patterns?: string[];
+  exclude_patterns?: string[];
+  output_format?: 'html' | 'markdown';
+  /** `["links"]` only: accepted as the official clients send it. */
+  discovery?: string[];
+}
+
+/** The fetch engine's target check, as the composition root wires it (core does not import the engine). */
+export type StartUrlCheck = (url: URL) => Promise<{ ok: true } | { ok: false; reason: string }>;
+
+export interface CrawlCommandDeps {
+  db: Db;
+  accounts: Accounts;
+  temporal: { client: Client };
+  log: Logger;
+  config: Pick<Config, 'temporalTaskQueue' | 'crawlDefaultMaxItems' | 'crawlDefaultMaxPages' | 'crawlSlicePages' | 'crawlSliceWindow' | 'crawlConcurrency' | 'crawlHistoryEvents'>;
+  checkTarget: StartUrlCheck;
+}
+
+/** One page of a crawl's results: the crawl, its items, and where the next read starts (null: all read). */
+export interface ResultsPage {
+  view: CrawlView;
+  items: ResultItem[];
+  nextCursor: string | null;
+}
+
+/** One line of a download: a result, with its page when the crawl keeps pages. */
+export type DownloadItem = { url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string };
+
+export function createCrawlCommands(deps: CrawlCommandDeps) {
+  const reader = new CrawlReader(deps.db);
+  const ends = new CrawlEnds(deps.db);
+  const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
+  const idempotency = new IdempotencyKeys(deps.db, 'crawl');
+
+  const view = async (crawlId: string, accountId: string): Promise<CrawlView> => {
+    const found = /^c_[0-9a-z]{1,40}$/.test(crawlId) ? await reader.load(crawlId, accountId) : null;
+    if (!found) throw problem('crawl_not_found', `No crawl ${crawlId} on this account.`);
+    return found;
+  };
+
+  const checkUrl = async (raw: string): Promise<string> => {
+    const verdict = checkStartUrl(raw);
+    if (!verdict.ok) throw problem('invalid_start_url', verdict.reason);
+    const target = await deps.checkTarget(verdict.url);
+    if (!target.ok) throw problem('invalid_start_url', `The start URL is not public: ${target.reason}.`);
+    return verdict.domain;
+  };
+
+  const create = async (principal: Principal, body: StartBody, domain: string): Promise<string> => {
+    const { config, accounts, temporal } = deps;
+    const probe = await accounts.charging.tryReserve(principal, 1);
+    if ('refused' in probe) throw refusalError(probe.refused, 'crawl', principal);
+    await probe.release();
+
+    const crawlId = newId('c');
+    const grant = await activeJobs.acquire(principal.accountId, principal.plan.activeJobs, { id: crawlId, kind: 'crawl' });
+    if (!grant.ok) {
+      throw problem('too_many_crawls', `The account already runs its ${principal.plan.activeJobs} active jobs (Crawl and Batch together); retry when one ends.`, {
+        headers: { 'Retry-After': '30' },
+      });
+    }
+    const { crawls } = reader.collections;
+    try {
+      const doc = newCrawlDocument({
+        _id: crawlId,
+        account_id: principal.accountId,
+        key_id: principal.keyId,
+        // As the URL standard writes it (scheme and host lower-cased, default port dropped): what `format: uri` promises on the way out.
+        url: new URL(body.url.trim()).href,
+        domain,
+        ...(body.depth !== undefined ? { depth: body.depth } : {}),
+        max_items: body.max_items ?? config.crawlDefaultMaxItems,
+        max_pages: body.max_pages ?? config.crawlDefaultMaxPages,
+        include_patterns: body.include_patterns ?? [],
+        exclude_patterns: body.exclude_patterns ?? [],
+        ...(body.output_format ? { output_format: body.output_format } : {}),
+      });
+      await crawls.insertOne(doc);
+      const spec: CrawlSpec = {
+        crawlId,
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        url: doc.url,
+        domain,
+        ...(doc.depth !== undefined ? { depth: doc.depth } : {}),
+        maxItems: doc.max_items,
+        maxPages: doc.max_pages,
+        include: doc.include_patterns,
+        exclude: doc.exclude_patterns,
+        ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
+      };
+      const tuning: CrawlTuning = {
+        slicePages: config.crawlSlicePages,
+        window: config.crawlSliceWindow,
+        concurrency: config.crawlConcurrency,
+        historyLimit: config.crawlHistoryEvents,
+      };
+      try {
+        await temporal.client.workflow.start(CRAWL_WORKFLOW_TYPE, {
+          taskQueue: config.temporalTaskQueue,
+          workflowId: crawlWorkflowId(crawlId),
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ spec, tuning }],
+          typedSearchAttributes: [
+            { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
+            { key: STATUS_ATTRIBUTE, value: 'running' },
+          ],
+        });
+      } catch (error) {
+        // Compensation: a crawl whose workflow never started must not be readable as running.
+        await crawls.deleteOne({ _id: crawlId }).catch(() => undefined);
+        throw error;
+      }
+    } catch (error) {
+      await activeJobs.release(crawlId).catch(() => undefined);
+      throw error;
+    }
+    return crawlId;
+  };
+
+  async function* allResults(crawl: CrawlView): AsyncGenerator<ResultItem> {
+    let position = START;
+    for (;;) {
+      const page = await reader.results(crawl, position, DOWNLOAD_PAGE);
+      yield* page.items;
+      if (page.exhausted || page.items.length === 0) return;
+      position = page.next;
+    }
+  }
+
+  return {
+    view,
+
+    /**
+     * Starts a crawl (or finds the one this `Idempotency-Key` started) and returns its id. Anything
+     * refused starts nothing and costs nothing.
+     */
+    async start(principal: Principal, body: StartBody, idempotencyKey: string | undefined): Promise<string> {
+      if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
+        throw problem('invalid_request', `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+      }
+      const domain = await checkUrl(body.url);
+      if (idempotencyKey === undefined) return create(principal, body, domain);
+      const claim = await idempotency.claim(principal.accountId, idempotencyKey, body);
+      switch (claim.kind) {
+        case 'replay':
+          return claim.resultId;
+        case 'in_flight':
+          throw problem('idempotency_request_in_flight', 'A request with this Idempotency-Key is still in progress; retry when it ends.');
+        case 'reused':
+          throw problem('idempotency_key_reused', 'This Idempotency-Key was used with a different body.');
+        case 'claimed':
+          try {
+            const crawlId = await create(principal, body, domain);
+            await claim.complete(crawlId);
+            return crawlId;
+          } catch (error) {
+            await claim.drop().catch(() => undefined);
+            throw error;
+          }
+      }
+    },
+
+    /** Stops a running crawl (idempotent: an ended crawl answers its final state). */
+    async stop(crawlId: string, accountId: string): Promise<CrawlEndDoc> {
+      const crawl = await view(crawlId, accountId);
+      if (crawl.end) return { _id: crawlId, ...crawl.end };
+      const end = await recordEnd({ ends, activeJobs }, crawlId, { status: 'stopped', stop_reason: 'user' }).catch(async (error: unknown) => {
+        // The end is what the caller needs; a slot left behind is reclaimed by the active-job check.
+        const recorded = await ends.read(crawlId);
+        if (!recorded) throw error;
+        return recorded;
+      });
+      // The record already stops the crawl (slices check it); the signal only makes it prompt.
+      await deps.temporal.client.workflow
+        .getHandle(crawlWorkflowId(crawlId))
+        .signal(STOP_CRAWL_SIGNAL)
+        .catch((error: unknown) => deps.log.warn('crawl stop signal not delivered', { crawl_id: crawlId, error }));
+      return end;
+    },
+
+    /** The crawl with up to `limit` results from `cursor`. */
+    async read(crawlId: string, accountId: string, cursor: string | undefined, limit: number = DEFAULT_READ_LIMIT): Promise<ResultsPage> {
+      const crawl = await view(crawlId, accountId);
+      let position = START;
+      if (cursor !== undefined) {
+        const decoded = decodeResultCursor(crawlId, cursor);
+        if (!decoded.ok) {
+          throw problem('invalid_cursor', decoded.reason === 'other_crawl' ? 'This cursor belongs to another crawl.' : 'This cursor is not a cursor of this crawl.');
+        }
+        position = decoded.position;
+      }
+      const page = await reader.results(crawl, position, limit);
+      const finished = page.exhausted && crawl.settled;
+      return { view: crawl, items: page.items, nextCursor: finished ? null : encodeResultCursor(crawlId, page.next) };
+    },
+
+    /** The account's crawls, newest first, `limit` from `cursor`. */
+    async list(accountId: string, cursor: string | undefined, limit: number): Promise<{ crawls: CrawlView[]; nextCursor?: string }> {
+      let before: string | undefined;
+      if (cursor !== undefined) {
+        before = decodeListCursor(cursor);
+        if (!before) throw problem('invalid_request', '`cursor` is not a cursor of this list.');
+      }
+      const docs = await reader.collections.crawls
+        .find({ account_id: accountId, ...(before ? { _id: { $lt: before } } : {}) })
+        .sort({ _id: -1 })
+        .limit(limit + 1)
+        .toArray();
+      const page = docs.slice(0, limit);
+      const crawls = await Promise.all(page.map((doc) => reader.view(doc)));
+      const last = page[page.length - 1];
+      return { crawls, ...(docs.length > limit && last ? { nextCursor: encodeListCursor(last._id) } : {}) };
+    },
+
+    /** One kept page of a crawl with `output_format`. */
+    async content(crawlId: string, accountId: string, contentId: string): Promise<{ view: CrawlView; url: string; html: string }> {
+      const crawl = await view(crawlId, accountId);
+      const content = crawl.doc.output_format ? await reader.content(crawl.doc._id, contentId) : null;
+      if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
+      return { view: crawl, ...content };
+    },
+
+    /**
+     * Every published result, with its page when the crawl keeps pages: results first (bounded by
+     * max_items), then their stored pages by computed id, then what has no page.
+     */
+    async *download(crawl: CrawlView): AsyncGenerator<DownloadItem> {
+      const crawlId = crawl.doc._id;
+      if (!crawl.doc.output_format) {
+        for await (const item of allResults(crawl)) yield { url: item.url };
+        return;
+      }
+      const results = new Map<string, { url: string; status: string }>();
+      for await (const item of allResults(crawl)) results.set(ids.contentId(item.k, item.index), { url: item.url, status: item.contentStatus ?? 'pending' });
+      const fetched = [...results].filter(([, result]) => result.status === 'fetched').map(([contentId]) => contentId);
+      for (let from = 0; from < fetched.length; from += CONTENT_BATCH) {
+        const batch = fetched.slice(from, from + CONTENT_BATCH).map((contentId) => ids.content(crawlId, contentId, 0));
+        for (const doc of await reader.collections.contents.find({ _id: { $in: batch } }).toArray()) {
+          const result = results.get(doc.content_id);
+          if (!result) continue;
+          yield { url: result.url, status: 'fetched', html: await reader.joinChunks(crawlId, doc) };
+          results.delete(doc.content_id);
+        }
+      }
+      for (const result of results.values()) {
+        // A page marked fetched whose HTML is missing is reported failed rather than without content.
+        yield { url: result.url, status: result.status === 'pending' ? 'pending' : 'failed' };
+      }
+    },
+  };
+}
+
+export type CrawlCommands = ReturnType<typeof createCrawlCommands>;

@@ -1,0 +1,13 @@
+/**
+ * The indexes of every collection the service uses, as each domain declares them: the processes'
+ * composition roots (API, worker, admin, MCP over stdio) pass this list to `openDatabase`.
+ */
+import type { IndexRegistration } from './db';
+import { ACCOUNT_INDEXES } from './accounts/indexes';
+import { BATCH_INDEXES } from './batch/store';
+import { CRAWL_INDEXES } from './crawls/store';
+import { EXTRACT_INDEXES } from './extract/store';
+import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
+import { SELF_CHECK_INDEXES } from './selfcheck';
+
+export const SERVICE_INDEXES: readonly IndexRegistration[] = [SELF_CHECK_INDEXES, ACCOUNT_INDEXES, ACTIVE_JOB_INDEXES, CRAWL_INDEXES, EXTRACT_INDEXES, BATCH_INDEXES];

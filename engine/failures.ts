@@ -1,0 +1,82 @@
+/**
+ * The one failure table. Every way a fetch, a render, a retrieval or an activity can fail is a row
+ * keyed by its string `kind`, saying:
+ *
+ * - `code`: the error code (core/errors.ts) the API answers with;
+ * - `blame`: whose fault it is: `caller` (the request asked for something refused), `target` (the site
+ *   did not answer usefully) or `service` (ours: proxies, the browser pool, bugs);
+ * - `escalate`: whether another configuration could help (mode=auto climbs the ladder on it);
+ * - `retry`: whether the same request tried again later could help (Batch tries a task again on it;
+ *   an activity throws it as a retryable or non-retryable Temporal failure).
+ *
+ * Callers branch on these columns, never on lists of kinds of their own.
+ */
+import type { ErrorCode } from '../core/errors';
+import type { RenderErrorKind } from './browser/types';
+import type { EngineErrorKind } from './types';
+
+/** Whose fault a failure is. */
+export type Blame = 'caller' | 'target' | 'service';
+
+export interface FailureRow {
+  code: ErrorCode;
+  blame: Blame;
+  escalate: boolean;
+  retry: boolean;
+}
+
+const row = (code: ErrorCode, blame: Blame, escalate: boolean, retry: boolean): FailureRow => ({ code, blame, escalate, retry });
+
+export const FAILURES = {
+  // The request itself: nothing but another request helps.
+  invalid_request: row('REQS004', 'caller', false, false),
+  invalid_parameter: row('REQS004', 'caller', false, false),
+  target_forbidden: row('REQS001', 'caller', false, false),
+  // The caller's expectation of the page, not a block: another try or configuration would wait again in vain.
+  selector_not_found: row('RESP008', 'caller', false, false),
+  // Cancelled by whoever asked: trying again is theirs to decide.
+  aborted: row('CTX0002', 'caller', false, false),
+  /** Under mode=auto, the account could not pay for the next configuration. */
+  vetoed: row('AUTH004', 'caller', false, false),
+
+  // The target.
+  dns_failed: row('RESP007', 'target', false, false),
+  too_large: row('RESP005', 'target', false, false),
+  tls_failed: row('RESP001', 'target', true, false),
+  too_many_redirects: row('RESP001', 'target', true, false),
+  connect_failed: row('RESP001', 'target', true, true),
+  protocol_error: row('RESP001', 'target', true, true),
+  navigation_failed: row('RESP001', 'target', true, true),
+  // A page can crash the browser on purpose: answered as the target's failure, never as a 5xx.
+  browser_crashed: row('RESP001', 'target', true, true),
+  // Says nothing of a block (under our own load it is as likely ours): no dearer configuration, but later may work.
+  timeout: row('CTX0002', 'target', false, true),
+  /** Under mode=auto, every configuration was blocked; blocks often pass. */
+  exhausted: row('RESP001', 'target', false, true),
+
+  // This service.
+  proxy_failed: row('RESP001', 'service', true, true),
+  proxy_unavailable: row('RESP001', 'service', true, false),
+  /** `premium_proxy=true` where no premium proxy is configured: the deployment's limit, named as the parameter's. */
+  premium_unavailable: row('REQS004', 'service', false, false),
+  launch_failed: row('internal_error', 'service', true, true),
+  pool_closed: row('not_ready', 'service', false, true),
+  internal: row('internal_error', 'service', true, true),
+
+  // Activities' own failures, which no Fetch answers: what they were asked to work on is gone, or
+  // a webhook cannot be signed or was not taken (activities/failures.ts throws them to Temporal).
+  run_missing: row('internal_error', 'service', false, false),
+  webhook_event_missing: row('internal_error', 'service', false, false),
+  signing_unavailable: row('internal_error', 'service', false, false),
+  signing_key_missing: row('internal_error', 'caller', false, false),
+  webhook_attempt_failed: row('internal_error', 'target', false, true),
+} as const satisfies Record<string, FailureRow>;
+
+export type FailureKind = keyof typeof FAILURES;
+
+/** The row of a kind; a kind the table does not know is the service's, worth another configuration and a retry. */
+export const failureOf = (kind: string): FailureRow => (FAILURES as Record<string, FailureRow>)[kind] ?? FAILURES.internal;
+
+// Every failure kind of the plain transport and of the browser has its row: a compile error otherwise.
+type Unlisted = Exclude<EngineErrorKind | RenderErrorKind, FailureKind>;
+export const EVERY_KIND_LISTED: [Unlisted] extends [never] ? true : Unlisted = true;
