@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { CRAWL_DATA_COLLECTIONS, RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW } from '../../core/retention';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
@@ -37,13 +38,16 @@ describe('retention: the scheduled sweep of expired data', function () {
   /** Runs the schedule's action now and waits for that sweep to finish. */
   async function sweepNow(): Promise<Record<string, number>> {
     const schedule = temporal.client.schedule.getHandle(RETENTION_SCHEDULE_ID);
-    const before = (await schedule.describe()).info.recentActions.length;
-    await schedule.trigger();
+    // The newest action's workflow, not the count: Temporal keeps only the last few actions.
+    const newest = async (): Promise<string | undefined> => (await schedule.describe()).info.recentActions.at(-1)?.action.workflow.workflowId;
+    const before = await newest();
+    // A sweep the interval started may still run: this one runs beside it rather than being skipped.
+    await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
     let workflowId = '';
     await eventually(async () => {
-      const actions = (await schedule.describe()).info.recentActions;
-      if (actions.length <= before) return false;
-      workflowId = actions[actions.length - 1]!.action.workflow.workflowId;
+      const latest = await newest();
+      if (latest === undefined || latest === before) return false;
+      workflowId = latest;
       return true;
     });
     const report = (await temporal.client.workflow.getHandle(workflowId).result()) as { removed: Record<string, number> };
