@@ -18,16 +18,12 @@ import { problem } from '../errors';
 import { newId } from '../ids';
 import { ActiveJobs } from '../jobs/active-jobs';
 import { IdempotencyKeys } from '../jobs/idempotency';
-import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
-import { webhookRetry } from '../webhooks/deliveries';
-import type { RunInput } from './run-types';
+import { batchJobChecker, countRerun, isTerminal, newRunRecord, runInputOf, runSearchAttributes, TERMINAL_RUN } from './run-records';
 import { createJobSchedules, type JobSchedule, type JobSchedules, type ScheduleState } from './schedules';
 import { createRunReader, isDeleted, runStatusOf, type RunView } from './runs';
 import {
   batchCollections,
-  emptyStats,
   ids,
-  readResultDocs,
   toSliceRecord,
   MAX_TASKS_PER_JOB,
   SLICE_SIZE,
@@ -39,10 +35,8 @@ import {
   type TaskStatus,
   type WebhookSetting,
 } from './store';
-import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId, JOB_ATTRIBUTE, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
+import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
 
-export const TERMINAL_RUN = ['completed', 'failed', 'stopped', 'deleted'] as const;
-export const isTerminal = (status: string): boolean => (TERMINAL_RUN as readonly string[]).includes(status);
 /** A writer mark older than this belongs to a call that died: the next call takes it over. */
 const STALE_WRITER_MS = 2 * 60 * 1000;
 
@@ -65,67 +59,10 @@ export interface BatchCommandDeps {
   config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
 }
 
-/** How an active-job slot tells that a Batch run no longer runs (its slot was not freed: a crash). */
-export function batchJobChecker(db: Db): (job: { _id: string; created_at: Date }) => Promise<boolean> {
-  const { runs } = batchCollections(db);
-  return async (job) => {
-    const run = await runs.findOne({ _id: job._id }, { projection: { status: 1 } });
-    if (!run) return Date.now() - job.created_at.getTime() < 60_000;
-    return !isTerminal(run.status);
-  };
-}
-
-/** A new run's record: `pending`, numbered after the job's runs so far. */
-export function newRunRecord(job: JobDoc, keyId: string, runId: string, trigger: RunDoc['trigger'], rerun?: { of: string; statuses: TaskStatus[] }, now = new Date()): RunDoc {
-  return {
-    _id: runId,
-    job_id: job._id,
-    account_id: job.account_id,
-    key_id: keyId,
-    run_sequence: job.run_count + 1,
-    status: 'pending',
-    trigger,
-    stats: emptyStats(job.task_count),
-    next_slice: 0,
-    rerun_of: rerun?.of ?? null,
-    rerun_statuses: rerun?.statuses ?? null,
-    failure_reason: null,
-    failure_detail: null,
-    webhook_outcome: null,
-    created_at: now,
-    updated_at: now,
-    ended_at: null,
-  };
-}
-
-/** What the run workflow is started with. */
-export function runInputOf(run: RunDoc, job: JobDoc, principal: Principal, config: BatchCommandDeps['config']): RunInput {
-  return {
-    runId: run._id,
-    jobId: job._id,
-    accountId: job.account_id,
-    keyId: run.key_id,
-    concurrency: Math.max(1, Math.min(principal.plan.concurrency, config.batchConcurrency)),
-    sliceCount: job.slice_count,
-    total: job.task_count,
-    lastBatch: job.status === 'closed',
-    ...(run.rerun_of && run.rerun_statuses ? { rerun: { of: run.rerun_of, statuses: run.rerun_statuses } } : {}),
-    webhookRetry: webhookRetry(config),
-  };
-}
-
-/** Search attributes of a run's workflow: an operator finds a job's runs by account, job and status. */
-export const runSearchAttributes = (job: Pick<JobDoc, '_id' | 'account_id'>) => [
-  { key: ACCOUNT_ATTRIBUTE, value: job.account_id },
-  { key: JOB_ATTRIBUTE, value: job._id },
-  { key: STATUS_ATTRIBUTE, value: 'pending' },
-];
-
 export function createBatchCommands(deps: BatchCommandDeps) {
   const collections = batchCollections(deps.db);
   const activeJobs = new ActiveJobs(deps.db, { batch: batchJobChecker(deps.db) });
-  const idempotency = new IdempotencyKeys(deps.db, 'batch');
-  const idempotencyKeys = idempotency;
+  const idempotencyKeys = new IdempotencyKeys(deps.db, 'batch');
 
   const ownJob = async (principal: Principal, jobId: string): Promise<JobDoc> => {
     const job = await collections.jobs.findOne({ _id: jobId });
@@ -264,7 +201,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
 
     async create(principal: Principal, input: NewJob, idempotencyKey?: string, bodyForKey?: unknown): Promise<{ job: JobDoc; replayed: boolean }> {
       if (input.tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
-      const claim = idempotencyKey ? await idempotency.claim(principal.accountId, idempotencyKey, bodyForKey) : undefined;
+      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, idempotencyKey, bodyForKey) : undefined;
       if (claim?.kind === 'replay') return { job: await ownJob(principal, claim.resultId), replayed: true };
       if (claim?.kind === 'reused') throw problem('conflict', 'This Idempotency-Key was used with another body.', { members: { reason: 'idempotency_key_conflict' } });
       if (claim?.kind === 'in_flight') throw problem('conflict', 'A request with this Idempotency-Key is still being handled; retry shortly.', { members: { reason: 'idempotency_key_conflict' } });
@@ -445,7 +382,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     },
 
     async rerun(principal: Principal, jobId: string, statuses: TaskStatus[] | undefined, idempotencyKey?: string): Promise<{ job: JobDoc; run: RunView; retried: number; inherited: number }> {
-      const claim = idempotencyKey ? await idempotency.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }) : undefined;
+      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }) : undefined;
       if (claim?.kind === 'replay') {
         const job = await ownJob(principal, jobId);
         const view = await runs.one({ _id: claim.resultId });
@@ -492,22 +429,4 @@ export function createBatchCommands(deps: BatchCommandDeps) {
 
 export type BatchCommands = ReturnType<typeof createBatchCommands>;
 
-/** How many tasks a rerun fetches again and how many it keeps from the run it reruns. */
-async function countRerun(db: Db, job: JobDoc, of: string | null, statuses: TaskStatus[] | undefined): Promise<{ retried: number; inherited: number }> {
-  if (!of || !statuses) return { retried: job.task_count, inherited: 0 };
-  const collections = batchCollections(db);
-  let retried = 0;
-  let covered = 0;
-  for (let n = 0; n < job.slice_count; n += 200) {
-    const wanted = Array.from({ length: Math.min(200, job.slice_count - n) }, (_, index) => ids.result(of, n + index));
-    for (const doc of await readResultDocs(collections, wanted)) {
-      for (const item of doc.items) {
-        covered++;
-        if ((statuses as string[]).includes(item.s) || item.s === 'pending') retried++;
-      }
-    }
-  }
-  // Tasks the run never reached (no result document) are fetched again too.
-  retried += job.task_count - covered;
-  return { retried, inherited: job.task_count - retried };
-}
+export { batchJobChecker, isTerminal, newRunRecord, runInputOf, runSearchAttributes, TERMINAL_RUN };
