@@ -104,14 +104,12 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
   }, SWEEP_EVERY_MS);
   sweeper.unref();
 
-  /** A transport and server for `principal`; `initialized` runs when the client's initialize arrives, before it is answered. */
-  async function connect(principal: Principal, sessionId: () => string, initialized?: (id: string) => Promise<void>): Promise<StreamableHTTPServerTransport> {
+  /** A transport and server for session `id`, acting for `principal`. */
+  async function connect(principal: Principal, id: string): Promise<StreamableHTTPServerTransport> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: sessionId,
+      sessionIdGenerator: () => id,
       eventStore: new BoundedEventStore(),
-      onsessioninitialized: initialized,
-      // The client's DELETE ends the session for every process; this one's transport closes after.
-      onsessionclosed: (id) => store.end(id),
+      onsessioninitialized: () => void held.set(id, { transport, touched: Date.now(), used: Date.now() }),
     });
     transport.onclose = () => {
       const id = transport.sessionId;
@@ -128,10 +126,12 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     let pending = restoring.get(id);
     if (!pending) {
       pending = (async () => {
-        const transport = await connect(principal, () => id);
+        const transport = await connect(principal, id);
         await replayInitialize(transport, initialize);
-        const session = { transport, touched: 0, used: Date.now() };
-        held.set(id, session);
+        const session = held.get(id);
+        if (session?.transport !== transport) throw new Error(`session ${id} was not rebuilt`);
+        // The record's own last_seen decides the next write of the deadline.
+        session.touched = 0;
         return session;
       })().finally(() => restoring.delete(id));
       restoring.set(id, pending);
@@ -160,6 +160,13 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       if (record === undefined) void held.get(id)?.transport.close();
       return jsonRpcError(res, 404, 'Session not found.', -32001);
     }
+    if (req.method === 'DELETE') {
+      // The client ends the session: for every process (the record), then here.
+      await store.end(id);
+      await held.get(id)?.transport.close();
+      res.writeHead(200).end();
+      return;
+    }
     const session = await hold(id, principal, record.initialize);
     const now = Date.now();
     session.used = now;
@@ -179,13 +186,13 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const body = await readJson(req, deps.config.bodyLimit);
     if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
     if (!isInitializeRequest(body.value)) return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
-    const initialize = body.value.params as McpInitialize;
-    const transport = await connect(principal, () => randomUUID(), async (id) => {
-      // Stored before the answer leaves: the client's next request may reach another process.
-      await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
-      held.set(id, { transport, touched: Date.now(), used: Date.now() });
-    });
+    // Stored before the answer leaves: the client's next request may reach another process.
+    const id = randomUUID();
+    await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize: body.value.params as McpInitialize });
+    const transport = await connect(principal, id);
     await transport.handleRequest(req, res, body.value);
+    // Refused by the transport (a wrong Accept header...): no session came of it.
+    if (transport.sessionId === undefined) await store.end(id);
   }
 
   return {
