@@ -16,8 +16,10 @@ import { openDatabase, type Database } from '../../core/db';
 import { createLogger } from '../../core/log';
 import { ManagedProcess } from '../../scripts/stack/process';
 import { childPids } from '../../scripts/stack/proc';
+import { startBrowserSite, startPrivateListener } from '../fixtures/browser/site';
 import { serviceConfig, type TestAccount } from '../helpers/app';
 import { freePort } from '../helpers/ports';
+import { runPythonClient } from '../helpers/python-mcp';
 import { testStack } from '../helpers/stack';
 import { fetchAccount } from '../fetch/helpers';
 
@@ -207,6 +209,29 @@ describe('MCP over several API processes', function () {
       expect(usage.isError ?? false).to.equal(false);
     } finally {
       await client.close();
+    }
+  });
+
+  it('serves the Python mcp client whichever process its connections reach', async function () {
+    this.timeout(300_000);
+    const privateListener = await startPrivateListener();
+    const site = await startBrowserSite(privateListener.origin);
+    try {
+      const report = await runPythonClient({
+        transport: 'http',
+        key: account.key,
+        url: `http://127.0.0.1:${port}/mcp`,
+        page: site.at('/', 'open.fixture.test'),
+        refused: `http://127.0.0.2:${site.port}/`,
+      });
+      expect(report.tools).to.include('fetch_page');
+      expect(report.page.isError).to.equal(false);
+      expect(report.page.text).to.contain('# Welcome, anyone');
+      expect([report.screenshot.type, report.screenshot.mimeType]).to.deep.equal(['image', 'image/png']);
+      expect(report.refused.isError).to.equal(true);
+    } finally {
+      await site.close();
+      await privateListener.close();
     }
   });
 });
