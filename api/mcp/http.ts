@@ -14,11 +14,14 @@
  * not chosen because Node's cluster hands out connections, not requests (a kept-alive connection
  * carries requests of any session, and the first request, `initialize`, has no id to route by), a load
  * balancer would have to learn the ids a replica mints, and a session would die with its process. The
- * SDK's stateless mode has no session at all, which clients that keep one (and the Python client)
- * do not expect. What stays in a process is only what cannot outlive a connection anyway: the open
- * SSE streams and the events kept for resuming them (event-store.ts), so a client resuming with
- * `Last-Event-ID` on another process is refused (400) and retries its request there.
- * Every request reads the record, so a session ended or expired anywhere is refused everywhere.
+ * SDK's stateless mode (no `sessionIdGenerator`) would scale too, but it drops what sessions give
+ * clients today: the id, DELETE ending it, the binding to one account, resumable streams.
+ * The price is one read of the record per request (by `_id`) and a write of its idle deadline at most
+ * once a minute per process. Every request reads the record, so a session ended or expired anywhere is
+ * refused everywhere. A rebuilt server acts for the key of the request that rebuilt it (the same
+ * account's). What stays in a process is only what cannot outlive a connection anyway: the open SSE
+ * streams and the events kept for resuming them (event-store.ts): a client resuming with
+ * `Last-Event-ID` on another process is refused (400) rather than left on a stream nothing writes to.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
