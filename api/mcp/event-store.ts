@@ -1,6 +1,9 @@
 /**
  * Resumability of Streamable HTTP sessions: the messages sent on each stream, kept so a client that
  * reconnects with `Last-Event-ID` gets what it missed. In memory and bounded: the oldest go first.
+ * Streams belong to the process that opened them, so an event id this process does not know (one
+ * from another API process, or one already dropped) is refused rather than answered by a stream
+ * that would never carry anything.
  */
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -19,6 +22,10 @@ export class BoundedEventStore implements EventStore {
       if (oldest !== undefined) this.events.delete(oldest);
     }
     return Promise.resolve(eventId);
+  }
+
+  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return Promise.resolve(this.events.get(eventId)?.streamId);
   }
 
   async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {

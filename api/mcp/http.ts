@@ -3,31 +3,56 @@
  * `Authorization: Bearer` (an OAuth access token is such a key); without one the answer is 401 with
  * `WWW-Authenticate` naming the protected-resource metadata, as MCP clients expect to discover it.
  *
- * Each session is one MCP server bound to the key that opened it: a request carrying a session id
- * with another account's key is answered as an unknown session. Sessions live in this process's
- * memory, with a bounded event store for resumption (`Last-Event-ID`), and end after 30 idle minutes.
+ * Each session is bound to the account whose key opened it: a request carrying a session id with
+ * another account's key is answered as an unknown session. Sessions end after 30 idle minutes or on
+ * the client's DELETE.
+ *
+ * Several API processes (API_PROCESSES > 1, or replicas behind a load balancer) serve one session:
+ * the session is a record in the store (core/mcp/sessions.ts), and a process that gets a request for
+ * a session it does not hold rebuilds the server and transport from that record (restore.ts) and keeps
+ * them for the session's next requests. Routing requests by session id was the other way; it was
+ * not chosen because Node's cluster hands out connections, not requests (a kept-alive connection
+ * carries requests of any session, and the first request, `initialize`, has no id to route by), a load
+ * balancer would have to learn the ids a replica mints, and a session would die with its process. The
+ * SDK's stateless mode (no `sessionIdGenerator`) would scale too, but it drops what sessions give
+ * clients today: the id, DELETE ending it, the binding to one account, resumable streams.
+ * The price is one read of the record per request (by `_id`) and a write of its idle deadline at most
+ * once a minute per process. Every request reads the record, so a session ended or expired anywhere is
+ * refused everywhere. A rebuilt server acts for the key of the request that rebuilt it (the same
+ * account's). What stays in a process is only what cannot outlive a connection anyway: the open SSE
+ * streams and the events kept for resuming them (event-store.ts): a client resuming with
+ * `Last-Event-ID` on another process is refused (400) rather than left on a stream nothing writes to.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
+import { McpSessions, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/sessions';
 import type { ApiDeps } from '../deps';
 import { BoundedEventStore } from './event-store';
+import { replayInitialize } from './restore';
 import { createMcpServer } from './server';
 import { mcpTools } from './tools';
 
 export const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-interface Session {
+/** A session this process holds: its transport, connected to a server acting for the account. */
+interface Held {
   transport: StreamableHTTPServerTransport;
-  accountId: string;
-  lastSeen: number;
+  /** When this process last wrote the session's deadline, and last served it. */
+  touched: number;
+  used: number;
 }
 
-/** A session no request touched for this long is closed: clients that vanish leave nothing behind. */
+/** A session no request touched for this long is over: clients that vanish leave nothing behind. */
 const SESSION_IDLE_MS = 30 * 60_000;
+/** The deadline is written at most this often per session and process: one write per request would double the store's load. */
+const TOUCH_EVERY_MS = 60_000;
+/** How often each process closes what it holds for idle sessions and deletes expired records. */
+const SWEEP_EVERY_MS = 60_000;
 
 export interface McpHttp {
   /** Serves the request when it is for `/mcp`; false otherwise. */
@@ -44,19 +69,78 @@ function unauthorized(res: ServerResponse, publicUrl: string, error?: { code: st
   res.end(JSON.stringify({ error: error?.code ?? 'unauthorized', error_description: error?.description ?? 'An API key or OAuth access token is required as Authorization: Bearer.' }));
 }
 
-function jsonRpcError(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+/** Clients are told to come back after this many seconds when the session store is unreachable. */
+const RETRY_AFTER_S = 5;
+
+function jsonRpcError(res: ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...(status === 503 ? { 'Retry-After': String(RETRY_AFTER_S) } : {}) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** The request's body as JSON, read here (not by the SDK) so an `initialize` can be stored before it is answered. */
+async function readJson(req: IncomingMessage, limit: number): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string; code: number }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return { ok: false, status: 413, message: `The body exceeds ${limit} bytes.`, code: -32000 };
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+  } catch {
+    return { ok: false, status: 400, message: 'Parse error: Invalid JSON', code: -32700 };
+  }
 }
 
 export function createMcpHttp(deps: ApiDeps): McpHttp {
   const tools = mcpTools(deps);
-  const sessions = new Map<string, Session>();
+  const store = new McpSessions(deps.db.db, SESSION_IDLE_MS);
+  const held = new Map<string, Held>();
+  /** Rebuilds under way, so that concurrent requests for one session rebuild it once. */
+  const restoring = new Map<string, Promise<Held>>();
+
   const sweeper = setInterval(() => {
     const cutoff = Date.now() - SESSION_IDLE_MS;
-    for (const session of sessions.values()) if (session.lastSeen < cutoff) void session.transport.close();
-  }, 60_000);
+    for (const session of held.values()) if (session.used < cutoff) void session.transport.close();
+    store.sweep().catch((error: unknown) => deps.log.warn('mcp session sweep failed', { error: (error as Error).message }));
+  }, SWEEP_EVERY_MS);
   sweeper.unref();
+
+  /** A transport and server for session `id`, acting for `principal`. */
+  async function connect(principal: Principal, id: string): Promise<StreamableHTTPServerTransport> {
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      eventStore: new BoundedEventStore(),
+      onsessioninitialized: () => void held.set(id, { transport, touched: Date.now(), used: Date.now() }),
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && held.get(id)?.transport === transport) held.delete(id);
+    };
+    await createMcpServer(tools, principal).connect(transport);
+    return transport;
+  }
+
+  /** The session's transport in this process, rebuilt from its record when another process opened it. */
+  function hold(id: string, principal: Principal, initialize: McpInitialize): Promise<Held> {
+    const current = held.get(id);
+    if (current) return Promise.resolve(current);
+    let pending = restoring.get(id);
+    if (!pending) {
+      pending = (async () => {
+        const transport = await connect(principal, id);
+        await replayInitialize(transport, initialize);
+        const session = held.get(id);
+        if (session?.transport !== transport) throw new Error(`session ${id} was not rebuilt`);
+        // The record's own last_seen decides the next write of the deadline.
+        session.touched = 0;
+        return session;
+      })().finally(() => restoring.delete(id));
+      restoring.set(id, pending);
+    }
+    return pending;
+  }
 
   async function principalOf(req: IncomingMessage, res: ServerResponse): Promise<Principal | undefined> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -72,27 +156,46 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     return check.principal;
   }
 
+  async function serveSession(req: IncomingMessage, res: ServerResponse, principal: Principal, id: string): Promise<void> {
+    const record = await store.find(id);
+    if (!record || record.accountId !== principal.accountId) {
+      // Ended or expired elsewhere (or never this account's): whatever this process holds goes too.
+      if (record === undefined) void held.get(id)?.transport.close();
+      return jsonRpcError(res, 404, 'Session not found.', -32001);
+    }
+    if (req.method === 'DELETE') {
+      // The client ends the session: for every process (the record), then here.
+      await store.end(id);
+      await held.get(id)?.transport.close();
+      res.writeHead(200).end();
+      return;
+    }
+    const session = await hold(id, principal, record.initialize);
+    const now = Date.now();
+    session.used = now;
+    if (now - Math.max(session.touched, record.lastSeen) >= TOUCH_EVERY_MS) {
+      session.touched = now;
+      await store.touch(id);
+    }
+    return session.transport.handleRequest(req, res);
+  }
+
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const principal = await principalOf(req, res);
     if (!principal) return;
     const sessionId = req.headers['mcp-session-id'];
-    if (typeof sessionId === 'string') {
-      const session = sessions.get(sessionId);
-      if (!session || session.accountId !== principal.accountId) return jsonRpcError(res, 404, 'Session not found.');
-      session.lastSeen = Date.now();
-      return session.transport.handleRequest(req, res);
-    }
+    if (typeof sessionId === 'string') return serveSession(req, res, principal, sessionId);
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: new BoundedEventStore(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, accountId: principal.accountId, lastSeen: Date.now() }),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await createMcpServer(tools, principal).connect(transport);
-    await transport.handleRequest(req, res);
+    const body = await readJson(req, deps.config.bodyLimit);
+    if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
+    if (!isInitializeRequest(body.value)) return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
+    // Stored before the answer leaves: the client's next request may reach another process.
+    const id = randomUUID();
+    await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize: body.value.params as McpInitialize });
+    const transport = await connect(principal, id);
+    await transport.handleRequest(req, res, body.value);
+    // Refused by the transport (a wrong Accept header...): no session came of it.
+    if (transport.sessionId === undefined) await store.end(id);
   }
 
   return {
@@ -100,16 +203,19 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       const path = (req.url ?? '').split('?')[0];
       if (path !== MCP_PATH) return false;
       serve(req, res).catch((error: unknown) => {
-        deps.log.error('mcp request failed', { error });
-        if (!res.headersSent) jsonRpcError(res, 500, 'Internal error.');
+        const unavailable = error instanceof McpStoreUnavailable;
+        if (unavailable) deps.log.warn('mcp session store unreachable', { error: error.message });
+        else deps.log.error('mcp request failed', { error });
+        if (!res.headersSent) jsonRpcError(res, unavailable ? 503 : 500, unavailable ? 'Service unavailable: retry shortly.' : 'Internal error.');
         else res.destroy();
       });
       return true;
     },
     async close() {
+      // The sessions stay in the store: another process (or this one, restarted) serves them next.
       clearInterval(sweeper);
-      await Promise.all([...sessions.values()].map((session) => session.transport.close()));
-      sessions.clear();
+      await Promise.all([...held.values()].map((session) => session.transport.close()));
+      held.clear();
     },
   };
 }

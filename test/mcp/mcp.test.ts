@@ -4,7 +4,6 @@
  * fixture sites, a screenshot comes back as image content, a refused target as a tool error, and a
  * call is billed exactly as the same HTTP call.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,7 +14,7 @@ import { startBrowserSite, startPrivateListener, type BrowserSite, type PrivateL
 import { eventually, testStack } from '../helpers/stack';
 import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import type { TestAccount } from '../helpers/app';
-import { pythonWithMcp } from '../helpers/python-mcp';
+import { runPythonClient } from '../helpers/python-mcp';
 
 const TOOLS = ['crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'extract_domain_status', 'extract_prepare_domain', 'fetch_page', 'plan_usage'];
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -40,26 +39,6 @@ async function stdioClient(key: string): Promise<Client> {
   const client = new Client({ name: 'fetchplane-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ ...stdioServer(key), stderr: 'ignore' }));
   return client;
-}
-
-interface PythonReport {
-  tools: string[];
-  page: { isError: boolean; type: string; text?: string };
-  screenshot: { isError: boolean; type: string; mimeType?: string; head?: string };
-  refused: { isError: boolean; type: string; text?: string };
-}
-
-/** Runs test/mcp/python_client.py with `job` on its stdin and parses what it prints. */
-async function runPythonClient(job: Record<string, unknown>): Promise<PythonReport> {
-  const child = spawn(pythonWithMcp(), [path.join(ROOT, 'test/mcp/python_client.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  child.stdin.end(JSON.stringify(job));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the Python client exited ${String(code)}: ${err.slice(-2000)}`);
-  return JSON.parse(out) as PythonReport;
 }
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>

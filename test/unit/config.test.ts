@@ -99,6 +99,21 @@ describe('docker-compose.yml', () => {
     expect(compose.services.worker?.command).to.deep.equal(['node', 'dist/workers/main.js']);
   });
 
+  it('scales the API and the worker, the API replicas behind one published port', () => {
+    const services = compose.services as Record<string, { image?: string; ports?: string[]; deploy?: { replicas?: number }; volumes?: string[]; depends_on?: Record<string, unknown> }>;
+    expect(services.api?.ports, 'replicas cannot share a published port').to.equal(undefined);
+    expect(services.api?.deploy?.replicas).to.be.greaterThan(1);
+    expect(services.worker?.deploy?.replicas).to.be.greaterThan(1);
+    const published = Object.entries(services).filter(([, service]) => (service.ports ?? []).some((mapping) => mapping.startsWith('8080:')));
+    expect(published.map(([name]) => name)).to.deep.equal(['lb']);
+    expect(services.lb?.image).to.match(/^nginx:/);
+    const mount = (services.lb?.volumes ?? []).find((volume) => volume.endsWith(':/etc/nginx/nginx.conf:ro')) ?? '';
+    const nginx = readProjectFile(mount.split(':')[0] ?? '');
+    expect(nginx).to.match(/server api:8080 resolve;/);
+    expect(nginx).to.contain('proxy_pass http://api;');
+    expect(nginx, 'server-sent events pass unbuffered').to.contain('proxy_buffering off;');
+  });
+
   it('runs compiled JavaScript: the build config compiles the entry points the image and compose start', () => {
     const build = JSON.parse(readProjectFile('tsconfig.build.json')) as { extends: string; compilerOptions: { outDir: string; rootDir: string; noEmit: boolean }; include: string[] };
     expect(build.extends).to.equal('./tsconfig.json');
