@@ -69,6 +69,16 @@ describe('the launcher (npm start)', function () {
     process.kill(-(launcher.child.pid as number), 'SIGINT');
     await launcher.exited;
     await expectAllGone(launcher, before);
+    expect(launcher.groupAlive(), 'processes left in its group').to.equal(false);
+  });
+
+  it('stops what it started so far on SIGTERM during the start', async () => {
+    launcher = await startLauncher({}, /\] ferretdb ready in/);
+    process.kill(launcher.child.pid as number, 'SIGTERM');
+    await launcher.exited;
+    await eventually(async () => !launcher!.groupAlive(), 600, 100).catch(() => undefined);
+    expect(launcher.groupAlive(), 'processes left in its group').to.equal(false);
+    expect(launcher.output()).to.not.match(/Press Ctrl-C to stop/);
   });
 
   it('gives up on a component that keeps failing: stops everything, exits 1 and prints its last lines', async () => {

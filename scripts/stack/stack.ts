@@ -100,6 +100,8 @@ export class Stack {
   /** Ports given as 0 that the stack picks (FerretDB's and Temporal's) until their component first served. */
   private readonly unsettled = new Set<PortName>();
   private readonly supervisor: Supervisor<ComponentName>;
+  /** Set by stop(): a start still in progress must not start anything more. */
+  private stopping = false;
 
   constructor(private readonly options: StackOptions) {
     const { config } = options;
@@ -239,6 +241,7 @@ export class Stack {
   }
 
   async start(): Promise<void> {
+    this.stopping = false;
     this.prepare();
     this.supervisor.resume();
     try {
@@ -257,7 +260,9 @@ export class Stack {
     const started = Date.now();
     const component = this.component(name);
     for (let attempt = 1; ; attempt++) {
+      if (this.stopping) throw new Error(`the stack is stopping; ${name} not started`);
       await this.pickPorts(name);
+      if (this.stopping) throw new Error(`the stack is stopping; ${name} not started`);
       try {
         await component.start();
         break;
@@ -283,9 +288,12 @@ export class Stack {
 
   /** Stops in order: the API stops accepting first, the worker drains, then the servers go. */
   async stop(): Promise<void> {
+    this.stopping = true;
     this.supervisor.halt();
     for (const group of [['api'], ['worker'], ['temporal', 'ferretdb']] as ComponentName[][]) {
       await Promise.all(group.filter((name) => this.has(name)).map((name) => this.component(name).stop()));
     }
+    // A start that was under way when the stop began may have spawned a component since its turn.
+    await Promise.all([...this.components.values()].filter((component) => component.busy).map((component) => component.stop()));
   }
 }

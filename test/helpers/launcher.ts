@@ -20,12 +20,15 @@ export interface Launcher {
   api: string;
   /** The pid the launcher recorded for a component (its pid file), if it runs. */
   pidOf(name: ComponentName): number | undefined;
+  /** Whether any process is left in its process group. */
+  groupAlive(): boolean;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Ends whatever is left (a failed test) and removes the data folder. */
   close(): Promise<void>;
 }
 
-export async function startLauncher(env: Record<string, string> = {}): Promise<Launcher> {
+/** Starts `npm start` and waits until its output matches `until` (by default: it is ready). */
+export async function startLauncher(env: Record<string, string> = {}, until = /Press Ctrl-C to stop/): Promise<Launcher> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-launcher-'));
   const child = spawn('npm', ['start'], {
     cwd: PROJECT_ROOT,
@@ -59,6 +62,14 @@ export async function startLauncher(env: Record<string, string> = {}): Promise<L
     dataDir,
     output: () => text,
     api: '',
+    groupAlive() {
+      try {
+        process.kill(-(child.pid as number), 0);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     pidOf(name) {
       const file = path.join(dataDir, 'run', `${name}.pid`);
       if (!existsSync(file)) return undefined;
@@ -82,7 +93,7 @@ export async function startLauncher(env: Record<string, string> = {}): Promise<L
   try {
     await eventually(async () => {
       if (gone) throw new Error(`the launcher exited:\n${text}`);
-      return /Press Ctrl-C to stop/.test(text);
+      return until.test(text);
     }, 1_200, 100);
   } catch (error) {
     await launcher.close();
