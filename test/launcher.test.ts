@@ -5,8 +5,9 @@
  * with that component's last lines.
  */
 import { expect } from 'chai';
-import { alive, listeningPorts, portsListenedOn, processTree } from '../scripts/stack/proc';
+import { alive, listeningPorts, portsListenedOn, processKind, processTree } from '../scripts/stack/proc';
 import type { ComponentName } from '../scripts/stack/stack';
+import { startFixtureServer } from './helpers/fixtures';
 import { startLauncher, type Launcher } from './helpers/launcher';
 import { eventually } from './helpers/stack';
 
@@ -47,13 +48,28 @@ describe('the launcher (npm start)', function () {
   });
 
   it('restarts each component killed from outside, then stops everything on SIGTERM to npm', async () => {
-    launcher = await startLauncher();
+    launcher = await startLauncher({ TARGET_ALLOWLIST: '127.0.0.1' });
     expect(await ready(launcher)).to.equal(true);
     for (const name of ['worker', 'api', 'ferretdb', 'temporal'] as const) await killAndAwaitReturn(launcher, name);
 
+    // A rendered page, so that the API runs Chromium too when the stop comes.
+    const site = await startFixtureServer((_req, res) => {
+      res.setHeader('Content-Type', 'text/html');
+      res.end('<html><body><p id="out"></p><script>document.getElementById("out").textContent = "rendered " + (6 * 7)</script></body></html>');
+    });
+    try {
+      const key = await launcher.createKey();
+      const page = await fetch(`${launcher.api}/v1/?apikey=${key}&js_render=true&url=${encodeURIComponent(site.url)}`);
+      expect(page.status).to.equal(200);
+      expect(await page.text()).to.include('rendered 42');
+    } finally {
+      await site.close();
+    }
+
     const before = snapshot(launcher);
-    // npm, the shell, bootstrap, the launcher, FerretDB, Temporal, worker and API at least.
-    expect(before.pids.length).to.be.greaterThanOrEqual(8);
+    // npm, the shell, bootstrap, the launcher, FerretDB, Temporal, worker, API and Chromium at least.
+    expect(before.pids.length).to.be.greaterThanOrEqual(9);
+    expect(before.pids.some((pid) => processKind(pid)?.chromium), 'Chromium among them').to.equal(true);
     const api = Number(new URL(launcher.api).port);
     expect(before.ports).to.include(api);
     process.kill(launcher.child.pid as number, 'SIGTERM');

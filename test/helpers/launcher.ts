@@ -2,7 +2,7 @@
  * `npm start` run as an operator runs it: its own process group, its own data folder, ports nothing
  * else can take (0: the launcher picks), its output collected. For the launcher's own tests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,8 @@ export interface Launcher {
   api: string;
   /** The pid the launcher recorded for a component (its pid file), if it runs. */
   pidOf(name: ComponentName): number | undefined;
+  /** A new account's API key, made with `npm run admin` against the launcher's FerretDB. */
+  createKey(): Promise<string>;
   /** Whether any process is left in its process group. */
   groupAlive(): boolean;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -62,6 +64,20 @@ export async function startLauncher(env: Record<string, string> = {}, until = /P
     dataDir,
     output: () => text,
     api: '',
+    async createKey() {
+      const command = readFileSync(path.join(dataDir, 'run', 'ferretdb.pid'), 'utf8').split('\n')[1] ?? '';
+      const address = /-listen (\S+)/.exec(command)?.[1];
+      if (!address) throw new Error(`no FerretDB address in ${command}`);
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', path.join(PROJECT_ROOT, 'scripts', 'admin.ts'), 'create-account', '--credits', '1000', '--json'],
+          { cwd: PROJECT_ROOT, env: childEnvironment({ DATA_DIR: dataDir, MONGODB_URL: `mongodb://${address}/` }), timeout: 60_000 },
+          (error, out, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out)),
+        ),
+      );
+      return (JSON.parse(stdout) as { api_key: string }).api_key;
+    },
     groupAlive() {
       try {
         process.kill(-(child.pid as number), 0);
