@@ -15,13 +15,16 @@ export async function superviseApiProcesses(options: { processes: number; port: 
   let stopping = false;
   const live = new Set<Worker>();
 
+  // With PORT=0 the processes share the port the first one bound; the launcher learns it from us.
+  let boundPort = options.port;
   const start = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const worker = cluster.fork();
       live.add(worker);
-      const onMessage = (message: { type?: string }): void => {
+      const onMessage = (message: { type?: string; port?: number }): void => {
         if (message?.type !== 'ready') return;
         worker.off('message', onMessage);
+        if (typeof message.port === 'number') boundPort = message.port;
         resolve();
       };
       worker.on('message', onMessage);
@@ -50,6 +53,6 @@ export async function superviseApiProcesses(options: { processes: number; port: 
   });
 
   await Promise.all(Array.from({ length: options.processes }, start));
-  log.info('api processes ready', { processes: options.processes, port: options.port });
-  announceReady({ port: options.port, processes: options.processes });
+  log.info('api processes ready', { processes: options.processes, port: boundPort });
+  announceReady({ port: boundPort, processes: options.processes });
 }

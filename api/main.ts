@@ -16,15 +16,19 @@ import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { createMcpHttp } from './mcp/http';
 import { createApiServer } from './http/server';
+import { bindApiPort } from './listen';
 
 async function main(): Promise<void> {
-  const config = processConfig();
-  if (config.apiProcesses > 1 && cluster.isPrimary) {
-    const log = createLogger(config.logLevel, { component: 'api-supervisor' });
-    await superviseApiProcesses({ processes: config.apiProcesses, port: config.port, log, shutdownTimeoutMs: config.shutdownTimeoutMs });
+  const launched = processConfig();
+  if (launched.apiProcesses > 1 && cluster.isPrimary) {
+    const log = createLogger(launched.logLevel, { component: 'api-supervisor' });
+    await superviseApiProcesses({ processes: launched.apiProcesses, port: launched.port, log, shutdownTimeoutMs: launched.shutdownTimeoutMs });
     return;
   }
-  const log = createLogger(config.logLevel, { component: 'api' });
+  const log = createLogger(launched.logLevel, { component: 'api' });
+  // PORT=0: bound now, so that everything built below knows the port (listen.ts).
+  const bound = await bindApiPort(processConfig());
+  const { config } = bound;
   const db = await retryUntil('database', log, () => openDatabase(config, log, { indexes: SERVICE_INDEXES }));
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
@@ -33,11 +37,8 @@ async function main(): Promise<void> {
   const deps = { config, log, db, temporal, accounts, fetching };
   const mcp = createMcpHttp(deps);
   const server = createApiServer(createListener(deps, undefined, mcp), config);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
-  log.info('api listening', { host: config.host, port: config.port, url: config.publicUrl });
+  const port = await bound.listen(server);
+  log.info('api listening', { host: config.host, port, url: config.publicUrl });
   // APP_PORT: the account surfaces (agent signup, claim page) on their own listener, as {app_url}.
   const appServer = config.appPort === undefined ? undefined : createApiServer(createAccountApp(deps).callback(), config);
   if (appServer) {
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     });
     log.info('account surfaces listening', { host: config.host, port: config.appPort });
   }
-  announceReady({ port: config.port });
+  announceReady({ port });
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // Stop accepting, let in-flight requests finish, then close the clients they used.

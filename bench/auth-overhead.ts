@@ -25,7 +25,6 @@ import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
 import { Stack } from '../scripts/stack/stack';
-import { freePort } from '../test/helpers/ports';
 import { createFetchService } from '../engine/service';
 
 const { values: options } = parseArgs({
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
   let mongodbUrl = base.mongodbUrl;
   if (!mongodbUrl) {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-bench-'));
-    stack = new Stack({ config: { ...base, dataDir }, ports: { ferretdb: await freePort() } });
+    stack = new Stack({ config: { ...base, dataDir }, ports: { ferretdb: 0 } });
     stack.prepare();
     await stack.startOne('ferretdb');
     mongodbUrl = stack.urls.mongodb;

@@ -21,7 +21,6 @@ import { connectTemporal } from '../core/temporal';
 import { crawlWorkflowId } from '../core/crawls/workflow-names';
 import { Stack } from '../scripts/stack/stack';
 import { startCrawlSite, type CrawlSite } from '../test/fixtures/crawl-site/server';
-import { freePort } from '../test/helpers/ports';
 
 export interface BenchStack {
   stack: Stack;
@@ -35,10 +34,9 @@ export interface BenchStack {
 export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-crawl-bench-'));
   const config = { ...processConfig(), dataDir };
-  const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const stack = new Stack({
     config,
-    ports: { api, ferretdb, temporal, temporalUi },
+    ports: { api: 0, ferretdb: 0, temporal: 0, temporalUi: 0 },
     serviceEnv: {
       LOG_LEVEL: 'warn',
       TARGET_ALLOWLIST: '127.0.0.1,::1,localhost',

@@ -28,7 +28,6 @@ import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import { Stack, type ComponentName } from '../scripts/stack/stack';
-import { freePort } from '../test/helpers/ports';
 
 const argument = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);
@@ -121,10 +120,9 @@ async function main(): Promise<void> {
   const targetUrl = `http://127.0.0.1:${(target.address() as { port: number }).port}/`;
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-bench-'));
-  const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const stack = new Stack({
     config: { ...processConfig(), dataDir },
-    ports: { api, ferretdb, temporal, temporalUi },
+    ports: { api: 0, ferretdb: 0, temporal: 0, temporalUi: 0 },
     serviceEnv: {
       LOG_LEVEL: 'warn',
       TARGET_ALLOWLIST: '127.0.0.1',

@@ -145,7 +145,7 @@ const planNames: Parser<string[]> = (raw) => {
 };
 
 const variables = {
-  PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API.' },
+  PORT: { parse: port, fallback: '8080', scope: 'api', description: 'Port of the HTTP API; `0`: one the kernel picks, reported to the launcher (set `PUBLIC_URL` with `API_PROCESSES` > 1).' },
   API_PROCESSES: {
     parse: integer(1, 64),
     fallback: '1',
@@ -644,19 +644,32 @@ const variables = {
     parse: port,
     fallback: '27017',
     scope: 'launcher',
-    description: 'Port of the local FerretDB when `MONGODB_URL` is unset.',
+    description: 'Port of the local FerretDB when `MONGODB_URL` is unset; `0`: a free one outside the kernel\'s ephemeral range.',
   },
   TEMPORAL_PORT: {
     parse: port,
     fallback: '7233',
     scope: 'launcher',
-    description: 'Port of the local Temporal dev server when `TEMPORAL_ADDRESS` is unset.',
+    description: 'Port of the local Temporal dev server when `TEMPORAL_ADDRESS` is unset; `0`: a free one outside the kernel\'s ephemeral range.',
   },
   TEMPORAL_UI_PORT: {
     parse: port,
     fallback: '8233',
     scope: 'launcher',
-    description: 'Port of the local Temporal Web UI.',
+    description: 'Port of the local Temporal Web UI; `0`: a free one outside the kernel\'s ephemeral range.',
+  },
+  RESTART_LIMIT: {
+    parse: integer(0, 1_000),
+    fallback: '5',
+    scope: 'launcher',
+    description:
+      'Restarts of one crashed component (worker, API, FerretDB, Temporal) the launcher makes within `RESTART_WINDOW_SECONDS`; one failure more and it stops everything and exits with its last log lines.',
+  },
+  RESTART_WINDOW_SECONDS: {
+    parse: integer(1, 86_400),
+    fallback: '300',
+    scope: 'launcher',
+    description: 'The window in which the launcher counts a component\'s failures against `RESTART_LIMIT`.',
   },
   INSTALL_MISSING: {
     parse: boolean,
@@ -734,6 +747,15 @@ let current: Config | undefined;
 export function processConfig(): Config {
   current ??= loadConfig(process.env);
   return current;
+}
+
+/**
+ * The process's configuration once its listener is bound: with PORT=0 the kernel picked the port, and
+ * the URLs derived from PORT (PUBLIC_URL, DOCS_URL when unset) must name the port it picked.
+ */
+export function processConfigOnPort(port: number): Config {
+  if (processConfig().port !== port) current = loadConfig({ ...process.env, PORT: String(port) });
+  return processConfig();
 }
 
 /**

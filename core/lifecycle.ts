@@ -3,6 +3,8 @@ import type { Logger } from './log';
 /**
  * Runs `stop` once on SIGINT, SIGTERM, or when the launching parent goes away (its IPC channel
  * closes), then exits. A stop that takes longer than `timeoutMs` is cut short with exit code 1.
+ * Later signals are ignored rather than fatal: a signal sent to the whole process group reaches this
+ * process and, a moment later, the launcher's own stop request; the second must not cut the drain short.
  */
 export function onShutdown(log: Logger, timeoutMs: number, stop: (reason: string) => Promise<void>): void {
   let stopping = false;
@@ -23,8 +25,8 @@ export function onShutdown(log: Logger, timeoutMs: number, stop: (reason: string
       },
     );
   };
-  process.once('SIGINT', () => begin('SIGINT'));
-  process.once('SIGTERM', () => begin('SIGTERM'));
+  process.on('SIGINT', () => begin('SIGINT'));
+  process.on('SIGTERM', () => begin('SIGTERM'));
   if (process.send) process.once('disconnect', () => begin('parent exited'));
 }
 

@@ -2,11 +2,14 @@
 // The entry of `npm start`, `npm test`, `npm run test:unit`, `npm run admin` and `npm run mcp`. It runs before the dependencies exist, so it
 // uses nothing but Node: it installs them when node_modules is missing or older than the lock file
 // (`npm install`, which follows the lock: `npm ci` refuses locks without other platforms' optional packages),
-// then hands over to the TypeScript entry point and passes signals on to it.
+// then hands over to the TypeScript entry point and passes signals on to it. npm runs it through a
+// shell, and npm's SIGTERM goes to that shell, which dies of it without passing it on: so when the
+// process that started us goes away, the entry point is told to stop as well.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -37,15 +40,27 @@ function ensureDependencies(quiet) {
   fs.writeFileSync(stampFile, wanted);
 }
 
+// The process that started us (npm, a shell, a test): when it is gone, nobody is left to stop us.
+const parent = process.ppid;
+
+// Runs a child and passes SIGINT, SIGTERM and SIGHUP on to it; when the parent goes away (npm killed
+// outright, a shell between npm and us killed by npm's SIGTERM), the child gets SIGTERM as well.
 function run(command, args) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, stdio: 'inherit' });
     const forward = (signal) => () => child.kill(signal);
     const handlers = { SIGINT: forward('SIGINT'), SIGTERM: forward('SIGTERM'), SIGHUP: forward('SIGHUP') };
     for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
+    let orphaned = false;
+    const watch = setInterval(() => {
+      if (orphaned || process.ppid === parent) return;
+      orphaned = true;
+      child.kill('SIGTERM');
+    }, 1000);
     child.on('exit', (code, signal) => {
+      clearInterval(watch);
       for (const [name, handler] of Object.entries(handlers)) process.off(name, handler);
-      resolve(code ?? (signal ? 128 + 15 : 1));
+      resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 15) : 1));
     });
   });
 }

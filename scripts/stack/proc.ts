@@ -1,5 +1,5 @@
-/** Process facts from /proc (Linux): children and CPU time, for benchmarks and tests of the stack. */
-import { existsSync, readFileSync } from 'node:fs';
+/** Process facts from /proc (Linux): children, CPU time, listening ports, for benchmarks and tests of the stack. */
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
 /** The pids of a process's direct children; empty when it is gone. */
@@ -61,4 +61,64 @@ export function processKind(pid: number): { name: string; chromium: boolean } | 
   } catch {
     return undefined;
   }
+}
+
+/** Whether a process exists and is not a zombie waiting to be reaped. */
+export function alive(pid: number): boolean {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return raw.slice(raw.lastIndexOf(')') + 2, raw.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Listening TCP sockets of this machine (IPv4 and IPv6): socket inode to port. */
+function listeningSockets(): Map<string, number> {
+  const sockets = new Map<string, number>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] !== '0A' || !fields[1] || !fields[9]) continue; // 0A: LISTEN
+      sockets.set(fields[9], parseInt(fields[1].split(':').at(-1) ?? '0', 16));
+    }
+  }
+  return sockets;
+}
+
+/** The TCP ports these processes listen on. */
+export function listeningPorts(pids: number[]): number[] {
+  const sockets = listeningSockets();
+  const ports = new Set<number>();
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        const port = inode && sockets.get(inode);
+        if (port) ports.add(port);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}
+
+/** Which of these TCP ports anything on this machine listens on. */
+export function portsListenedOn(ports: number[]): number[] {
+  const listening = new Set(listeningSockets().values());
+  return ports.filter((port) => listening.has(port));
 }

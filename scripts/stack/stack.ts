@@ -7,7 +7,13 @@
  *                          API (Koa) ───────────────────────┘
  *
  * FerretDB and Temporal start only when MONGODB_URL / TEMPORAL_ADDRESS are unset. Stopping runs in
- * reverse: API, worker, then Temporal and FerretDB.
+ * reverse: API, worker, then Temporal and FerretDB. While it runs, a component that exits unasked is
+ * restarted (supervisor.ts).
+ *
+ * Port 0 means "a port nobody can take before it is bound": the API binds port 0 itself and reports
+ * the port it got in its ready message; FerretDB and Temporal cannot, so the stack picks a free port
+ * outside the kernel's ephemeral range for them (ports.ts) and picks again if their first start finds
+ * it taken. Once a component has served on a port it keeps it, so that restarts keep every URL.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,19 +22,24 @@ import { childEnvironment, PROJECT_ROOT, type Config } from '../../core/config';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../../core/temporal';
 import { ensureServerKey } from './secrets';
 import { ensureChromium, ensureFerretDb, ensureTemporalCli } from './binaries';
+import { addressInUse, pickPort } from './ports';
 import { ManagedProcess } from './process';
+import { Supervisor } from './supervisor';
 
 export type ComponentName = 'ferretdb' | 'temporal' | 'worker' | 'api';
+type PortName = 'api' | 'ferretdb' | 'temporal' | 'temporalUi';
 
 export interface StackOptions {
   config: Config;
-  /** Ports to use instead of the configured ones (the tests pick free ports). */
-  ports?: Partial<Record<'api' | 'ferretdb' | 'temporal' | 'temporalUi', number>>;
+  /** Ports to use instead of the configured ones; 0: a port nobody can take in between (see above). */
+  ports?: Partial<Record<PortName, number>>;
   /** Extra environment for the API and the worker. */
   serviceEnv?: Record<string, string>;
   /** Stream that also receives the API's and the worker's output. */
   echo?: NodeJS.WritableStream;
   report?: (line: string) => void;
+  /** A component failed more often than supervision allows (default: report it with its last lines). */
+  onGiveUp?: (name: ComponentName, reason: string, lastLines: string[]) => void;
 }
 
 export interface StackUrls {
@@ -38,6 +49,22 @@ export interface StackUrls {
   temporalUi: string | undefined;
   dataDir: string;
 }
+
+/** A component did not start; carries its last output lines for the report. */
+export class ComponentStartError extends Error {
+  constructor(
+    readonly component: ComponentName,
+    cause: Error,
+    readonly lastLines: string[],
+  ) {
+    super(cause.message);
+    this.name = 'ComponentStartError';
+  }
+}
+
+/** The ports each component binds: picked again together when its first start finds one taken. */
+const PORTS_OF: Record<ComponentName, PortName[]> = { ferretdb: ['ferretdb'], temporal: ['temporal', 'temporalUi'], worker: [], api: ['api'] };
+const PORT_ATTEMPTS = 5;
 
 async function mongoAnswers(url: string): Promise<boolean> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 1_000, connectTimeoutMS: 1_000 });
@@ -69,32 +96,46 @@ export class Stack {
   readonly urls: StackUrls;
   private readonly components = new Map<ComponentName, ManagedProcess>();
   private readonly report: (line: string) => void;
+  private readonly ports: Record<PortName, number>;
+  /** Ports given as 0 that the stack picks (FerretDB's and Temporal's) until their component first served. */
+  private readonly unsettled = new Set<PortName>();
+  private readonly supervisor: Supervisor<ComponentName>;
+  /** Set by stop(): a start still in progress must not start anything more. */
+  private stopping = false;
 
   constructor(private readonly options: StackOptions) {
     const { config } = options;
-    const ports = {
+    this.ports = {
       api: options.ports?.api ?? config.port,
       ferretdb: options.ports?.ferretdb ?? config.ferretdbPort,
       temporal: options.ports?.temporal ?? config.temporalPort,
       temporalUi: options.ports?.temporalUi ?? config.temporalUiPort,
     };
+    for (const name of ['ferretdb', 'temporal', 'temporalUi'] as const) if (this.ports[name] === 0) this.unsettled.add(name);
     this.report = options.report ?? (() => undefined);
-    this.urls = {
-      api: `http://127.0.0.1:${ports.api}`,
-      mongodb: config.mongodbUrl ?? `mongodb://127.0.0.1:${ports.ferretdb}/`,
-      temporal: config.temporalAddress ?? `127.0.0.1:${ports.temporal}`,
-      temporalUi: config.temporalAddress ? undefined : `http://127.0.0.1:${ports.temporalUi}`,
-      dataDir: config.dataDir,
-    };
-    this.define(ports);
+    this.urls = { api: '', mongodb: '', temporal: '', temporalUi: undefined, dataDir: config.dataDir };
+    this.supervisor = new Supervisor<ComponentName>({
+      policy: { restartLimit: config.restartLimit, windowMs: config.restartWindowSeconds * 1000 },
+      restart: (name) => this.startOne(name),
+      report: this.report,
+      giveUp: (name, reason) => {
+        const lastLines = this.component(name).recentOutput();
+        if (options.onGiveUp) options.onGiveUp(name, reason, lastLines);
+        else this.report(`${reason}; its last lines:\n${lastLines.join('\n')}`);
+      },
+    });
+    this.define();
+    this.applyPorts();
+    for (const [name, component] of this.components) this.supervisor.watch(name, component);
   }
 
-  private define(ports: { api: number; ferretdb: number; temporal: number; temporalUi: number }): void {
+  private define(): void {
     const { config } = this.options;
     const base = {
       cwd: PROJECT_ROOT,
       logDir: path.join(config.dataDir, 'logs'),
       runDir: path.join(config.dataDir, 'run'),
+      stopTimeoutMs: 10_000,
     };
     const env = childEnvironment({});
     if (!config.mongodbUrl) {
@@ -104,7 +145,7 @@ export class Stack {
           ...base,
           name: 'ferretdb',
           command: '', // resolved in prepare()
-          args: ['-listen', `127.0.0.1:${ports.ferretdb}`, '-data', path.join(config.dataDir, 'ferretdb'), '-exit-with-parent'],
+          args: [], // applyPorts()
           env,
           stdinPipe: true,
           probe: () => mongoAnswers(this.urls.mongodb),
@@ -112,56 +153,64 @@ export class Stack {
       );
     }
     if (!config.temporalAddress) {
-      const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
-      const namespaces = config.temporalNamespace === 'default' ? [] : ['--namespace', config.temporalNamespace];
       this.components.set(
         'temporal',
         new ManagedProcess({
           ...base,
           name: 'temporal',
           command: '',
-          args: [
-            'server', 'start-dev',
-            '--db-filename', path.join(config.dataDir, 'temporal', 'temporal.db'),
-            '--ip', '127.0.0.1',
-            '--port', String(ports.temporal),
-            '--ui-port', String(ports.temporalUi),
-            '--ui-disable-news-fetch',
-            '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
-            '--log-level', 'warn',
-            ...namespaces,
-            ...searchAttributes,
-          ],
+          args: [],
           env,
           probe: () => temporalAnswers(this.urls.temporal, config.temporalNamespace, this.urls.temporalUi),
         }),
       );
     }
-    const serviceEnv = (extra: Record<string, string>) =>
-      childEnvironment({
-        DATA_DIR: config.dataDir,
-        STACK_DIR: config.stackDir,
-        MONGODB_URL: this.urls.mongodb,
-        TEMPORAL_ADDRESS: this.urls.temporal,
-        ...this.options.serviceEnv,
-        ...extra,
-      });
+    const serviceEnv = childEnvironment({ DATA_DIR: config.dataDir, STACK_DIR: config.stackDir, ...this.options.serviceEnv });
     const node = (entry: string) => ({ command: process.execPath, args: ['--import', 'tsx', path.join(PROJECT_ROOT, entry)] });
-    this.components.set(
-      'worker',
-      new ManagedProcess({ ...base, name: 'worker', ...node('workers/main.ts'), env: serviceEnv({}), ipc: true, echo: this.options.echo, readyTimeoutMs: 120_000 }),
-    );
-    this.components.set(
-      'api',
-      new ManagedProcess({
-        ...base,
-        name: 'api',
-        ...node('api/main.ts'),
-        env: serviceEnv({ PORT: String(ports.api) }),
-        ipc: true,
-        echo: this.options.echo,
-      }),
-    );
+    // They drain for SHUTDOWN_TIMEOUT_MS and cut themselves short 2 s later; the launcher waits a little longer.
+    const service = { ...base, ipc: true, echo: this.options.echo, stopTimeoutMs: config.shutdownTimeoutMs + 5_000 };
+    this.components.set('worker', new ManagedProcess({ ...service, name: 'worker', ...node('workers/main.ts'), env: { ...serviceEnv }, readyTimeoutMs: 120_000 }));
+    this.components.set('api', new ManagedProcess({ ...service, name: 'api', ...node('api/main.ts'), env: { ...serviceEnv } }));
+  }
+
+  /** Writes the current ports into the URLs and into each component's arguments and environment. */
+  private applyPorts(): void {
+    const { config } = this.options;
+    const { ports } = this;
+    Object.assign(this.urls, {
+      api: `http://127.0.0.1:${ports.api}`,
+      mongodb: config.mongodbUrl ?? `mongodb://127.0.0.1:${ports.ferretdb}/`,
+      temporal: config.temporalAddress ?? `127.0.0.1:${ports.temporal}`,
+      temporalUi: config.temporalAddress ? undefined : `http://127.0.0.1:${ports.temporalUi}`,
+    });
+    const ferretdb = this.components.get('ferretdb');
+    if (ferretdb) ferretdb.spec.args = ['-listen', `127.0.0.1:${ports.ferretdb}`, '-data', path.join(config.dataDir, 'ferretdb'), '-exit-with-parent'];
+    const temporal = this.components.get('temporal');
+    if (temporal) {
+      const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+      const namespaces = config.temporalNamespace === 'default' ? [] : ['--namespace', config.temporalNamespace];
+      temporal.spec.args = [
+        'server', 'start-dev',
+        '--db-filename', path.join(config.dataDir, 'temporal', 'temporal.db'),
+        '--ip', '127.0.0.1',
+        '--port', String(ports.temporal),
+        '--ui-port', String(ports.temporalUi),
+        '--ui-disable-news-fetch',
+        '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+        '--log-level', 'warn',
+        ...namespaces,
+        ...searchAttributes,
+      ];
+    }
+    for (const name of ['worker', 'api'] as const) {
+      Object.assign(this.component(name).spec.env, { MONGODB_URL: this.urls.mongodb, TEMPORAL_ADDRESS: this.urls.temporal });
+    }
+    this.component('api').spec.env.PORT = String(ports.api);
+  }
+
+  private async pickPorts(name: ComponentName): Promise<void> {
+    for (const port of PORTS_OF[name]) if (this.unsettled.has(port) && this.ports[port] === 0) this.ports[port] = await pickPort();
+    this.applyPorts();
   }
 
   /** Obtains every binary the stack needs (the slow part of a first start). */
@@ -192,7 +241,9 @@ export class Stack {
   }
 
   async start(): Promise<void> {
+    this.stopping = false;
     this.prepare();
+    this.supervisor.resume();
     try {
       await Promise.all(
         (['ferretdb', 'temporal'] as const).filter((name) => this.has(name)).map((name) => this.startOne(name)),
@@ -204,16 +255,45 @@ export class Stack {
     }
   }
 
+  /** Starts one component (again), on its ports; resolves once it is ready. */
   async startOne(name: ComponentName): Promise<void> {
     const started = Date.now();
-    await this.component(name).start();
+    const component = this.component(name);
+    for (let attempt = 1; ; attempt++) {
+      if (this.stopping) throw new Error(`the stack is stopping; ${name} not started`);
+      await this.pickPorts(name);
+      if (this.stopping) throw new Error(`the stack is stopping; ${name} not started`);
+      try {
+        await component.start();
+        break;
+      } catch (error) {
+        const lastLines = component.recentOutput();
+        const picked = PORTS_OF[name].filter((port) => this.unsettled.has(port));
+        if (!component.wanted || picked.length === 0 || attempt >= PORT_ATTEMPTS || !addressInUse(lastLines.join('\n'))) {
+          throw new ComponentStartError(name, error as Error, lastLines);
+        }
+        this.report(`${name}: a port was taken before it could bind it; picking others`);
+        for (const port of picked) this.ports[port] = 0;
+      }
+    }
+    for (const port of PORTS_OF[name]) this.unsettled.delete(port);
+    const reported = component.readyMessage?.port;
+    if (name === 'api' && this.ports.api === 0 && typeof reported === 'number') {
+      // Kept from now on: a restarted API serves where clients already connect.
+      this.ports.api = reported;
+      this.applyPorts();
+    }
     this.report(`${name} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 
   /** Stops in order: the API stops accepting first, the worker drains, then the servers go. */
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.supervisor.halt();
     for (const group of [['api'], ['worker'], ['temporal', 'ferretdb']] as ComponentName[][]) {
       await Promise.all(group.filter((name) => this.has(name)).map((name) => this.component(name).stop()));
     }
+    // A start that was under way when the stop began may have spawned a component since its turn.
+    await Promise.all([...this.components.values()].filter((component) => component.busy).map((component) => component.stop()));
   }
 }

@@ -1,15 +1,11 @@
-import net from 'node:net';
+import { pickPort } from '../../scripts/stack/ports';
 
-/** A port that was free a moment ago on 127.0.0.1 (the kernel picks it). */
+/**
+ * A port nothing listened on a moment ago, outside the kernel's ephemeral range: no outgoing
+ * connection can take it meanwhile (scripts/stack/ports.ts). For servers a test starts itself, bind
+ * port 0 and read the port instead; this is for servers that cannot report their port, and for ports
+ * that must stay closed.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+  return pickPort();
 }

@@ -1,6 +1,7 @@
 /**
  * Mocha global fixture: starts the real stack (FerretDB, Temporal dev server, worker, API) once per
- * run, on free ports, with its own data folder, and stops it after the last test.
+ * run, on ports nothing else can take (port 0: see scripts/stack/stack.ts), with its own data folder,
+ * and stops it after the last test. Supervision is on: a component killed from outside comes back.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,6 @@ import { processConfig } from '../../core/config';
 import { Stack } from '../../scripts/stack/stack';
 import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
 import { EXTRACT_HOSTS } from '../fixtures/extract-sites/sites';
-import { freePort } from '../helpers/ports';
 import { FIXTURE_DOMAIN, setExtractSitesAddress, setTestStack } from '../helpers/stack';
 
 let dataDir: string | undefined;
@@ -21,7 +21,6 @@ export async function mochaGlobalSetup(): Promise<void> {
   // the services get a fixed test setup with their own database and task queue.
   const config = { ...processConfig(), dataDir };
   const runId = `${process.pid}_${Date.now().toString(36)}`;
-  const [api, ferretdb, temporal, temporalUi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   // Webhook receivers on loopback use the fixture certificate; only deliveries trust it.
   const webhookCa = path.join(dataDir, 'webhook-ca.pem');
   writeFileSync(webhookCa, FIXTURE_TLS_CERT);
@@ -31,7 +30,7 @@ export async function mochaGlobalSetup(): Promise<void> {
   const started = Date.now();
   stack = new Stack({
     config,
-    ports: { api, ferretdb, temporal, temporalUi },
+    ports: { api: 0, ferretdb: 0, temporal: 0, temporalUi: 0 },
     serviceEnv: {
       LOG_LEVEL: 'info',
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
