@@ -176,6 +176,9 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   }
 
   const stats = { ...state.stats, total: state.total };
+  // Completed means every task has an outcome; slices store only finished attempts, so a shortfall
+  // here is a defect to report, never a run to call done.
+  const unfinished = stats.total - stats.completed;
   const end =
     state.stop !== undefined
       ? { status: state.stop }
@@ -183,7 +186,9 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
         ? { status: 'failed' as const, failure: { reason: 'insufficient_credits', detail: state.refused } }
         : failures.length > 0
           ? { status: 'failed' as const, failure: { reason: 'internal', detail: failures[0] ?? 'A slice failed.' } }
-          : { status: 'completed' as const };
+          : unfinished > 0
+            ? { status: 'failed' as const, failure: { reason: 'incomplete', detail: `${unfinished} of ${stats.total} tasks have no outcome.` } }
+            : { status: 'completed' as const };
   const recorded = await batchRunEnd({ runId: input.runId, stats, ...end });
   upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: end.status }]);
   if (recorded.webhook) {
