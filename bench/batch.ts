@@ -11,12 +11,17 @@
  * Options: --urls N (default 100,000), --concurrency C (default 32), --timeout-min M (default 60).
  * The job is submitted as the clients do: an open job, then calls of 10,000 tasks, the last with
  * `last_batch: true`.
+ *
+ * `--scale-out`: instead, the same job of --latency-urls URLs at --latency-ms, with one worker and
+ * then with a second worker process on the same task queue, and the ratio of URLs/s, 2 workers / 1
+ * (each worker fetches at most C at once; the plan allows 2 C, so a second worker can add its own).
  */
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import type { ComponentName, Stack } from '../scripts/stack/stack';
 import { startFixtureServer } from '../test/helpers/fixtures';
+import { startExtraWorker } from '../test/helpers/second-worker';
 import { peakRssMiB, startBenchStack } from './crawl';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -102,7 +107,14 @@ const PAGE = `<html><head><title>t</title></head><body>${'<p>lorem ipsum dolor s
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { urls: { type: 'string' }, concurrency: { type: 'string' }, 'timeout-min': { type: 'string' }, 'latency-ms': { type: 'string' }, 'latency-urls': { type: 'string' } },
+    options: {
+      urls: { type: 'string' },
+      concurrency: { type: 'string' },
+      'timeout-min': { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'latency-urls': { type: 'string' },
+      'scale-out': { type: 'boolean' },
+    },
   });
   const count = Math.min(100_000, Math.max(100, Number(values.urls ?? 100_000) || 100_000));
   const concurrency = Math.min(256, Math.max(1, Number(values.concurrency ?? 32) || 32));
@@ -115,6 +127,11 @@ async function main(): Promise<void> {
     if (req.url?.startsWith('/slow/')) setTimeout(() => res.end(PAGE), latencyMs);
     else res.end(PAGE);
   });
+  if (values['scale-out']) {
+    await scaleOut(site, concurrency, latencyMs, Math.max(100, latencyCount), timeoutMs);
+    await site.close();
+    return;
+  }
   const bench = await startBenchStack({ BATCH_CONCURRENCY: String(concurrency), FREE_PLAN_CONCURRENCY: String(concurrency) });
   try {
     const urls = Array.from({ length: count }, (_, index) => `${site.url}p/${index}`);
@@ -168,6 +185,27 @@ async function main(): Promise<void> {
   } finally {
     await bench.close();
     await site.close();
+  }
+}
+
+/** One run with one worker, one with two: the URLs/s ratio says whether a second worker takes its share. */
+async function scaleOut(site: { url: string }, concurrency: number, latencyMs: number, count: number, timeoutMs: number): Promise<void> {
+  // Each worker holds to BATCH_CONCURRENCY; the plan allows twice that, so it is the workers that bound the run.
+  const bench = await startBenchStack({ BATCH_CONCURRENCY: String(concurrency), FREE_PLAN_CONCURRENCY: String(2 * concurrency) });
+  try {
+    const urls = (round: number): string[] => Array.from({ length: count }, (_, index) => `${site.url}slow/${round}-${index}`);
+    const one = await throughService(bench, urls(1), timeoutMs);
+    process.stdout.write(`1 worker: ${one.run.stats.completed} of ${count} URLs ${one.run.status} in ${one.seconds.toFixed(1)} s (${(count / one.seconds).toFixed(0)} URLs/s)\n`);
+    const extra = await startExtraWorker(bench.stack, 'worker-bench-second');
+    try {
+      const two = await throughService(bench, urls(2), timeoutMs);
+      process.stdout.write(`2 workers: ${two.run.stats.completed} of ${count} URLs ${two.run.status} in ${two.seconds.toFixed(1)} s (${(count / two.seconds).toFixed(0)} URLs/s)\n`);
+      process.stdout.write(`ratio of URLs/s, 2 workers / 1 worker, ${latencyMs} ms of site latency, ${concurrency} per worker: ${(one.seconds / two.seconds).toFixed(2)} (ideal 2)\n`);
+    } finally {
+      await extra.stop();
+    }
+  } finally {
+    await bench.close();
   }
 }
 

@@ -313,6 +313,18 @@ const variables = {
     scope: 'all',
     description: 'Task queue the worker polls and the API starts workflows on.',
   },
+  WORKER_MAX_ACTIVITIES: {
+    parse: integer(1, 10_000),
+    fallback: '100',
+    scope: 'worker',
+    description: 'Activities (Batch and crawl slices, preparation steps, deliveries) one worker runs at once (Temporal\'s maxConcurrentActivityTaskExecutions); more wait on the task queue for any worker.',
+  },
+  WORKER_MAX_WORKFLOW_TASKS: {
+    parse: integer(1, 10_000),
+    fallback: '40',
+    scope: 'worker',
+    description: 'Workflow tasks one worker runs at once (Temporal\'s maxConcurrentWorkflowTaskExecutions).',
+  },
   TARGET_ALLOWLIST: {
     parse: list,
     fallback: '',

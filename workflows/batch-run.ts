@@ -39,6 +39,9 @@ const { batchSlice } = proxyActivities<Activities>({
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  // Through the task queue, never handed back with the workflow task: an eagerly dispatched slice goes
+  // to the worker that ran the (sticky) workflow, so one run's slices would all stay on one worker.
+  allowEagerDispatch: false,
 });
 
 const { batchRunEnd } = proxyActivities<Activities>({
