@@ -16,8 +16,12 @@
  * then with a second worker process on the same task queue, and the ratio of URLs/s, 2 workers / 1
  * (each worker fetches at most C at once; the plan allows 2 C, so a second worker can add its own).
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { batchRunWorkflowId } from '../core/batch/workflow-names';
+import { loadConfig } from '../core/config';
+import { connectTemporal } from '../core/temporal';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import type { ComponentName, Stack } from '../scripts/stack/stack';
 import { startFixtureServer } from '../test/helpers/fixtures';
@@ -188,18 +192,45 @@ async function main(): Promise<void> {
   }
 }
 
+/** How many slices of a run each worker started, from the run's history. */
+async function slicesPerWorker(stack: Stack, runId: string): Promise<Record<string, number>> {
+  const temporal = connectTemporal(loadConfig(stack.component('api').spec.env));
+  try {
+    const history = await temporal.client.workflow.getHandle(batchRunWorkflowId(runId)).fetchHistory();
+    const slices = new Set<string>();
+    const counts: Record<string, number> = {};
+    for (const event of history.events ?? []) {
+      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'batchSlice') slices.add(String(event.eventId));
+      const started = event.activityTaskStartedEventAttributes;
+      if (started && slices.has(String(started.scheduledEventId))) counts[started.identity ?? '?'] = (counts[started.identity ?? '?'] ?? 0) + 1;
+    }
+    return counts;
+  } finally {
+    await temporal.close();
+  }
+}
+
 /** One run with one worker, one with two: the URLs/s ratio says whether a second worker takes its share. */
 async function scaleOut(site: { url: string }, concurrency: number, latencyMs: number, count: number, timeoutMs: number): Promise<void> {
   // Each worker holds to BATCH_CONCURRENCY; the plan allows twice that, so it is the workers that bound the run.
   const bench = await startBenchStack({ BATCH_CONCURRENCY: String(concurrency), FREE_PLAN_CONCURRENCY: String(2 * concurrency) });
   try {
     const urls = (round: number): string[] => Array.from({ length: count }, (_, index) => `${site.url}slow/${round}-${index}`);
+    const report = async (label: string, run: ServiceRun, extraCpu: number): Promise<void> => {
+      const cpu = (run.cpu.worker + extraCpu) / run.seconds;
+      process.stdout.write(
+        `${label}: ${run.run.stats.completed} of ${count} URLs ${run.run.status} in ${run.seconds.toFixed(1)} s (${(count / run.seconds).toFixed(0)} URLs/s); ` +
+          `workers busy ${cpu.toFixed(2)} cores, whole stack ${((Object.values(run.cpu).reduce((sum, each) => sum + each, 0) + extraCpu + run.benchCpu) / run.seconds).toFixed(2)} of ${os.cpus().length}; ` +
+          `slices per worker ${JSON.stringify(await slicesPerWorker(bench.stack, run.run.run_id as string))}\n`,
+      );
+    };
     const one = await throughService(bench, urls(1), timeoutMs);
-    process.stdout.write(`1 worker: ${one.run.stats.completed} of ${count} URLs ${one.run.status} in ${one.seconds.toFixed(1)} s (${(count / one.seconds).toFixed(0)} URLs/s)\n`);
+    await report('1 worker', one, 0);
     const extra = await startExtraWorker(bench.stack, 'worker-bench-second');
     try {
+      const extraBefore = cpuSeconds(extra.pid);
       const two = await throughService(bench, urls(2), timeoutMs);
-      process.stdout.write(`2 workers: ${two.run.stats.completed} of ${count} URLs ${two.run.status} in ${two.seconds.toFixed(1)} s (${(count / two.seconds).toFixed(0)} URLs/s)\n`);
+      await report('2 workers', two, cpuSeconds(extra.pid) - extraBefore);
       process.stdout.write(`ratio of URLs/s, 2 workers / 1 worker, ${latencyMs} ms of site latency, ${concurrency} per worker: ${(one.seconds / two.seconds).toFixed(2)} (ideal 2)\n`);
     } finally {
       await extra.stop();

@@ -604,6 +604,12 @@ const variables = {
     scope: 'worker',
     description: 'Batch: tasks one worker fetches at once, across every run it works on (each run is also held to its plan\'s concurrency).',
   },
+  BATCH_SLICES_IN_FLIGHT: {
+    parse: integer(1, 64),
+    fallback: '6',
+    scope: 'all',
+    description: 'Batch: slices of one run in flight at once (each a task for any worker, held to the run\'s concurrency in each); at least the number of workers, so one large run uses them all.',
+  },
   BATCH_TASK_ATTEMPTS: {
     parse: integer(1, 10),
     fallback: '3',

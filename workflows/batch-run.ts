@@ -4,7 +4,7 @@
  * The workflow keeps the run's stats from the slices' summaries (exact: a retried slice returns the
  * summary of what it stored) and publishes them as slices end (at least every 1% of the tasks).
  *
- *   start ─> slices (up to LANES at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
+ *   start ─> slices (BATCH_SLICES_IN_FLIGHT at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
  *
  * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop and a
  * pause are also written on the run by the API, and slices look at them before each task, so both take
@@ -62,7 +62,10 @@ export const pauseSignal = defineSignal(PAUSE_SIGNAL);
 export const resumeSignal = defineSignal(RESUME_SIGNAL);
 export const stopSignal = defineSignal<[StopKind]>(STOP_SIGNAL);
 
-/** Slices in flight at once, so the run's window stays full across a slice's tail (the worker holds the run to its concurrency). */
+/**
+ * Slices in flight at once when the run's input does not say (runs started before it did), so the
+ * run's window stays full across a slice's tail (each worker holds the run to its concurrency).
+ */
 const LANES = 3;
 const HISTORY_LIMIT = 4_000;
 
@@ -109,6 +112,8 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     wake++;
   });
 
+  // As many slices in flight as workers should share the run (each takes slices from the task queue).
+  const lanes = input.slicesInFlight ?? LANES;
   const inFlight = new Set<number>();
   const finished: SliceSummary[] = [];
   const failures: string[] = [];
@@ -143,7 +148,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     await publish();
     if (finished.length > 0) continue;
     const halted = state.stop !== undefined || state.refused !== undefined;
-    while (!halted && !state.paused && inFlight.size < LANES && state.nextSlice < state.sliceCount) {
+    while (!halted && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
       const n = state.nextSlice++;
       inFlight.add(n);
       batchSlice({
