@@ -47,8 +47,10 @@ describe('Batch: a slice that did not finish is never final', function () {
     expect(await creditsUsed(account.accountId), 'each success billed once').to.equal(count);
   });
 
-  it('leaves no MaxListenersExceededWarning in the worker log', () => {
+  // Each of the run's fetches listens to an abort signal: never all on the activity's one (Node warns past ten).
+  it('leaves no MaxListenersExceededWarning in the worker log after the run', () => {
     const log = readFileSync(testStack().component('worker').logFile, 'utf8');
-    expect(log).to.not.include('MaxListenersExceededWarning');
+    const warnings = log.split('\n').filter((line) => line.includes('MaxListenersExceededWarning'));
+    expect(warnings, warnings.slice(0, 3).join('\n')).to.deep.equal([]);
   });
 });
