@@ -8,3 +8,11 @@ import { failureOf, type FailureKind } from '../engine';
 
 export const activityFailure = (kind: FailureKind, message: string): ApplicationFailure =>
   ApplicationFailure.create({ type: kind, message, nonRetryable: !failureOf(kind).retry });
+
+/**
+ * How an activity that did not finish its work gives up, so that the work is run again and never
+ * stored as done: the cancellation Temporal delivered (a heartbeat the server no longer knew, a worker
+ * shutting down), else a retryable `interrupted` failure.
+ */
+export const interruption = (signal: AbortSignal, message: string): Error =>
+  signal.aborted && signal.reason instanceof Error ? signal.reason : activityFailure('interrupted', message);

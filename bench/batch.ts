@@ -11,12 +11,21 @@
  * Options: --urls N (default 100,000), --concurrency C (default 32), --timeout-min M (default 60).
  * The job is submitted as the clients do: an open job, then calls of 10,000 tasks, the last with
  * `last_batch: true`.
+ *
+ * `--scale-out`: instead, the same job of --latency-urls URLs at --latency-ms, with one worker and
+ * then with a second worker process on the same task queue, and the ratio of URLs/s, 2 workers / 1
+ * (each worker fetches at most C at once; the plan allows 2 C, so a second worker can add its own).
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { batchRunWorkflowId } from '../core/batch/workflow-names';
+import { loadConfig } from '../core/config';
+import { connectTemporal } from '../core/temporal';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import type { ComponentName, Stack } from '../scripts/stack/stack';
 import { startFixtureServer } from '../test/helpers/fixtures';
+import { startExtraWorker } from '../test/helpers/second-worker';
 import { peakRssMiB, startBenchStack } from './crawl';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -102,7 +111,14 @@ const PAGE = `<html><head><title>t</title></head><body>${'<p>lorem ipsum dolor s
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { urls: { type: 'string' }, concurrency: { type: 'string' }, 'timeout-min': { type: 'string' }, 'latency-ms': { type: 'string' }, 'latency-urls': { type: 'string' } },
+    options: {
+      urls: { type: 'string' },
+      concurrency: { type: 'string' },
+      'timeout-min': { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'latency-urls': { type: 'string' },
+      'scale-out': { type: 'boolean' },
+    },
   });
   const count = Math.min(100_000, Math.max(100, Number(values.urls ?? 100_000) || 100_000));
   const concurrency = Math.min(256, Math.max(1, Number(values.concurrency ?? 32) || 32));
@@ -115,6 +131,11 @@ async function main(): Promise<void> {
     if (req.url?.startsWith('/slow/')) setTimeout(() => res.end(PAGE), latencyMs);
     else res.end(PAGE);
   });
+  if (values['scale-out']) {
+    await scaleOut(site, concurrency, latencyMs, Math.max(100, latencyCount), timeoutMs);
+    await site.close();
+    return;
+  }
   const bench = await startBenchStack({ BATCH_CONCURRENCY: String(concurrency), FREE_PLAN_CONCURRENCY: String(concurrency) });
   try {
     const urls = Array.from({ length: count }, (_, index) => `${site.url}p/${index}`);
@@ -168,6 +189,54 @@ async function main(): Promise<void> {
   } finally {
     await bench.close();
     await site.close();
+  }
+}
+
+/** How many slices of a run each worker started, from the run's history. */
+async function slicesPerWorker(stack: Stack, runId: string): Promise<Record<string, number>> {
+  const temporal = connectTemporal(loadConfig(stack.component('api').spec.env));
+  try {
+    const history = await temporal.client.workflow.getHandle(batchRunWorkflowId(runId)).fetchHistory();
+    const slices = new Set<string>();
+    const counts: Record<string, number> = {};
+    for (const event of history.events ?? []) {
+      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'batchSlice') slices.add(String(event.eventId));
+      const started = event.activityTaskStartedEventAttributes;
+      if (started && slices.has(String(started.scheduledEventId))) counts[started.identity ?? '?'] = (counts[started.identity ?? '?'] ?? 0) + 1;
+    }
+    return counts;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** One run with one worker, one with two: the URLs/s ratio says whether a second worker takes its share. */
+async function scaleOut(site: { url: string }, concurrency: number, latencyMs: number, count: number, timeoutMs: number): Promise<void> {
+  // Each worker holds to BATCH_CONCURRENCY; the plan allows twice that, so it is the workers that bound the run.
+  const bench = await startBenchStack({ BATCH_CONCURRENCY: String(concurrency), FREE_PLAN_CONCURRENCY: String(2 * concurrency) });
+  try {
+    const urls = (round: number): string[] => Array.from({ length: count }, (_, index) => `${site.url}slow/${round}-${index}`);
+    const report = async (label: string, run: ServiceRun, extraCpu: number): Promise<void> => {
+      const cpu = (run.cpu.worker + extraCpu) / run.seconds;
+      process.stdout.write(
+        `${label}: ${run.run.stats.completed} of ${count} URLs ${run.run.status} in ${run.seconds.toFixed(1)} s (${(count / run.seconds).toFixed(0)} URLs/s); ` +
+          `workers busy ${cpu.toFixed(2)} cores, whole stack ${((Object.values(run.cpu).reduce((sum, each) => sum + each, 0) + extraCpu + run.benchCpu) / run.seconds).toFixed(2)} of ${os.cpus().length}; ` +
+          `slices per worker ${JSON.stringify(await slicesPerWorker(bench.stack, run.run.run_id as string))}\n`,
+      );
+    };
+    const one = await throughService(bench, urls(1), timeoutMs);
+    await report('1 worker', one, 0);
+    const extra = await startExtraWorker(bench.stack, 'worker-bench-second');
+    try {
+      const extraBefore = cpuSeconds(extra.pid);
+      const two = await throughService(bench, urls(2), timeoutMs);
+      await report('2 workers', two, cpuSeconds(extra.pid) - extraBefore);
+      process.stdout.write(`ratio of URLs/s, 2 workers / 1 worker, ${latencyMs} ms of site latency, ${concurrency} per worker: ${(one.seconds / two.seconds).toFixed(2)} (ideal 2)\n`);
+    } finally {
+      await extra.stop();
+    }
+  } finally {
+    await bench.close();
   }
 }
 

@@ -313,6 +313,18 @@ const variables = {
     scope: 'all',
     description: 'Task queue the worker polls and the API starts workflows on.',
   },
+  WORKER_MAX_ACTIVITIES: {
+    parse: integer(1, 10_000),
+    fallback: '100',
+    scope: 'worker',
+    description: 'Activities (Batch and crawl slices, preparation steps, deliveries) one worker runs at once (Temporal\'s maxConcurrentActivityTaskExecutions); more wait on the task queue for any worker.',
+  },
+  WORKER_MAX_WORKFLOW_TASKS: {
+    parse: integer(1, 10_000),
+    fallback: '40',
+    scope: 'worker',
+    description: 'Workflow tasks one worker runs at once (Temporal\'s maxConcurrentWorkflowTaskExecutions).',
+  },
   TARGET_ALLOWLIST: {
     parse: list,
     fallback: '',
@@ -591,6 +603,12 @@ const variables = {
     fallback: '32',
     scope: 'worker',
     description: 'Batch: tasks one worker fetches at once, across every run it works on (each run is also held to its plan\'s concurrency).',
+  },
+  BATCH_SLICES_IN_FLIGHT: {
+    parse: integer(1, 64),
+    fallback: '6',
+    scope: 'all',
+    description: 'Batch: slices of one run in flight at once (each a task for any worker, held to the run\'s concurrency in each); at least the number of workers, so one large run uses them all.',
   },
   BATCH_TASK_ATTEMPTS: {
     parse: integer(1, 10),

@@ -7,7 +7,9 @@
  *   did not answer usefully) or `service` (ours: proxies, the browser pool, bugs);
  * - `escalate`: whether another configuration could help (mode=auto climbs the ladder on it);
  * - `retry`: whether the same request tried again later could help (Batch tries a task again on it;
- *   an activity throws it as a retryable or non-retryable Temporal failure).
+ *   an activity throws it as a retryable or non-retryable Temporal failure);
+ * - `final`: whether the failure is the work's outcome. Not so when this service gave the work up
+ *   itself (its caller's cancellation, a pool closing at shutdown): whoever runs the work again must.
  *
  * Callers branch on these columns, never on lists of kinds of their own.
  */
@@ -23,9 +25,10 @@ export interface FailureRow {
   blame: Blame;
   escalate: boolean;
   retry: boolean;
+  final: boolean;
 }
 
-const row = (code: ErrorCode, blame: Blame, escalate: boolean, retry: boolean): FailureRow => ({ code, blame, escalate, retry });
+const row = (code: ErrorCode, blame: Blame, escalate: boolean, retry: boolean, final = true): FailureRow => ({ code, blame, escalate, retry, final });
 
 export const FAILURES = {
   // The request itself: nothing but another request helps.
@@ -35,7 +38,7 @@ export const FAILURES = {
   // The caller's expectation of the page, not a block: another try or configuration would wait again in vain.
   selector_not_found: row('RESP008', 'caller', false, false),
   // Cancelled by whoever asked: trying again is theirs to decide.
-  aborted: row('CTX0002', 'caller', false, false),
+  aborted: row('CTX0002', 'caller', false, false, false),
   /** Under mode=auto, the account could not pay for the next configuration. */
   vetoed: row('AUTH004', 'caller', false, false),
 
@@ -60,12 +63,14 @@ export const FAILURES = {
   /** `premium_proxy=true` where no premium proxy is configured: the deployment's limit, named as the parameter's. */
   premium_unavailable: row('REQS004', 'service', false, false),
   launch_failed: row('internal_error', 'service', true, true),
-  pool_closed: row('not_ready', 'service', false, true),
+  pool_closed: row('not_ready', 'service', false, true, false),
   internal: row('internal_error', 'service', true, true),
 
   // Activities' own failures, which no Fetch answers: what they were asked to work on is gone, or
   // a webhook cannot be signed or was not taken (activities/failures.ts throws them to Temporal).
   run_missing: row('internal_error', 'service', false, false),
+  /** Work stopped before its end (cancelled, shutting down): run again, never stored as done. */
+  interrupted: row('internal_error', 'service', false, true, false),
   webhook_event_missing: row('internal_error', 'service', false, false),
   signing_unavailable: row('internal_error', 'service', false, false),
   signing_key_missing: row('internal_error', 'caller', false, false),

@@ -67,6 +67,9 @@ async function main(): Promise<void> {
     workflowBundle: { codePath },
     activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching), temporal: temporal.client }),
     identity,
+    // Slots are Temporal's own: a worker takes no more than these, the rest waits for any worker.
+    maxConcurrentActivityTaskExecutions: config.workerMaxActivities,
+    maxConcurrentWorkflowTaskExecutions: config.workerMaxWorkflowTasks,
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
   });
 

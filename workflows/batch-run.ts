@@ -4,7 +4,7 @@
  * The workflow keeps the run's stats from the slices' summaries (exact: a retried slice returns the
  * summary of what it stored) and publishes them as slices end (at least every 1% of the tasks).
  *
- *   start ─> slices (up to LANES at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
+ *   start ─> slices (BATCH_SLICES_IN_FLIGHT at once) ─> summary ─> stats ─> publish ─> … ─> end ─> webhook event
  *
  * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop and a
  * pause are also written on the run by the API, and slices look at them before each task, so both take
@@ -39,6 +39,9 @@ const { batchSlice } = proxyActivities<Activities>({
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  // Through the task queue, never handed back with the workflow task: an eagerly dispatched slice goes
+  // to the worker that ran the (sticky) workflow, so one run's slices would all stay on one worker.
+  allowEagerDispatch: false,
 });
 
 const { batchRunEnd } = proxyActivities<Activities>({
@@ -59,7 +62,10 @@ export const pauseSignal = defineSignal(PAUSE_SIGNAL);
 export const resumeSignal = defineSignal(RESUME_SIGNAL);
 export const stopSignal = defineSignal<[StopKind]>(STOP_SIGNAL);
 
-/** Slices in flight at once, so the run's window stays full across a slice's tail (the worker holds the run to its concurrency). */
+/**
+ * Slices in flight at once when the run's input does not say (runs started before it did), so the
+ * run's window stays full across a slice's tail (each worker holds the run to its concurrency).
+ */
 const LANES = 3;
 const HISTORY_LIMIT = 4_000;
 
@@ -106,6 +112,8 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     wake++;
   });
 
+  // As many slices in flight as workers should share the run (each takes slices from the task queue).
+  const lanes = input.slicesInFlight ?? LANES;
   const inFlight = new Set<number>();
   const finished: SliceSummary[] = [];
   const failures: string[] = [];
@@ -140,7 +148,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     await publish();
     if (finished.length > 0) continue;
     const halted = state.stop !== undefined || state.refused !== undefined;
-    while (!halted && !state.paused && inFlight.size < LANES && state.nextSlice < state.sliceCount) {
+    while (!halted && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
       const n = state.nextSlice++;
       inFlight.add(n);
       batchSlice({
@@ -176,6 +184,9 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   }
 
   const stats = { ...state.stats, total: state.total };
+  // Completed means every task has an outcome; slices store only finished attempts, so a shortfall
+  // here is a defect to report, never a run to call done.
+  const unfinished = stats.total - stats.completed;
   const end =
     state.stop !== undefined
       ? { status: state.stop }
@@ -183,7 +194,9 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
         ? { status: 'failed' as const, failure: { reason: 'insufficient_credits', detail: state.refused } }
         : failures.length > 0
           ? { status: 'failed' as const, failure: { reason: 'internal', detail: failures[0] ?? 'A slice failed.' } }
-          : { status: 'completed' as const };
+          : unfinished > 0
+            ? { status: 'failed' as const, failure: { reason: 'incomplete', detail: `${unfinished} of ${stats.total} tasks have no outcome.` } }
+            : { status: 'completed' as const };
   const recorded = await batchRunEnd({ runId: input.runId, stats, ...end });
   upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: end.status }]);
   if (recorded.webhook) {

@@ -20,6 +20,8 @@ const { crawlSlice } = proxyActivities<Activities>({
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+  // Through the task queue, so any worker takes a slice (eager dispatch keeps them on the workflow's worker).
+  allowEagerDispatch: false,
 });
 
 const { publishCrawl } = proxyActivities<Activities>({

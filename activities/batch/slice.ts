@@ -6,6 +6,13 @@
  *   result document already there ─> settle the bill if that did not land ─> its summary
  *   else ─> fetch every task (bodies keyed by run, task and attempt) ─> insert results ─> settle
  *
+ * Only a finished attempt stores its results: one that was cancelled (its heartbeats no longer
+ * reached the server, the worker shuts down) or whose fetches were cut short by the service itself
+ * throws instead, leaving its hold open for the next attempt (same hold id, grown again, never
+ * reserved twice), so the slice is fetched again rather than recorded with tasks never tried. A
+ * stop or an account that cannot pay does store the slice as it stands: the run ends stopped or
+ * failed, never completed.
+ *
  * The bill of a slice is one hold under an id derived from (run, slice), settled once behind a
  * marker (core/crawls/charges.ts), so a success is billed once however often the slice runs. A
  * rerun copies the results it keeps from the run it reruns (`src` names the run holding the body).
@@ -19,6 +26,8 @@ import type { CrawlCharges, SliceBill } from '../../core/crawls/charges';
 import { insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
 import type { Semaphore } from '../../core/semaphore';
 import type { TaskOutcome, TaskRunner } from '../deps';
+import { interruption } from '../failures';
+import { TaskSignals } from '../task-signals';
 
 export interface SliceDeps {
   db: Db;
@@ -57,6 +66,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
   const attempt = context.info.attempt;
   const collections = batchCollections(deps.db);
   const heartbeat = setInterval(() => context.heartbeat(), 2_000);
+  const signals = new TaskSignals(context.cancellationSignal);
   try {
     const payer = await deps.accounts.principalFor(input.accountId, input.keyId);
     const stored = await readResultDoc(collections, ids.result(input.runId, input.n));
@@ -76,6 +86,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
 
     const items: ResultItem[] = slice.tasks.map((_, index) => inherited.get(index) ?? { s: 'pending', c: 0, h: [], ended: 0 });
     let refused: string | undefined;
+    let interrupted = false;
     const todo = slice.tasks.map((_, index) => index).filter((index) => !inherited.has(index));
     // One reservation for the whole slice at its cheapest price (one ledger write, not one per task);
     // dearer configurations grow it, and an account that cannot pay for all of it grows task by task.
@@ -84,7 +95,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     let next = 0;
     const lane = async (): Promise<void> => {
       for (;;) {
-        if (refused !== undefined || context.cancellationSignal.aborted || next >= todo.length) return;
+        if (refused !== undefined || interrupted || context.cancellationSignal.aborted || next >= todo.length) return;
         // A pause holds the lanes between tasks (tasks in flight finish); a stop ends them.
         const control = await deps.runControl(input.runId);
         if (control === 'stop') return;
@@ -98,8 +109,13 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
         const releases: Array<() => void> = [];
         for (const limit of deps.limits) releases.push(await limit.acquire());
         const release = (): void => releases.reverse().forEach((free) => free());
+        const taskSignal = signals.open();
         try {
-          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.p ?? {}) }, task, input, context.cancellationSignal);
+          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.p ?? {}) }, task, input, taskSignal.signal);
+          if (item.interrupted) {
+            interrupted = true;
+            continue;
+          }
           if (item.refused !== undefined) {
             refused = item.refused;
             continue;
@@ -107,11 +123,15 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
           const stored = item.body ? await bodies.add(index, item.body) : {};
           items[index] = { ...item.result, at: attempt, ...stored };
         } finally {
+          taskSignal.done();
           release();
         }
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, todo.length)) }, lane));
+    if (interrupted || context.cancellationSignal.aborted) {
+      throw interruption(context.cancellationSignal, `slice ${input.n} of run ${input.runId} was interrupted before every task had an outcome`);
+    }
     await bodies.flush();
 
     const credits = items.reduce((sum, item) => sum + (item.src === undefined ? item.c : 0), 0);
@@ -129,6 +149,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     return summarize(input.n, items, credits, refused);
   } finally {
     clearInterval(heartbeat);
+    signals.close();
   }
 }
 
@@ -136,6 +157,8 @@ interface TaskRun {
   result: ResultItem;
   body?: Buffer;
   refused?: string;
+  /** Given up by the service itself (cancelled, shutting down): no outcome, the slice must run again. */
+  interrupted?: boolean;
 }
 
 async function runTask(
@@ -166,7 +189,7 @@ async function runTask(
     const credits = outcome.ok ? outcome.credits : 0;
     if (reserved > credits) bill.giveBack(reserved - credits);
     history.push({ s: started, e: Date.now(), c: credits, ...(outcome.ok ? {} : { err: outcome.error.code }) });
-    if (outcome.ok || !outcome.retryable || signal.aborted || attempt === deps.attempts) break;
+    if (outcome.ok || !outcome.retryable || outcome.interrupted || signal.aborted || attempt === deps.attempts) break;
     await new Promise((resolve) => setTimeout(resolve, deps.retryDelayMs(attempt)));
     if ((await deps.runControl(input.runId)) === 'stop') break;
   }
@@ -177,6 +200,7 @@ async function runTask(
       body: outcome.body,
     };
   }
+  if (outcome.interrupted || signal.aborted) return { result: { s: 'pending', c: 0, h: [], ended: 0 }, interrupted: true };
   if (outcome.vetoed) return { result: { s: 'pending', c: 0, h: [], ended: 0 }, refused: outcome.error.detail };
   return { result: { s: 'failed', c: 0, err: outcome.error, h: history, ended: Date.now() } };
 }

@@ -8,7 +8,9 @@
  *     ─> claim in crawl_urls (unique) ─> crawl_found parts (keyed by attempt) ─> outcomes ─> settle bill
  *
  * A retried attempt first loads the URLs its slice already claimed (they stay its own) and whether
- * the slice was billed (then it bills nothing).
+ * the slice was billed (then it bills nothing). An attempt cancelled before its pages were all
+ * fetched (its heartbeats no longer reached the server, the worker shuts down) writes nothing of its
+ * outcomes nor its bill and throws: the next attempt fetches the slice, and bills it, whole.
  */
 import { Context } from '@temporalio/activity';
 import type { CrawlCharges } from '../../core/crawls/charges';
@@ -18,6 +20,8 @@ import { crawlCollections, ids, outcomeMarks, type ContentDoc, type ContentStatu
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';
+import { interruption } from '../failures';
+import { TaskSignals } from '../task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
 
@@ -39,6 +43,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
   const { spec, k } = input;
   const collections = crawlCollections(deps.db);
   const heartbeat = setInterval(() => context.heartbeat(), 2_000);
+  const signals = new TaskSignals(context.cancellationSignal);
   try {
     const items = k === 0 ? [{ url: spec.url, depth: 0, open: true }] : await loadItems(deps, input);
     const own = retried ? await ownClaims(deps, spec.crawlId, k) : new Map<string, UrlDoc>();
@@ -53,14 +58,16 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
       crawlLimit: crawl.limit,
       retryAfterMaxMs: deps.runtime.retryAfterMaxMs,
       ended: () => deps.runtime.ended(spec.crawlId),
-      signal: context.cancellationSignal,
       reuseKey: spec.accountId,
       heartbeat: () => context.heartbeat(),
     };
     try {
-      await forEachLimited(items, input.tuning.concurrency, async () => refused || (await runner.ended()), async (item, index) => {
+      const stop = async (): Promise<boolean> => refused || context.cancellationSignal.aborted || (await runner.ended());
+      await forEachLimited(items, input.tuning.concurrency, stop, async (item, index) => {
         const keepHtml = Boolean(spec.outputFormat && item.src);
-        const outcome = await fetchPage(runner, item, bill, keepHtml);
+        // Each page its own signal: dozens of fetches must not all listen on the activity's.
+        const pageSignal = signals.open();
+        const outcome = await fetchPage({ ...runner, signal: pageSignal.signal }, item, bill, keepHtml).finally(pageSignal.done);
         if (outcome.refused) refused = true;
         if (outcome.html !== undefined && item.src) {
           await storeContent(collections.contents, spec.crawlId, item.url, ids.contentId(item.src.k, item.src.index), outcome.html);
@@ -70,6 +77,10 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
       });
     } finally {
       crawl.done();
+    }
+    // Pages cut short by the cancellation ended as failures of ours, not of the site: not outcomes.
+    if (context.cancellationSignal.aborted) {
+      throw interruption(context.cancellationSignal, `slice ${k} of crawl ${spec.crawlId} was interrupted before its pages were fetched`);
     }
 
     const claimed = await claimLinks(deps, input, items, outcomes, own);
@@ -97,6 +108,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
     };
   } finally {
     clearInterval(heartbeat);
+    signals.close();
   }
 }
 

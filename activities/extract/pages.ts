@@ -12,6 +12,7 @@ import type { PageLinks } from '../../core/crawls/links';
 import { isHtml, pageStructure, type PageStructure, type SamplePage } from '../../engine';
 import type { CrawlRuntime } from '../crawl';
 import { fetchPage } from '../crawl/pages';
+import { interruption } from '../failures';
 import { Semaphore } from '../../core/semaphore';
 
 export const EXTRACT_SNAPSHOTS = 'extract_snapshots';
@@ -69,6 +70,9 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
       FREE,
       true,
     );
+    // A page cut short by the step's cancellation says nothing of the site: the step must run again,
+    // not judge the domain on pages it never read.
+    if (context.cancellationSignal.aborted) throw interruption(context.cancellationSignal, `opening ${url} was interrupted`);
     const html = outcome.html;
     if (outcome.status !== 'fetched' || (outcome.httpStatus ?? 500) >= 300) return { ok: false, notHtml: false };
     // With neither a type nor a text there is nothing to judge: not a page, but not another kind of document either.

@@ -52,7 +52,7 @@ export function createTaskRunner(fetching: { retrieval: Retrieval }): TaskRunner
       params = parseTaskParams(task.url, task.params);
     } catch (error) {
       if (!isApiError(error)) throw error;
-      return { ok: false, vetoed: false, retryable: false, error: { code: error.code, status: error.status, detail: error.detail } };
+      return { ok: false, vetoed: false, retryable: false, interrupted: false, error: { code: error.code, status: error.status, detail: error.detail } };
     }
     let vetoed = false;
     const result = await fetching.retrieval.retrieve({
@@ -79,13 +79,14 @@ export function createTaskRunner(fetching: { retrieval: Retrieval }): TaskRunner
         vetoed: refused,
         // A time-out, a connection or a block may not happen again; a refused target or a bad parameter will.
         retryable: !refused && failureOf(kind).retry,
+        interrupted: !refused && !failureOf(kind).final,
         error: { code: refused ? 'payment_required' : code, status: refused ? 402 : ERROR_CATALOGUE[code].status, detail },
       };
     }
     const { page, rung } = result;
     const statusError = targetStatusError(page, params);
     if (statusError) {
-      return { ok: false, vetoed: false, retryable: transientStatus(page.status), error: { code: statusError.code, status: statusError.status, detail: statusError.detail } };
+      return { ok: false, vetoed: false, retryable: transientStatus(page.status), interrupted: false, error: { code: statusError.code, status: statusError.status, detail: statusError.detail } };
     }
     const shaped = shapeResponse(page, params);
     const body = typeof shaped.body === 'string' ? Buffer.from(shaped.body, 'utf8') : shaped.body;

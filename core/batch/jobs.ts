@@ -56,7 +56,7 @@ export interface BatchCommandDeps {
   db: Db;
   accounts: Accounts;
   temporal: { client: Client };
-  config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
+  config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'batchSlicesInFlight' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
 }
 
 export function createBatchCommands(deps: BatchCommandDeps) {

@@ -49,7 +49,12 @@ export function newRunRecord(job: JobDoc, keyId: string, runId: string, trigger:
 }
 
 /** What the run workflow is started with. */
-export function runInputOf(run: RunDoc, job: JobDoc, principal: Principal, config: Pick<Config, 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>): RunInput {
+export function runInputOf(
+  run: RunDoc,
+  job: JobDoc,
+  principal: Principal,
+  config: Pick<Config, 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'> & Partial<Pick<Config, 'batchSlicesInFlight'>>,
+): RunInput {
   return {
     runId: run._id,
     jobId: job._id,
@@ -59,6 +64,7 @@ export function runInputOf(run: RunDoc, job: JobDoc, principal: Principal, confi
     sliceCount: job.slice_count,
     total: job.task_count,
     lastBatch: job.status === 'closed',
+    ...(config.batchSlicesInFlight !== undefined ? { slicesInFlight: config.batchSlicesInFlight } : {}),
     ...(run.rerun_of && run.rerun_statuses ? { rerun: { of: run.rerun_of, statuses: run.rerun_statuses } } : {}),
     webhookRetry: webhookRetry(config),
   };

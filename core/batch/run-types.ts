@@ -13,6 +13,8 @@ export interface RunInput {
   sliceCount: number;
   total: number;
   lastBatch: boolean;
+  /** Slices in flight at once (BATCH_SLICES_IN_FLIGHT when the run started; 3 for runs started before it existed). */
+  slicesInFlight?: number;
   /** A rerun fetches again the tasks whose result in `rerunOf` has one of `statuses`. */
   rerun?: { of: string; statuses: TaskStatus[] };
   webhookRetry: WebhookRetry;

@@ -16,6 +16,13 @@ export interface TaskFetch {
 
 export type TaskOutcome =
   | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number }
-  | { ok: false; vetoed: boolean; retryable: boolean; error: { code: string; status: number; detail: string } };
+  | {
+      ok: false;
+      vetoed: boolean;
+      retryable: boolean;
+      /** The service gave the task up itself (cancelled, shutting down): not the task's outcome, another attempt must fetch it. */
+      interrupted: boolean;
+      error: { code: string; status: number; detail: string };
+    };
 
 export type TaskRunner = (task: TaskFetch) => Promise<TaskOutcome>;

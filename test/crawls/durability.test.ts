@@ -71,4 +71,20 @@ describe('crawls: durability', function () {
     });
     expectSameAsReference(outcome);
   });
+
+  it('fetches again, and bills once, the slices cut short by a Temporal outage longer than their heartbeat time-out', async () => {
+    const outcome = await crawl(async (client, crawlId) => {
+      await midway(client, crawlId);
+      // Pages slower than the outage: slices are still fetching when the server is back and gives
+      // their attempts up; the attempts' pages in flight are aborted, and must not count.
+      site.setPageDelay(8_000);
+      const temporal = testStack().component('temporal');
+      await temporal.kill();
+      await sleep(25_000);
+      await temporal.start();
+      await sleep(12_000);
+      site.setPageDelay(40);
+    });
+    expectSameAsReference(outcome);
+  });
 });

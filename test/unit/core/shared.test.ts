@@ -54,6 +54,13 @@ describe('the failure table', () => {
     expect(FAILURES.dns_failed).to.deep.include({ escalate: false, retry: false });
     expect(failureOf('a kind nobody wrote down')).to.equal(FAILURES.internal);
   });
+
+  it('says which failures are not the work\'s outcome (the service gave the work up itself)', () => {
+    expect(FAILURES.aborted.final).to.equal(false);
+    expect(FAILURES.pool_closed.final).to.equal(false);
+    expect(FAILURES.timeout.final, 'the target took too long: an outcome').to.equal(true);
+    expect(FAILURES.dns_failed.final).to.equal(true);
+  });
 });
 
 describe('the import-cycle rule', () => {
