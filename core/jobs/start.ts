@@ -20,11 +20,14 @@ export type StartKind = 'crawl' | 'batch' | 'prepare';
 export const JOB_STARTS = 'job_starts';
 
 export const JOB_START_INDEXES: IndexRegistration = {
-  [JOB_STARTS]: [{ key: { created_at: 1 }, name: 'created_at' }],
+  [JOB_STARTS]: [
+    { key: { created_at: 1 }, name: 'created_at' },
+    { key: { record_id: 1 }, name: 'record_id' },
+  ],
 };
 
 export interface JobStartDoc {
-  /** `<kind>:<record id>`. */
+  /** `<kind>:<record id>`, then `:<attempt>` when the record is started more than once (a domain). */
   _id: string;
   kind: StartKind;
   record_id: string;
@@ -54,12 +57,12 @@ export interface StartPlan {
 }
 
 export const startsCollection = (db: Db): Collection<JobStartDoc> => db.collection<JobStartDoc>(JOB_STARTS);
-export const startId = (kind: StartKind, recordId: string): string => `${kind}:${recordId}`;
+export const startId = (kind: StartKind, recordId: string, attempt?: string | null): string => `${kind}:${recordId}${attempt ? `:${attempt}` : ''}`;
 
 /** Starts (or finishes starting) a job; answers once its workflow exists. */
 export async function startJob(deps: { db: Db; client: Client }, plan: StartPlan): Promise<void> {
   const starts = startsCollection(deps.db);
-  const id = startId(plan.kind, plan.recordId);
+  const id = startId(plan.kind, plan.recordId, plan.attempt);
   try {
     await starts.insertOne({
       _id: id,
