@@ -117,9 +117,19 @@ export function createBatchCommands(deps: BatchCommandDeps) {
    * Starts run `runId` of `job` through the one start routine (slot, record, workflow `run-<id>`); a
    * start cut short of the same run (a claim taken over) is finished, its record kept.
    */
-  const startRun = async (principal: Principal, job: JobDoc, runId: string, rerun?: { of: string; statuses: TaskStatus[] }, claim?: Claimed): Promise<RunDoc> => {
+  const startRun = async (
+    principal: Principal,
+    job: JobDoc,
+    runId: string,
+    rerun?: { of: string; statuses: TaskStatus[] },
+    claim?: Claimed,
+    also?: { take(): Promise<void>; giveBack(): Promise<void> },
+  ): Promise<RunDoc> => {
     const run = (await collections.runs.findOne({ _id: runId })) ?? newRunRecord(job, principal.keyId, runId, 'manual', rerun);
-    await startJob({ db: deps.db, client: deps.temporal.client }, runStartPlan({ db: deps.db, activeJobs, config: deps.config }, job, run, principal, claim ? { id: claim.id, owned: claim.owned } : undefined));
+    await startJob(
+      { db: deps.db, client: deps.temporal.client },
+      runStartPlan({ db: deps.db, activeJobs, config: deps.config }, job, run, principal, claim ? { id: claim.id, owned: claim.owned } : undefined, also),
+    );
     await collections.jobs.updateOne({ _id: job._id, run_count: { $lt: run.run_sequence } }, { $set: { latest_run_id: runId, run_count: run.run_sequence, updated_at: run.created_at } });
     return run;
   };
@@ -127,34 +137,35 @@ export function createBatchCommands(deps: BatchCommandDeps) {
   let jobSchedules: JobSchedules | undefined;
   const schedules = (): JobSchedules => (jobSchedules ??= createJobSchedules(deps.temporal.client, deps.config.temporalTaskQueue));
 
-  /**
-   * Writes a job's tasks and record; a failure after takes both back, unless a retry of the same
-   * Idempotency-Key took the create over meanwhile (`owned`): that retry finishes it.
-   */
-  const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>, owned: () => Promise<boolean> = async () => true): Promise<void> => {
+  /** Writes a scheduled job's tasks and record; a failure after takes both back. */
+  const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>): Promise<void> => {
     await writeSlices(job._id, 0, 0, tasks);
-    await insertIgnoringDuplicates(collections.jobs, [job]);
+    await collections.jobs.insertOne(job);
     try {
       await then();
     } catch (error) {
-      if (!(await owned().catch(() => false))) throw error;
       await collections.jobs.deleteOne({ _id: job._id }).catch(() => undefined);
       await collections.slices.deleteMany({ job_id: job._id }).catch(() => undefined);
       throw error;
     }
   };
 
-  /** A regular job runs at once: an active-job slot, its tasks, its record, its first run. */
+  /**
+   * A regular job runs at once: its first run's start (written down first, so a start cut short is
+   * found) takes an active-job slot, then writes its tasks, its record and the run.
+   */
   const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[], claim?: Claimed): Promise<JobDoc> => {
     const runId = firstRunId(job._id);
-    await insertJob(
-      job,
-      tasks,
-      async () => {
-        await startRun(principal, job, runId, undefined, claim);
+    await startRun(principal, job, runId, undefined, claim, {
+      take: async () => {
+        await writeSlices(job._id, 0, 0, tasks);
+        await insertIgnoringDuplicates(collections.jobs, [job]);
       },
-      claim?.owned,
-    );
+      giveBack: async () => {
+        await collections.jobs.deleteOne({ _id: job._id, run_count: 0 });
+        await collections.slices.deleteMany({ job_id: job._id });
+      },
+    });
     return { ...job, latest_run_id: runId, run_count: 1 };
   };
 

@@ -41,6 +41,8 @@ export function runStartPlan(
   run: RunDoc,
   principal: Principal,
   claim?: { id: string | null; owned(): Promise<boolean> },
+  /** What else the start writes once it holds the slot, and takes back (a new job's tasks and record). */
+  also?: { take(): Promise<void>; giveBack(): Promise<void> },
 ): StartPlan {
   const { runs } = batchCollections(deps.db);
   const limit = principal.plan.activeJobs;
@@ -60,11 +62,13 @@ export function runStartPlan(
           headers: { 'Retry-After': '30' },
         });
       }
+      await also?.take();
       await insertIgnoringDuplicates(runs, [run]);
     },
     // A run whose workflow never started was never accepted: no record of it stays.
     giveBack: async () => {
       await runs.deleteOne({ _id: run._id, status: 'pending' });
+      await also?.giveBack();
       await deps.activeJobs.release(run._id);
     },
     ...(claim ? { owned: claim.owned } : {}),
