@@ -39,6 +39,9 @@ const CLOCK_SKEW_MS = 5_000;
 
 export type WorkflowState = 'running' | 'closed' | 'missing';
 
+/** Temporal could not say: the pass stops (nothing is given back on a guess) and the next one tries again. */
+export class TemporalUnanswered extends Error {}
+
 /** Whether workflow `workflowId` runs, has closed or does not exist (an execution before `since` does not count). */
 export async function workflowState(client: Client, workflowId: string, since?: Date): Promise<WorkflowState> {
   try {
@@ -47,7 +50,7 @@ export async function workflowState(client: Client, workflowId: string, since?: 
     return described.status.name === 'RUNNING' ? 'running' : 'closed';
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return 'missing';
-    throw error;
+    throw new TemporalUnanswered(`Temporal did not describe ${workflowId}: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -107,6 +110,7 @@ export async function reconcileStarts(deps: { db: Db; client: Client; log: Logge
       try {
         await handle(item);
       } catch (error) {
+        if (error instanceof TemporalUnanswered) throw error;
         report.errors++;
         deps.log.warn('reconcile step failed', { what, item: JSON.stringify(item).slice(0, 200), error });
         if (report.errors >= 20) throw error;
