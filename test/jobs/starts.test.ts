@@ -247,6 +247,20 @@ describe('jobs: starts that reconcile', function () {
       expect(read.status).to.equal(404);
     });
 
+    it('runs when the API starts: a start cut short while it was down is given back without waiting for the Schedule', async () => {
+      const store = await db();
+      const account = await crawlAccount();
+      const crawlId = `c_apistart${Date.now().toString(36)}`;
+      await store.collection<Doc>('crawls').insertOne(newCrawlDocument({ _id: crawlId, account_id: account.accountId, key_id: account.keyId, url: crawlSite.url, domain: 'fixture.test', max_items: 10, max_pages: 10, include_patterns: [], exclude_patterns: [] }, LONG_AGO()) as never);
+      await store.collection<Doc>('active_jobs').insertOne({ _id: crawlId, slot: `${account.accountId}:0`, account_id: account.accountId, kind: 'crawl', created_at: LONG_AGO() } as never);
+      await store.collection<Doc>('job_starts').insertOne(startDoc('crawl', crawlId, account.accountId, `crawl-${crawlId}`) as never);
+      await testStack().component('api').kill();
+      await testStack().startOne('api');
+      await eventually(async () => (await store.collection<Doc>('job_starts').countDocuments({ record_id: crawlId })) === 0, 120, 250);
+      expect(await store.collection<Doc>('crawls').countDocuments({ _id: crawlId })).to.equal(0);
+      expect(await slotsOf(account.accountId)).to.equal(0);
+    });
+
     it('starts again a confirmed record whose workflow is missing, and returns slots of finished or missing workflows', async () => {
       const store = await db();
       const account = await crawlAccount();
