@@ -143,6 +143,29 @@ describe('jobs: starts that reconcile', function () {
     expect(await slotsOf(account.accountId), 'no active-job slot left held').to.equal(0);
   });
 
+  it('a Batch rerun cut short is taken over by its retry: same run, it ends, no slot held', async () => {
+    const account = await batchAccount();
+    const store = await db();
+    const created = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: [...urls(batchSite, 'ok', 3), ...urls(batchSite, 'missing', 2)] });
+    const jobId = created.body.job_id as string;
+    const first = await waitForRun(account.key, jobId);
+    const path = `/v1/jobs/${jobId}/rerun?status=failed`;
+    const headers = { 'Idempotency-Key': 'rerun-cut-short' };
+    await cutShort(
+      () => batchRequest(account.key, 'POST', path, undefined, headers),
+      async () => (await store.collection<Doc>('batch_runs').countDocuments({ job_id: jobId })) > 1,
+    );
+    const cut = await store.collection<Doc>('batch_runs').findOne({ job_id: jobId, _id: { $ne: first.run_id as string } });
+
+    const answer = await retried(() => batchRequest(account.key, 'POST', path, undefined, headers));
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
+    expect(answer.body.latest_run.run_id, 'the same run').to.equal(cut?._id);
+    expect(await store.collection<Doc>('batch_runs').countDocuments({ job_id: jobId }), 'one rerun').to.equal(2);
+    const second = await waitForRun(account.key, jobId);
+    expect([second.run_id, second.run_sequence, second.status]).to.deep.equal([cut?._id, 2, 'completed']);
+    expect(await slotsOf(account.accountId), 'no active-job slot left held').to.equal(0);
+  });
+
   it('a start that cannot reach Temporal answers an error and holds nothing; its retry starts one crawl', async () => {
     const account = await crawlAccount();
     const client = new CrawlClient(account);
