@@ -2,6 +2,7 @@ import { batchActivities } from './batch';
 import { crawlActivities, createCrawlRuntime } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
+import { reconcileActivities } from './reconcile';
 import { retentionActivities } from './retention';
 import { selfCheckActivities } from './selfcheck';
 import { webhookActivities } from './webhooks';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...selfCheckActivities(deps),
     ...retentionActivities(deps),
+    ...reconcileActivities(deps),
     ...crawlActivities(deps, crawlRuntime),
     ...extractActivities(deps, crawlRuntime),
     ...webhookActivities(deps),

@@ -10,6 +10,7 @@ import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
+import { reconcile } from '../core/reconcile';
 import { connectTemporal } from '../core/temporal';
 import { createFetchService } from '../engine';
 import { createAccountApp, createListener } from './app';
@@ -49,6 +50,8 @@ async function main(): Promise<void> {
     log.info('account surfaces listening', { host: config.host, port: config.appPort });
   }
   announceReady({ port });
+  // Starts cut short when an API died are settled now, not at the next scheduled pass; readiness does not wait for it.
+  void reconcile({ db: db.db, client: temporal.client, config, accounts, log }).catch((error: unknown) => log.warn('reconcile at start failed', { error }));
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // Stop accepting, let in-flight requests finish, then close the clients they used.

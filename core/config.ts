@@ -646,6 +646,12 @@ const variables = {
     scope: 'worker',
     description: 'Retention: how often the sweep runs (a Temporal Schedule the worker registers, `fetchplane-retention` in the Web UI).',
   },
+  RECONCILE_INTERVAL_MINUTES: {
+    parse: integer(1, 1440),
+    fallback: '5',
+    scope: 'worker',
+    description: 'How often the reconciler looks for starts cut short (a record without its workflow, a slot or `Idempotency-Key` left held) and starts or releases them (a Temporal Schedule the worker registers, `fetchplane-reconcile`; the API also runs it once when it starts).',
+  },
   RETENTION_BATCH: {
     parse: integer(10, 10_000),
     fallback: '500',

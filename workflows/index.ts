@@ -4,4 +4,5 @@ export { crawlWorkflow, stopCrawlSignal } from './crawl';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { prepareDomainWorkflow } from './prepare-domain';
 export { retentionWorkflow } from './retention';
+export { reconcileWorkflow } from './reconcile';
 export { batchRunWorkflow, batchExportWorkflow, batchScheduledFireWorkflow } from './batch-run';

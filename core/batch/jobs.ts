@@ -3,21 +3,24 @@
  * command; the command keeps the job's invariants on FerretDB (no transactions) with insert-first
  * writes and compare-and-set updates, and talks to the run workflow with signals.
  *
- *   create ─> idempotency claim ─> credits probe ─> active-job slot ─> job, slices, run ─> workflow
- *            (any failure after the slot gives it back and removes what was written)
+ *   create ─> idempotency claim (reserves the job id) ─> credits probe ─> job, slices ─> startJob: active-job
+ *            slot ─> run ─> workflow `run-<id>` (core/jobs/start.ts; a failure gives back and removes what
+ *            was written; a start cut short is finished by the key's retry or by the reconciler)
  *   add tasks ─> take the job's writer mark (CAS) ─> slices ─> counts, mark off ─> signal the run
  *   close, pause, resume, stop, delete, rerun ─> the run's record ─> signal
  */
-import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { refusalError, type Accounts, type Principal } from '../accounts';
 import type { Config } from '../config';
-import { isDuplicateKey } from '../db';
+import { insertIgnoringDuplicates, isDuplicateKey } from '../db';
 import { problem } from '../errors';
 import { newId } from '../ids';
 import { ActiveJobs } from '../jobs/active-jobs';
-import { IdempotencyKeys } from '../jobs/idempotency';
+import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
+import { startJob } from '../jobs/start';
+import { firstRunId, runStartPlan } from './starts';
 import { batchJobChecker, countRerun, isTerminal, newRunRecord, runInputOf, runSearchAttributes, TERMINAL_RUN } from './run-records';
 import { createJobSchedules, type JobSchedule, type JobSchedules, type ScheduleState } from './schedules';
 import { createRunReader, isDeleted, runStatusOf, type RunView } from './runs';
@@ -35,7 +38,7 @@ import {
   type TaskStatus,
   type WebhookSetting,
 } from './store';
-import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
+import { batchRunWorkflowId, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
 
 /** A writer mark older than this belongs to a call that died: the next call takes it over. */
 const STALE_WRITER_MS = 2 * 60 * 1000;
@@ -101,16 +104,6 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     return docs.length;
   };
 
-  /** Takes an active-job slot for a run, or answers 429 quota_exceeded; nothing is written then. */
-  const takeSlot = async (principal: Principal, runId: string): Promise<void> => {
-    const grant = await activeJobs.acquire(principal.accountId, principal.plan.activeJobs, { id: runId, kind: 'batch' });
-    if (!grant.ok) {
-      throw problem('quota_exceeded', `The account already runs its ${principal.plan.activeJobs} active jobs (Crawl and Batch together); retry when one ends.`, {
-        headers: { 'Retry-After': '30' },
-      });
-    }
-  };
-
   const probeCredits = async (principal: Principal): Promise<void> => {
     const probe = await deps.accounts.charging.tryReserve(principal, 1);
     if ('refused' in probe) {
@@ -120,31 +113,31 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     await probe.release();
   };
 
-  /** Creates a run's record and starts its workflow; the caller holds the run's slot. */
-  const startRun = async (principal: Principal, job: JobDoc, runId: string, rerun?: { of: string; statuses: TaskStatus[] }): Promise<RunDoc> => {
-    const run = newRunRecord(job, principal.keyId, runId, 'manual', rerun);
-    await collections.runs.insertOne(run);
-    try {
-      await deps.temporal.client.workflow.start(BATCH_RUN_WORKFLOW_TYPE, {
-        taskQueue: deps.config.temporalTaskQueue,
-        workflowId: batchRunWorkflowId(runId),
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [runInputOf(run, job, principal, deps.config)],
-        typedSearchAttributes: runSearchAttributes(job),
-        memo: { progress: { completed: 0, total: job.task_count } },
-      });
-    } catch (error) {
-      await collections.runs.deleteOne({ _id: runId }).catch(() => undefined);
-      throw error;
-    }
-    await collections.jobs.updateOne({ _id: job._id }, { $set: { latest_run_id: runId, updated_at: run.created_at }, $inc: { run_count: 1 } });
+  /**
+   * Starts run `runId` of `job` through the one start routine (slot, record, workflow `run-<id>`); a
+   * start cut short of the same run (a claim taken over) is finished, its record kept.
+   */
+  const startRun = async (
+    principal: Principal,
+    job: JobDoc,
+    runId: string,
+    rerun?: { of: string; statuses: TaskStatus[] },
+    claim?: Claimed,
+    also?: { take(): Promise<void>; giveBack(): Promise<void> },
+  ): Promise<RunDoc> => {
+    const run = (await collections.runs.findOne({ _id: runId })) ?? newRunRecord(job, principal.keyId, runId, 'manual', rerun);
+    await startJob(
+      { db: deps.db, client: deps.temporal.client },
+      runStartPlan({ db: deps.db, activeJobs, config: deps.config }, job, run, principal, claim ? { id: claim.id, owned: claim.owned } : undefined, also),
+    );
+    await collections.jobs.updateOne({ _id: job._id, run_count: { $lt: run.run_sequence } }, { $set: { latest_run_id: runId, run_count: run.run_sequence, updated_at: run.created_at } });
     return run;
   };
 
   let jobSchedules: JobSchedules | undefined;
   const schedules = (): JobSchedules => (jobSchedules ??= createJobSchedules(deps.temporal.client, deps.config.temporalTaskQueue));
 
-  /** Writes a job's tasks and record; a failure after takes both back. */
+  /** Writes a scheduled job's tasks and record; a failure after takes both back. */
   const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>): Promise<void> => {
     await writeSlices(job._id, 0, 0, tasks);
     await collections.jobs.insertOne(job);
@@ -157,19 +150,30 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     }
   };
 
-  /** A regular job runs at once: an active-job slot, its tasks, its record, its first run. */
-  const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[]): Promise<JobDoc> => {
-    const runId = newId('run');
-    await takeSlot(principal, runId);
-    try {
-      await insertJob(job, tasks, async () => {
-        await startRun(principal, job, runId);
-      });
-    } catch (error) {
-      await activeJobs.release(runId).catch(() => undefined);
-      throw error;
-    }
+  /**
+   * A regular job runs at once: its first run's start (written down first, so a start cut short is
+   * found) takes an active-job slot, then writes its tasks, its record and the run.
+   */
+  const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[], claim?: Claimed): Promise<JobDoc> => {
+    const runId = firstRunId(job._id);
+    await startRun(principal, job, runId, undefined, claim, {
+      take: async () => {
+        await writeSlices(job._id, 0, 0, tasks);
+        await insertIgnoringDuplicates(collections.jobs, [job]);
+      },
+      giveBack: async () => {
+        await collections.jobs.deleteOne({ _id: job._id, run_count: 0 });
+        await collections.slices.deleteMany({ job_id: job._id });
+      },
+    });
     return { ...job, latest_run_id: runId, run_count: 1 };
+  };
+
+  /** A retry that took over a dead create whose job was written: the start of its first run is finished. */
+  const resumeRegular = async (principal: Principal, job: JobDoc, claim: Claimed): Promise<JobDoc> => {
+    const runId = firstRunId(job._id);
+    await startRun(principal, job, runId, undefined, claim);
+    return (await collections.jobs.findOne({ _id: job._id })) ?? job;
   };
 
   /** A scheduled job starts no run: its Temporal Schedule fires them. */
@@ -201,15 +205,26 @@ export function createBatchCommands(deps: BatchCommandDeps) {
 
     async create(principal: Principal, input: NewJob, idempotencyKey?: string, bodyForKey?: unknown): Promise<{ job: JobDoc; replayed: boolean }> {
       if (input.tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
-      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, idempotencyKey, bodyForKey) : undefined;
+      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, idempotencyKey, bodyForKey, () => newId('job')) : undefined;
       if (claim?.kind === 'replay') return { job: await ownJob(principal, claim.resultId), replayed: true };
       if (claim?.kind === 'reused') throw problem('conflict', 'This Idempotency-Key was used with another body.', { members: { reason: 'idempotency_key_conflict' } });
       if (claim?.kind === 'in_flight') throw problem('conflict', 'A request with this Idempotency-Key is still being handled; retry shortly.', { members: { reason: 'idempotency_key_conflict' } });
+      const claimed = claim?.kind === 'claimed' ? claim : undefined;
       try {
+        const earlier = claimed?.takenOver ? await collections.jobs.findOne({ _id: claimed.recordId }) : null;
+        if (earlier && earlier.type === 'regular') {
+          const resumed = await resumeRegular(principal, earlier, claimed as Claimed);
+          await claimed?.complete(resumed._id);
+          return { job: resumed, replayed: false };
+        }
+        if (earlier) {
+          await claimed?.complete(earlier._id);
+          return { job: earlier, replayed: false };
+        }
         await probeCredits(principal);
         const now = new Date();
         const job: JobDoc = {
-          _id: newId('job'),
+          _id: claimed?.recordId || newId('job'),
           account_id: principal.accountId,
           key_id: principal.keyId,
           type: input.schedule ? 'scheduled' : 'regular',
@@ -230,11 +245,11 @@ export function createBatchCommands(deps: BatchCommandDeps) {
           created_at: now,
           updated_at: now,
         };
-        const created = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks);
-        if (claim?.kind === 'claimed') await claim.complete(created._id);
+        const created = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks, claimed);
+        await claimed?.complete(created._id);
         return { job: created, replayed: false };
       } catch (error) {
-        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        if (claimed && (await claimed.owned().catch(() => false))) await claimed.drop().catch(() => undefined);
         throw error;
       }
     },
@@ -382,15 +397,23 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     },
 
     async rerun(principal: Principal, jobId: string, statuses: TaskStatus[] | undefined, idempotencyKey?: string): Promise<{ job: JobDoc; run: RunView; retried: number; inherited: number }> {
-      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }) : undefined;
+      const claim = idempotencyKey ? await idempotencyKeys.claim(principal.accountId, `rerun:${jobId}:${idempotencyKey}`, { statuses: statuses ?? null }, () => newId('run')) : undefined;
       if (claim?.kind === 'replay') {
         const job = await ownJob(principal, jobId);
         const view = await runs.one({ _id: claim.resultId });
         if (view) return { job, run: view, ...(await countRerun(deps.db, job, view.run.rerun_of, view.run.rerun_statuses ?? undefined)) };
       }
       if (claim?.kind === 'reused' || claim?.kind === 'in_flight') throw problem('conflict', 'This Idempotency-Key was used with another request, or that request is still running.', { members: { reason: 'idempotency_key_conflict' } });
+      const claimed = claim?.kind === 'claimed' ? claim : undefined;
       try {
         const job = await ownJob(principal, jobId);
+        const earlier = claimed?.takenOver ? await runs.one({ _id: claimed.recordId, job_id: jobId }) : null;
+        if (earlier && claimed) {
+          // A rerun whose request died after writing its run: its start is finished, its checks were made.
+          const run = await startRun(principal, job, earlier.run._id, undefined, claimed);
+          await claimed.complete(run._id);
+          return { job: await ownJob(principal, jobId), run: { run, control: earlier.control }, ...(await countRerun(deps.db, job, run.rerun_of, run.rerun_statuses ?? undefined)) };
+        }
         if (job.status !== 'closed') throw problem('conflict', 'An open job cannot be rerun: close it first.', { members: { reason: 'job_not_open' } });
         const latest = await latestRun(job);
         // A scheduled job that has not fired yet is fired by hand: a full run.
@@ -402,19 +425,12 @@ export function createBatchCommands(deps: BatchCommandDeps) {
         const counts = await countRerun(deps.db, job, statuses && previous ? previous._id : null, statuses);
         if (statuses && counts.retried === 0) throw problem('conflict', `No task of run ${previous?._id ?? ''} has status ${statuses.join(' or ')}.`, { members: { reason: 'no_matching_tasks' } });
         await probeCredits(principal);
-        const runId = newId('run');
-        await takeSlot(principal, runId);
-        let run: RunDoc;
-        try {
-          run = await startRun(principal, job, runId, statuses && previous ? { of: previous._id, statuses } : undefined);
-        } catch (error) {
-          await activeJobs.release(runId).catch(() => undefined);
-          throw error;
-        }
-        if (claim?.kind === 'claimed') await claim.complete(runId);
+        const runId = claimed?.recordId || newId('run');
+        const run = await startRun(principal, job, runId, statuses && previous ? { of: previous._id, statuses } : undefined, claimed);
+        await claimed?.complete(runId);
         return { job: await ownJob(principal, jobId), run: { run, control: null }, ...counts };
       } catch (error) {
-        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        if (claimed && (await claimed.owned().catch(() => false))) await claimed.drop().catch(() => undefined);
         throw error;
       }
     },

@@ -3,12 +3,13 @@
  * started and signalled, never queried). The API validates a request, calls one command and presents
  * what it returns; the MCP tools call the same commands.
  *
- *   start ─> start URL check ─> idempotency claim ─> credits probe ─> active-job slot ─> crawl document
- *         ─> workflow (a failure after the slot removes the document and gives the slot back)
+ *   start ─> start URL check ─> idempotency claim (reserves the crawl id) ─> credits probe ─> startJob:
+ *         active-job slot ─> crawl document ─> workflow `crawl-<id>` (core/jobs/start.ts: a failure gives
+ *         both back; a start cut short is finished by the key's retry or by the reconciler)
  *   stop  ─> recordEnd (first end wins, slot given back) ─> signal (only makes the stop prompt)
  *   read, list, content, download items ─> CrawlReader (never the workflow)
  */
-import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { refusalError, type Accounts, type Principal } from '../accounts';
 import type { Config } from '../config';
@@ -16,15 +17,16 @@ import { problem } from '../errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import { ActiveJobs } from '../jobs/active-jobs';
-import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from '../jobs/idempotency';
+import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH, type Claimed } from '../jobs/idempotency';
+import { startJob } from '../jobs/start';
+import { crawlStartPlan } from './starts';
 import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCursor, START } from './cursor';
 import { CrawlEnds, recordEnd } from './ends';
 import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
 import { ids, newCrawlDocument, type CrawlEndDoc } from './store';
-import type { CrawlSpec, CrawlTuning } from './types';
 import { checkStartUrl } from './urls';
-import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from './workflow-names';
+import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from './workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
 const DOWNLOAD_PAGE = 1000;
@@ -86,22 +88,22 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
     return verdict.domain;
   };
 
-  const create = async (principal: Principal, body: StartBody, domain: string): Promise<string> => {
+  /**
+   * Starts crawl `crawlId` (a new id, or the one an idempotency claim reserved: a retry that took over
+   * a dead request's claim finishes that request's crawl, whose document may exist already).
+   */
+  const create = async (principal: Principal, body: StartBody, domain: string, crawlId: string, claim?: Claimed): Promise<string> => {
     const { config, accounts, temporal } = deps;
-    const probe = await accounts.charging.tryReserve(principal, 1);
-    if ('refused' in probe) throw refusalError(probe.refused, 'crawl', principal);
-    await probe.release();
-
-    const crawlId = newId('c');
-    const grant = await activeJobs.acquire(principal.accountId, principal.plan.activeJobs, { id: crawlId, kind: 'crawl' });
-    if (!grant.ok) {
-      throw problem('too_many_crawls', `The account already runs its ${principal.plan.activeJobs} active jobs (Crawl and Batch together); retry when one ends.`, {
-        headers: { 'Retry-After': '30' },
-      });
-    }
     const { crawls } = reader.collections;
-    try {
-      const doc = newCrawlDocument({
+    const earlier = claim?.takenOver ? await crawls.findOne({ _id: crawlId }) : null;
+    if (!earlier) {
+      const probe = await accounts.charging.tryReserve(principal, 1);
+      if ('refused' in probe) throw refusalError(probe.refused, 'crawl', principal);
+      await probe.release();
+    }
+    const doc =
+      earlier ??
+      newCrawlDocument({
         _id: crawlId,
         account_id: principal.accountId,
         key_id: principal.keyId,
@@ -115,46 +117,10 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         exclude_patterns: body.exclude_patterns ?? [],
         ...(body.output_format ? { output_format: body.output_format } : {}),
       });
-      await crawls.insertOne(doc);
-      const spec: CrawlSpec = {
-        crawlId,
-        accountId: principal.accountId,
-        keyId: principal.keyId,
-        url: doc.url,
-        domain,
-        ...(doc.depth !== undefined ? { depth: doc.depth } : {}),
-        maxItems: doc.max_items,
-        maxPages: doc.max_pages,
-        include: doc.include_patterns,
-        exclude: doc.exclude_patterns,
-        ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
-      };
-      const tuning: CrawlTuning = {
-        slicePages: config.crawlSlicePages,
-        window: config.crawlSliceWindow,
-        concurrency: config.crawlConcurrency,
-        historyLimit: config.crawlHistoryEvents,
-      };
-      try {
-        await temporal.client.workflow.start(CRAWL_WORKFLOW_TYPE, {
-          taskQueue: config.temporalTaskQueue,
-          workflowId: crawlWorkflowId(crawlId),
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ spec, tuning }],
-          typedSearchAttributes: [
-            { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
-            { key: STATUS_ATTRIBUTE, value: 'running' },
-          ],
-        });
-      } catch (error) {
-        // Compensation: a crawl whose workflow never started must not be readable as running.
-        await crawls.deleteOne({ _id: crawlId }).catch(() => undefined);
-        throw error;
-      }
-    } catch (error) {
-      await activeJobs.release(crawlId).catch(() => undefined);
-      throw error;
-    }
+    await startJob(
+      { db: deps.db, client: temporal.client },
+      crawlStartPlan({ db: deps.db, activeJobs, config }, doc, principal.plan.activeJobs, claim ? { id: claim.id, owned: claim.owned } : undefined),
+    );
     return crawlId;
   };
 
@@ -180,8 +146,8 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         throw problem('invalid_request', `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
       }
       const domain = await checkUrl(body.url);
-      if (idempotencyKey === undefined) return create(principal, body, domain);
-      const claim = await idempotency.claim(principal.accountId, idempotencyKey, body);
+      if (idempotencyKey === undefined) return create(principal, body, domain, newId('c'));
+      const claim = await idempotency.claim(principal.accountId, idempotencyKey, body, () => newId('c'));
       switch (claim.kind) {
         case 'replay':
           return claim.resultId;
@@ -191,11 +157,12 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
           throw problem('idempotency_key_reused', 'This Idempotency-Key was used with a different body.');
         case 'claimed':
           try {
-            const crawlId = await create(principal, body, domain);
+            const crawlId = await create(principal, body, domain, claim.recordId, claim);
             await claim.complete(crawlId);
             return crawlId;
           } catch (error) {
-            await claim.drop().catch(() => undefined);
+            // Nothing was started (the start gave back what it took): the key is free again.
+            if (await claim.owned().catch(() => false)) await claim.drop().catch(() => undefined);
             throw error;
           }
       }

@@ -4,14 +4,17 @@
  *
  * A domain is prepared once for everyone: a submission of a ready domain answers its record and spends
  * nothing; one while any account's preparation runs is `in_progress`; otherwise it takes a slot of the
- * account's UTC month and starts `prepare-<domain>`. Starting the workflow is compensated: if it cannot
- * start, the record reads `failed`/`interrupted` and the slot is returned.
+ * account's UTC month and starts `prepare-<domain>` through the one start routine (core/jobs/start.ts).
+ * Starting the workflow is compensated: if it cannot start, the record reads `failed`/`interrupted`
+ * and the slot is returned; a start cut short is finished by the key's retry or given back by the
+ * reconciler.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../db';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
-import { IdempotencyKeys } from '../jobs/idempotency';
+import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
+import { startJob, startsCollection, type StartPlan } from '../jobs/start';
 import type { Database } from '../db';
 import { problem } from '../errors';
 import type { TemporalHandle } from '../temporal';
@@ -62,7 +65,39 @@ export function createExtractCommands(deps: ExtractDeps) {
     );
   }
 
-  async function start(principal: Principal, domain: string, exampleUrls: string[], previous: PreparedDomainDoc | null): Promise<PreparedDomainDoc> {
+  /**
+   * The start routine's plan for preparation `slotId` of `domain` (core/jobs/start.ts): workflow
+   * `prepare-<domain>`; giving back reads the record as `failed`/`interrupted` and returns the slot.
+   */
+  function preparationStart(principal: Principal, domain: string, exampleUrls: string[], slotId: string, claim: Claimed | undefined): StartPlan {
+    return {
+      kind: 'prepare',
+      recordId: domain,
+      accountId: principal.accountId,
+      claimId: claim?.id ?? null,
+      attempt: slotId,
+      workflowType: PREPARE_WORKFLOW_TYPE,
+      workflow: {
+        taskQueue: deps.taskQueue,
+        workflowId: prepareWorkflowId(domain),
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        args: [{ domain, exampleUrls }],
+        typedSearchAttributes: [
+          { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
+          { key: STATUS_ATTRIBUTE, value: 'preparing' },
+        ],
+      },
+      take: () => remember(principal, domain),
+      giveBack: async () => {
+        const failure = { code: 'interrupted' as const, detail: 'The preparation could not be started; resubmit unchanged.', slot_consumed: false };
+        await domains.updateOne({ _id: domain, started_by: slotId, status: 'preparing' }, { $set: { status: 'failed', state: 'failed', failure, updated_at: now() } });
+        await slots.updateOne({ _id: slotId }, { $set: { returned: true } });
+      },
+      ...(claim ? { owned: claim.owned } : {}),
+    };
+  }
+
+  async function start(principal: Principal, domain: string, exampleUrls: string[], previous: PreparedDomainDoc | null, claim?: Claimed): Promise<PreparedDomainDoc> {
     const current = await allowance(principal);
     if (current.remaining <= 0) {
       throw problem('out_of_allowance', `No preparation slots left in ${current.month} (${current.limit} per month); the allowance resets on the first day of the next UTC month.`);
@@ -81,38 +116,26 @@ export function createExtractCommands(deps: ExtractDeps) {
       verticals: [],
       ...(previous?.recipe_version ? { recipe_version: previous.recipe_version } : {}),
     };
-    // Only one submission moves a domain into preparation: a new record is inserted (the unique _id
-    // decides), a failed one is replaced only while it still reads as the failure this request saw.
-    try {
-      if (previous) {
-        const replaced = await domains.replaceOne({ _id: domain, status: 'failed', updated_at: previous.updated_at }, record);
-        if (replaced.matchedCount === 0) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
-      } else {
-        await domains.insertOne(record);
-      }
-    } catch (error) {
-      if (isDuplicateKey(error)) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
-      throw error;
-    }
-    await slots.insertOne({ _id: slotId, account_id: principal.accountId, domain, month: current.month, created_at: at, returned: false });
-    await remember(principal, domain);
-    try {
-      await deps.temporal.client.workflow.start(PREPARE_WORKFLOW_TYPE, {
-        taskQueue: deps.taskQueue,
-        workflowId: prepareWorkflowId(domain),
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        args: [{ domain, exampleUrls }],
-        typedSearchAttributes: [
-          { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
-          { key: STATUS_ATTRIBUTE, value: 'preparing' },
-        ],
-      });
-    } catch (error) {
-      const failure = { code: 'interrupted' as const, detail: 'The preparation could not be started; resubmit unchanged.', slot_consumed: false };
-      await domains.updateOne({ _id: domain, started_by: slotId }, { $set: { status: 'failed', state: 'failed', failure, updated_at: now() } }).catch(() => undefined);
-      await slots.updateOne({ _id: slotId }, { $set: { returned: true } }).catch(() => undefined);
-      throw error;
-    }
+    await startJob({ db: deps.db.db, client: deps.temporal.client }, {
+      ...preparationStart(principal, domain, exampleUrls, slotId, claim),
+      // Only one submission moves a domain into preparation: a new record is inserted (the unique _id
+      // decides), a failed one is replaced only while it still reads as the failure this request saw.
+      take: async () => {
+        try {
+          if (previous) {
+            const replaced = await domains.replaceOne({ _id: domain, status: 'failed', updated_at: previous.updated_at }, record);
+            if (replaced.matchedCount === 0) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+          } else {
+            await domains.insertOne(record);
+          }
+        } catch (error) {
+          if (isDuplicateKey(error)) throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+          throw error;
+        }
+        await slots.insertOne({ _id: slotId, account_id: principal.accountId, domain, month: current.month, created_at: at, returned: false });
+        await remember(principal, domain);
+      },
+    });
     return record;
   }
 
@@ -123,28 +146,34 @@ export function createExtractCommands(deps: ExtractDeps) {
     async submit(principal: Principal, body: { domain: string; example_urls?: string[] }, idempotencyKey?: string): Promise<Record<string, unknown>> {
       const domain = body.domain;
       const exampleUrls = body.example_urls ?? [];
-      const claim = idempotencyKey === undefined ? undefined : await idempotency.claim(principal.accountId, idempotencyKey, body);
+      const claim = idempotencyKey === undefined ? undefined : await idempotency.claim(principal.accountId, idempotencyKey, body, () => domain);
       if (claim?.kind === 'reused') throw problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
       if (claim?.kind === 'in_flight') throw problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } });
       if (claim?.kind === 'replay') {
         const record = await domains.findOne({ _id: claim.resultId });
         if (record) return presentDomain(record, true);
       }
+      const claimed = claim?.kind === 'claimed' ? claim : undefined;
       try {
         const existing = await domains.findOne({ _id: domain });
         let record: PreparedDomainDoc;
-        if (existing?.status === 'ready') {
+        const cutShort = claimed?.takenOver && existing?.status === 'preparing' ? await startsCollection(deps.db.db).findOne({ kind: 'prepare', record_id: domain, attempt: existing.started_by, claim_id: claimed.id }) : null;
+        if (existing && cutShort) {
+          // This key's request died while starting this preparation: its start is finished here.
+          await startJob({ db: deps.db.db, client: deps.temporal.client }, preparationStart(principal, domain, existing.example_urls, existing.started_by, claimed));
+          record = existing;
+        } else if (existing?.status === 'ready') {
           await remember(principal, domain);
           record = existing;
         } else if (existing?.status === 'preparing') {
           throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
         } else {
-          record = await start(principal, domain, exampleUrls, existing);
+          record = await start(principal, domain, exampleUrls, existing, claimed);
         }
-        if (claim?.kind === 'claimed') await claim.complete(domain);
+        await claimed?.complete(domain);
         return presentDomain(record, true);
       } catch (error) {
-        if (claim?.kind === 'claimed') await claim.drop().catch(() => undefined);
+        if (claimed && (await claimed.owned().catch(() => false))) await claimed.drop().catch(() => undefined);
         throw error;
       }
     },
