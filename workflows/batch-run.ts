@@ -223,6 +223,9 @@ const { batchScheduledFire } = proxyActivities<Activities>({
 export async function batchScheduledFireWorkflow(input: { jobId: string }): Promise<void> {
   const fired = await batchScheduledFire({ jobId: input.jobId, fireId: workflowInfo().workflowId });
   if (fired.kind === 'run') {
+    // The reconciler may have started this run already (a fire that stalled between its activity and
+    // here): the run is then running on its own, which is all this fire had to bring about.
+    const alreadyStarted = (error: unknown): boolean => error instanceof Error && error.name === 'WorkflowExecutionAlreadyStartedError';
     await executeChild(batchRunWorkflow, {
       workflowId: batchRunWorkflowId(fired.input.runId),
       args: [fired.input],
@@ -232,6 +235,8 @@ export async function batchScheduledFireWorkflow(input: { jobId: string }): Prom
         { key: STATUS_ATTRIBUTE, value: 'pending' },
       ],
       memo: { progress: { completed: 0, total: fired.input.total } },
+    }).catch((error: unknown) => {
+      if (!alreadyStarted(error)) throw error;
     });
   } else if (fired.kind === 'ended' && fired.webhook) {
     await startChild('webhookDeliveryWorkflow', {
