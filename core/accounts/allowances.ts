@@ -3,11 +3,13 @@
  * surface whose requests last milliseconds.
  *
  * A process holds, per account, API key and period, ONE hold in the usage ledger (its allowance) and
- * hands out reservations from it in memory. Settled credits collect in memory and are charged out of
- * the hold in one ledger entry every CREDIT_FLUSH_MS (`drain`); when the allowance runs short, one
- * ledger entry charges what collected and grows the hold (`allot`). So the chain's rule still decides
- * every credit (no two processes can spend the same one), while a busy account costs a few writes a
- * second instead of two per request.
+ * hands out reservations from it in memory. A settlement is durable before it returns: it joins the
+ * allowance's next ledger write (`drain`, or the `allot` that grows the hold when it runs short), and
+ * every settlement that arrived while the previous write was in flight rides the same one (group
+ * commit). So a Fetch is answered 200 only once its charge is in the database, and when that write
+ * fails (the database is away) the settlements in it are taken back and their requests fail, never
+ * charged. The chain's rule still decides every credit (no two processes can spend the same one),
+ * while a busy account costs about one write per write's round trip instead of two per request.
  *
  * Sizing: an allot grows the hold by what the waiting request needs plus headroom, the headroom being
  * at most CREDIT_ALLOWANCE and at most half of what the account (and the key) have left beside it, so
@@ -15,10 +17,14 @@
  * an account near its limit leave each other half of what is left. An allowance unused for
  * IDLE_FLUSHES flushes is charged and closed.
  *
- * Trade-offs: a process killed without stopping loses the credits settled since its last flush (at
- * most CREDIT_FLUSH_MS of its fetches go unbilled) and its hold lapses after ALLOWANCE_HOLD_MS; another
- * process may refuse a request while this one still holds unused headroom, until that allowance
- * shrinks or closes.
+ * Every CREDIT_FLUSH_MS a flush renews the holds in use and closes idle ones.
+ *
+ * Trade-offs: a process killed without stopping leaves its hold to lapse after ALLOWANCE_HOLD_MS (no
+ * settled credit is lost: each was written before its request was answered); another process may
+ * refuse a request while this one still holds unused headroom, until that allowance shrinks or
+ * closes. A write whose outcome is unknown (the connection died after the insert was sent and the
+ * check of its token failed too) is counted as failed: its requests are answered 503 and, if it did
+ * land, charged all the same (charged for a failure, never served without a charge).
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
@@ -40,6 +46,12 @@ const RENEW_AFTER_MS = ALLOWANCE_HOLD_MS / 3;
 /** An allowance with nothing reserved for this many flushes is charged and closed. */
 export const IDLE_FLUSHES = 4;
 
+/** A settlement waiting for the write that charges it. */
+interface Settling {
+  credits: number;
+  done(error?: unknown): void;
+}
+
 /** One process's share of an account's credits for one key and period. */
 export class Allowance {
   readonly hold = `h_pool_${randomBytes(10).toString('hex')}`;
@@ -47,8 +59,10 @@ export class Allowance {
   granted = 0;
   /** Credits reserved by requests in flight. */
   reserved = 0;
-  /** Credits settled and not yet charged to the ledger. */
+  /** Credits settled and not yet charged to the ledger: the sum of `settling`'s and of the write in flight's. */
   pending = 0;
+  /** Settlements waiting for the next ledger write, told when it is durable (or failed). */
+  settling: Settling[] = [];
   /** Flushes in a row that found nothing reserved and nothing taken. */
   idle = 0;
   /** Taken from since the last flush. */
@@ -133,10 +147,20 @@ export class Allowances {
     return { ok: true };
   }
 
-  /** A hold drawing `held` credits settled at `credits`. */
-  settle(allowance: Allowance, held: number, credits: number): void {
+  /**
+   * A hold drawing `held` credits settled at `credits`: resolves once the credits are charged in the
+   * ledger, rejects (nothing charged, the reservation given back) when that write fails.
+   */
+  settle(allowance: Allowance, held: number, credits: number): Promise<void> {
     allowance.reserved -= held;
+    if (credits === 0) return Promise.resolve();
     allowance.pending += credits;
+    return new Promise<void>((resolve, reject) => {
+      allowance.settling.push({ credits, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      // Built when its turn comes: it takes whatever settled meanwhile, or nothing if an earlier
+      // write already did (this settlement's outcome then comes from that one).
+      this.write(allowance, () => (allowance.pending > 0 ? this.drainOp(allowance, allowance.closed) : undefined)).catch(() => undefined);
+    });
   }
 
   /** A hold drawing `held` credits released (nothing charged). */
@@ -204,15 +228,7 @@ export class Allowances {
           // Never granted anything (refused from the start): nothing to write.
           if (allowance.granted === 0 && allowance.pending === 0) return undefined;
         }
-        return {
-          kind: 'drain' as const,
-          hold: allowance.hold,
-          key: allowance.payer.keyId,
-          drain: allowance.pending,
-          keep: closing ? 0 : allowance.granted - allowance.pending,
-          limits: limitsOf(allowance.payer),
-          ttlMs: ALLOWANCE_HOLD_MS,
-        };
+        return this.drainOp(allowance, closing);
       });
     } catch (error) {
       if (closing) {
@@ -226,9 +242,24 @@ export class Allowances {
     }
   }
 
+  /** Charges what settled and leaves the hold carrying the rest of the allowance (nothing when closing). */
+  private drainOp(allowance: Allowance, closing: boolean): Extract<LedgerOp, { kind: 'drain' }> {
+    return {
+      kind: 'drain',
+      hold: allowance.hold,
+      key: allowance.payer.keyId,
+      drain: allowance.pending,
+      keep: closing ? 0 : allowance.granted - allowance.pending,
+      limits: limitsOf(allowance.payer),
+      ttlMs: ALLOWANCE_HOLD_MS,
+    };
+  }
+
   /**
    * Runs one ledger write for the allowance after the ones before it; `op` is built when its turn
    * comes (undefined: nothing to write any more). Memory follows what the ledger says it carries.
+   * Every write charges all that settled (`drain` = `pending`), so the settlements waiting are told its
+   * outcome; a failed write takes their credits back out of `pending` (they were not charged).
    */
   private write(
     allowance: Allowance,
@@ -237,10 +268,19 @@ export class Allowances {
     const next = allowance.turn.then(async () => {
       const chosen = op();
       if (!chosen) return undefined;
-      const result = await this.ledger.submit(allowance.payer.accountId, allowance.period, chosen);
+      const riding = chosen.drain > 0 ? allowance.settling.splice(0) : [];
+      let result: LedgerResult;
+      try {
+        result = await this.ledger.submit(allowance.payer.accountId, allowance.period, chosen);
+      } catch (error) {
+        allowance.pending -= chosen.drain;
+        for (const settling of riding) settling.done(error);
+        throw error;
+      }
       allowance.pending -= chosen.drain;
       allowance.granted = result.credits ?? 0;
       allowance.lastWrite = this.clock.now();
+      for (const settling of riding) settling.done();
       return result;
     });
     allowance.turn = next.catch(() => undefined);
