@@ -23,10 +23,12 @@
  * settled credit is lost: each was written before its request was answered); another process may
  * refuse a request while this one still holds unused headroom, until that allowance shrinks or
  * closes. A write whose outcome is unknown (the connection died after the insert was sent and the
- * check of its token failed too) is counted as failed: its requests are answered 503 and, if it did
- * land, charged all the same (charged for a failure, never served without a charge).
+ * check of its token failed too) is counted as failed: its requests are answered 503; the flushes
+ * then look, once the database answers, whether it landed after all, and if so refund what it charged
+ * (a process killed meanwhile leaves that charge in place: charged for a failure, never the reverse).
  */
 import { randomBytes } from 'node:crypto';
+import { isUnknownOutcome, type UnknownOutcome } from './chain';
 import type { Clock } from './clock';
 import type { Ledger, LedgerOp, LedgerResult, Limits } from './ledger';
 import type { Period } from './periods';
@@ -87,6 +89,8 @@ export class Allowances {
   private readonly open = new Map<string, Allowance>();
   /** Allowances whose closing write failed after another took their place: flushed until charged. */
   private readonly orphans = new Set<Allowance>();
+  /** Writes whose outcome is unknown and whose requests were answered as failed: refunded if they landed. */
+  private readonly doubtful: Array<{ payer: Payer; period: Period; hold: string; credits: number; outcome: UnknownOutcome }> = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -175,11 +179,27 @@ export class Allowances {
 
   /** Charges every allowance's settled credits, closes idle ones and renews the rest. */
   async flush(): Promise<void> {
+    await this.resolveDoubts();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     const outcomes = await Promise.allSettled(all.map((allowance) => this.flushOne(allowance, 'periodic')));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Refunds the doubtful writes that landed after all; drops those that did not; keeps the rest for later. */
+  private async resolveDoubts(): Promise<void> {
+    for (const doubt of this.doubtful.splice(0)) {
+      try {
+        if (await this.ledger.landed(doubt.outcome)) {
+          await this.ledger.submit(doubt.payer.accountId, doubt.period, { kind: 'refund', hold: doubt.hold, key: doubt.payer.keyId, credits: doubt.credits });
+        }
+      } catch (error) {
+        // The database is still away: later. (A refund whose own outcome is unknown is not retried,
+        // as it may have landed: rather charged for a failure than served for free.)
+        if (!isUnknownOutcome(error)) this.doubtful.push(doubt);
+      }
+    }
   }
 
   start(): void {
@@ -201,6 +221,7 @@ export class Allowances {
     this.running = false;
     clearTimeout(this.timer);
     this.timer = undefined;
+    await this.resolveDoubts();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     await Promise.all(all.map((allowance) => this.flushOne(allowance, 'stop')));
@@ -275,6 +296,9 @@ export class Allowances {
       } catch (error) {
         allowance.pending -= chosen.drain;
         for (const settling of riding) settling.done(error);
+        if (isUnknownOutcome(error) && chosen.drain > 0) {
+          this.doubtful.push({ payer: allowance.payer, period: allowance.period, hold: allowance.hold, credits: chosen.drain, outcome: error });
+        }
         throw error;
       }
       allowance.pending -= chosen.drain;
