@@ -44,6 +44,8 @@ export type Checks = Record<Dependency, Check>;
 export interface ReadinessReport {
   ready: boolean;
   checks: Checks;
+  /** Workers of the task queue whose liveness records keep changing; undefined when unreadable. */
+  workersAlive: number | undefined;
 }
 
 export interface ReadinessOptions {
@@ -92,8 +94,8 @@ export class Readiness {
   }
 
   /** The newest report, probed again when older than CACHE_MS; concurrent callers share one probe. */
-  async report(): Promise<ReadinessReport> {
-    if (this.cached && this.now() - this.cached.at < CACHE_MS) return this.cached.report;
+  async report(fresh = false): Promise<ReadinessReport> {
+    if (!fresh && this.cached && this.now() - this.cached.at < CACHE_MS) return this.cached.report;
     this.inFlight ??= this.probe().finally(() => {
       this.inFlight = undefined;
     });
@@ -103,12 +105,15 @@ export class Readiness {
   /**
    * Refuses with 503 `service_unavailable` while no worker is alive: work accepted now would sit in
    * Temporal until one comes back, and the caller is better told to retry. Only a positive finding
-   * refuses: when the database or Temporal cannot be asked (down, or slow under load), the request
-   * goes on, and its own calls to them fail within DATABASE_TIMEOUT_MS / TEMPORAL_TIMEOUT_MS (503 too)
-   * if they are really away.
+   * refuses, and only on a fresh look (a worker may have started within the cached second): when the
+   * database or Temporal cannot be asked (down, or slow under load), the request goes on, and its own
+   * calls to them fail within DATABASE_TIMEOUT_MS / TEMPORAL_TIMEOUT_MS (503 too) if they are really
+   * away. A worker alive whose first poll Temporal does not list yet (it just started) is let through:
+   * its work moves as soon as the poll arrives.
    */
   async requireWorker(): Promise<void> {
-    if ((await this.report()).checks.worker.state === 'down') throw serviceUnavailable('worker');
+    const none = (report: ReadinessReport): boolean => report.checks.worker.state === 'down' && report.workersAlive === 0;
+    if (none(await this.report()) && none(await this.report(true))) throw serviceUnavailable('worker');
   }
 
   private async probe(): Promise<ReadinessReport> {
@@ -118,8 +123,8 @@ export class Readiness {
       this.checkTemporal(),
       this.checkWorker(),
     ]);
-    const checks: Checks = { database, temporal, worker };
-    const report = { ready: Object.values(checks).every((check) => check.state === 'ok'), checks };
+    const checks: Checks = { database, temporal, worker: worker.check };
+    const report = { ready: Object.values(checks).every((check) => check.state === 'ok'), checks, workersAlive: worker.alive };
     this.cached = { at: started, report };
     return report;
   }
@@ -142,7 +147,7 @@ export class Readiness {
     }
   }
 
-  private async checkWorker(): Promise<Check> {
+  private async checkWorker(): Promise<{ check: Check; alive: number | undefined }> {
     const { temporal, namespace, taskQueue } = this.options;
     const deadline = this.now() + PROBE_TIMEOUT_MS;
     let pollers: Set<string>;
@@ -165,16 +170,19 @@ export class Readiness {
       );
     } catch (error) {
       // Not known while what records the workers is unreachable (the other checks say which).
-      return { state: 'unknown', detail: `unknown: ${message(error)}` };
+      return { check: { state: 'unknown', detail: `unknown: ${message(error)}` }, alive: undefined };
     }
     const live = [...alive].filter((identity) => pollers.has(identity));
-    if (live.length > 0) return OK;
+    if (live.length > 0) return { check: OK, alive: alive.size };
     return {
-      state: 'down',
-      detail:
-        alive.size === 0
-          ? `unreachable: no live worker (none recorded a heartbeat lately) polls task queue "${taskQueue}"`
-          : `unreachable: the workers alive (${[...alive].join(', ')}) do not poll task queue "${taskQueue}"`,
+      check: {
+        state: 'down',
+        detail:
+          alive.size === 0
+            ? `unreachable: no live worker (none recorded a heartbeat lately) polls task queue "${taskQueue}"`
+            : `unreachable: Temporal lists none of the workers alive (${[...alive].join(', ')}) as polling task queue "${taskQueue}"`,
+      },
+      alive: alive.size,
     };
   }
 
