@@ -2,6 +2,7 @@ import type { Accounts } from '../core/accounts';
 import type { Config } from '../core/config';
 import type { Database } from '../core/db';
 import type { Logger } from '../core/log';
+import type { Readiness } from '../core/readiness';
 import type { TemporalHandle } from '../core/temporal';
 import type { FetchService } from '../engine';
 
@@ -15,4 +16,6 @@ export interface ApiDeps {
   accounts: Accounts;
   /** The fetch engine of this process: plain transport, browser pool, mode=auto memory. */
   fetching: FetchService;
+  /** Whether the database, Temporal and a worker are there (`/readyz`, and the endpoints that start work). */
+  readiness: Readiness;
 }

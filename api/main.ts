@@ -11,6 +11,7 @@ import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { createLogger } from '../core/log';
 import { reconcile } from '../core/reconcile';
+import { createReadiness } from '../core/readiness';
 import { connectTemporal } from '../core/temporal';
 import { createFetchService } from '../engine';
 import { createAccountApp, createListener } from './app';
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();
   const fetching = createFetchService({ config, log, db: db.db });
-  const deps = { config, log, db, temporal, accounts, fetching };
+  const deps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
   const mcp = createMcpHttp(deps);
   const server = createApiServer(createListener(deps, undefined, mcp), config);
   const port = await bound.listen(server);

@@ -23,6 +23,7 @@ import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
+import { createReadiness } from '../core/readiness';
 import { connectTemporal } from '../core/temporal';
 import { Stack } from '../scripts/stack/stack';
 import { createFetchService } from '../engine/service';
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
     const principal = await accounts.principalFor(account._id, doc.key_id);
     const fetching = createFetchService({ config, log, db: db.db }); // unused by plan usage; never launches a browser
     servers.push({ close: () => fetching.close() });
-    const deps: ApiDeps = { config, log, db, temporal, accounts, fetching };
+    const deps: ApiDeps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
     const variants = {
       'without authentication': { app: createApp(deps, planUsageRoutes(deps, { authentication: assumePrincipal(principal) })), headers: {} },
       'with authentication': { app: createApp(deps, planUsageRoutes(deps)), headers: { 'X-API-Key': key } },

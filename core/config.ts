@@ -236,7 +236,7 @@ const variables = {
     parse: integer(50, 60_000),
     fallback: '500',
     scope: 'api',
-    description: 'How often an API process charges the credits its Fetch requests settled; a process killed without stopping leaves at most this much unbilled.',
+    description: 'How often an API process renews the credit allowances its Fetch requests draw on and closes idle ones (each Fetch\'s charge is written to the ledger before the Fetch is answered).',
   },
   LEDGER_RETENTION_HOURS: {
     parse: integer(0, 87_600),
@@ -301,6 +301,13 @@ const variables = {
     description: 'MongoDB connection string. Unset: the launcher starts FerretDB on SQLite under `DATA_DIR`.',
   },
   MONGODB_DATABASE: { parse: text, fallback: 'fetchplane', scope: 'all', description: 'Database name.' },
+  DATABASE_TIMEOUT_MS: {
+    parse: integer(200, 120_000),
+    fallback: '3000',
+    scope: 'all',
+    description:
+      'Longest wait for the database to be reachable (server selection, connecting): past it, a request that needs the database answers 503 `service_unavailable` with `Retry-After`.',
+  },
   TEMPORAL_ADDRESS: {
     parse: hostPort,
     scope: 'all',
@@ -324,6 +331,20 @@ const variables = {
     fallback: '40',
     scope: 'worker',
     description: 'Workflow tasks one worker runs at once (Temporal\'s maxConcurrentWorkflowTaskExecutions).',
+  },
+  TEMPORAL_TIMEOUT_MS: {
+    parse: integer(200, 120_000),
+    fallback: '5000',
+    scope: 'all',
+    description:
+      'Deadline of one call to Temporal (start, signal, describe…), its retries included: past it, a request that needs Temporal answers 503 `service_unavailable` with `Retry-After`.',
+  },
+  WORKER_HEARTBEAT_MS: {
+    parse: integer(100, 60_000),
+    fallback: '1000',
+    scope: 'all',
+    description:
+      'How often a worker records that it is alive; `/readyz` and the endpoints that start work count a worker gone after five of these without a record (Temporal lists a dead worker\'s pollers for minutes).',
   },
   TARGET_ALLOWLIST: {
     parse: list,

@@ -49,15 +49,23 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** DATABASE_TIMEOUT_MS's default, for callers that pass no configuration of it. */
+const DEFAULT_TIMEOUT_MS = 3_000;
+
 export async function openDatabase(
-  config: Pick<Config, 'mongodbUrl' | 'mongodbDatabase'>,
+  config: Pick<Config, 'mongodbUrl' | 'mongodbDatabase'> & Partial<Pick<Config, 'databaseTimeoutMs'>>,
   log: Logger,
   options: { indexes?: readonly IndexRegistration[] } = {},
 ): Promise<Database> {
   if (!config.mongodbUrl) throw new Error('MONGODB_URL is not set and no local database was started');
+  const timeoutMs = config.databaseTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // While the database is away, an operation waits for it at most DATABASE_TIMEOUT_MS (server
+  // selection; a retried read or write waits once more) and then fails with an error the API answers
+  // as 503 (unavailable.ts). No socket time-out: exports and index builds may rightly take long, and a
+  // server that dies resets its connections, which fails the operations on them at once.
   const client = new MongoClient(config.mongodbUrl, {
-    serverSelectionTimeoutMS: 5_000,
-    connectTimeoutMS: 5_000,
+    serverSelectionTimeoutMS: timeoutMs,
+    connectTimeoutMS: timeoutMs,
     appName: 'fetchplane',
   });
   await client.connect();

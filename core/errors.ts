@@ -70,6 +70,11 @@ const catalogue = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type', meaning: 'The body must be JSON (application/json).' },
   request_header_fields_too_large: { status: 431, title: 'Request headers too large', meaning: 'A header exceeds the accepted size.' },
   not_ready: { status: 503, title: 'Not ready', meaning: 'A dependency of the service is unreachable.' },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    meaning: 'A component this request needs (the database, the workflow service or a worker) is unreachable; a Fetch answered so is not charged. Retry after the Retry-After seconds.',
+  },
 } satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -88,7 +88,7 @@ describe('readiness and the round trip', () => {
     } finally {
       await testStack().startOne('worker');
     }
-    const { status } = await readiness(true);
-    expect(status).to.equal(200);
+    // Ready once the new worker's first poll reached Temporal.
+    await eventually(async () => (await readiness(true)).status === 200, 60, 500);
   });
 });

@@ -13,7 +13,7 @@ describe('the local stack', () => {
     expect(await health.json()).to.deep.equal({ status: 'ok' });
     const ready = await fetch(`${urls.api}/readyz`);
     expect(ready.status).to.equal(200);
-    expect(await ready.json()).to.deep.equal({ status: 'ready', checks: { database: 'ok', temporal: 'ok' } });
+    expect(await ready.json()).to.deep.equal({ status: 'ready', checks: { database: 'ok', temporal: 'ok', worker: 'ok' } });
   });
 
   it('runs FerretDB speaking the MongoDB protocol with its data in the run folder', async () => {

@@ -8,6 +8,7 @@ import { processConfig } from '../core/config';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
+import { startHeartbeat } from '../core/liveness';
 import { createLogger, type Logger } from '../core/log';
 import { createTaskRunner } from '../api/fetch/task';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
@@ -76,10 +77,22 @@ async function main(): Promise<void> {
   await retryUntil('schedules', log, () => ensureSchedules(temporal.client, config, log));
 
   const running = worker.run();
+  // Readiness counts this worker alive while these records keep coming (core/liveness.ts): Temporal's
+  // list of pollers keeps a dead worker for minutes.
+  const heartbeat = await startHeartbeat({
+    db: db.db,
+    identity,
+    taskQueue: config.temporalTaskQueue,
+    intervalMs: config.workerHeartbeatMs,
+    alive: () => worker.getState() === 'RUNNING',
+    log,
+  });
   log.info('worker running', { task_queue: config.temporalTaskQueue, identity });
   announceReady({ identity });
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
+    // First, so that readiness stops counting this worker at once.
+    await heartbeat.stop();
     worker.shutdown();
     await running;
     await fetching.close();

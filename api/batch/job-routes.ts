@@ -73,6 +73,8 @@ export function jobRoutes(c: BatchContext): Route[] {
         };
         const key = ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key');
         if (key !== undefined && (key.length === 0 || key.length > 255)) throw problem('invalid_argument', 'Idempotency-Key must be 1 to 255 characters.', { members: { parameter: 'Idempotency-Key' } });
+        // Work accepted while no worker runs would not move (readiness.ts): refused with 503 instead.
+        await deps.readiness.requireWorker();
         const created = await commands.create(principal, job, key, input.body);
         const run = await commands.latestRun(created.job);
         ctx.status = created.replayed ? 200 : 201;

@@ -42,6 +42,8 @@ export function runRoutes(c: BatchContext): Route[] {
         const principal = principalOf(ctx);
         const statuses = (input.query.status as string | undefined)?.split(',') as TaskStatus[] | undefined;
         const key = ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key');
+        // Work accepted while no worker runs would not move (readiness.ts): refused with 503 instead.
+        await deps.readiness.requireWorker();
         const rerun = await commands.rerun(principal, input.params.job_id ?? '', statuses, key);
         // Accepted, as the clients expect: the run works in the background.
         ctx.status = 202;

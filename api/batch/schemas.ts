@@ -122,7 +122,7 @@ export const errors = {
   400: { description: 'invalid_argument' },
   401: { description: 'API key missing, invalid or in the query string (unauthenticated)' },
   404: { description: 'No such job, run, task or export on the account (not_found)' },
-  503: { description: 'Temporary failure (internal)' },
+  503: { description: 'A component is down, or no worker runs for work to start (service_unavailable, with Retry-After)' },
 };
 
 export const SANDBOX = { 'Content-Security-Policy': 'sandbox', 'X-Content-Type-Options': 'nosniff' };

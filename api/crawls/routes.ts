@@ -38,6 +38,7 @@ const errors = {
   400: { description: 'Invalid request, parameter or cursor' },
   401: { description: 'API key missing, malformed or unknown' },
   404: { description: 'No such crawl on the account' },
+  503: { description: 'A component is down, or no worker runs for work to start (service_unavailable, with Retry-After)' },
 };
 
 export function crawlRoutes(deps: ApiDeps): Route[] {
@@ -66,6 +67,8 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const key = ctx.get('Idempotency-Key');
+        // Work accepted while no worker runs would not move (readiness.ts): refused with 503 instead.
+        await deps.readiness.requireWorker();
         const crawlId = await crawls.start(principal, input.body as StartBody, ctx.headers['idempotency-key'] === undefined ? undefined : key);
         ctx.status = 202;
         ctx.set('Location', `/v1/crawls/${crawlId}`);

@@ -80,6 +80,7 @@ export function extractRoutes(deps: ApiDeps): Route[] {
   const errors = {
     400: { description: 'invalid_argument (with `reason`)' },
     401: { description: 'API key missing or invalid (unauthenticated)' },
+    503: { description: 'A component is down, or no worker runs for work to start (service_unavailable, with Retry-After)' },
   };
   return [
     {
@@ -132,6 +133,8 @@ export function extractRoutes(deps: ApiDeps): Route[] {
         if (typeof key === 'string' && (key.length === 0 || key.length > 255)) {
           throw problem('invalid_argument', 'Idempotency-Key must be 1 to 255 characters.', { members: { reason: 'invalid_idempotency_key' } });
         }
+        // Work accepted while no worker runs would not move (readiness.ts): refused with 503 instead.
+        await deps.readiness.requireWorker();
         ctx.status = 202;
         ctx.body = await commands.submit(principalOf(ctx), { domain, ...(exampleUrls.length > 0 ? { example_urls: exampleUrls } : {}) }, typeof key === 'string' ? key : undefined);
       },

@@ -1,7 +1,8 @@
 /**
  * The first middleware: gives every request an id (`X-Request-Id`), a logger carrying it, one access
  * log line, and turns every error thrown below into an `application/problem+json` document. Errors
- * that are not `ApiError`s become a generic 500 whose body reveals nothing of the fault.
+ * that are not `ApiError`s become a generic 500 whose body reveals nothing of the fault, except the
+ * failures of a component that is down (unavailable.ts), which become 503 `service_unavailable`.
  *
  * The request id is always ours: a caller's `X-Request-Id` is logged beside it as `client_request_id`,
  * so nobody can make their requests read as someone else's in the logs. The access log names the
@@ -11,6 +12,7 @@
 import { newRequestId } from '../../core/ids';
 import { isApiError, problem, type ApiError } from '../../core/errors';
 import type { Logger } from '../../core/log';
+import { serviceUnavailable, unavailableDependency } from '../../core/unavailable';
 import type { Counter, Histogram, Registry } from '../../core/metrics';
 import type { HttpContext, HttpMiddleware } from './context';
 
@@ -74,6 +76,13 @@ function toApiError(ctx: HttpContext, error: unknown): ApiError {
     if (status === 431) return problem('request_header_fields_too_large', 'A request header is too large.');
     if (status === 405) return problem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
     return problem('invalid_request', (error as Error).message, { status });
+  }
+  // A component that is down or too slow (database, Temporal) is the service's state, not a fault of
+  // this request: 503 with Retry-After, which every client retries, instead of a 500.
+  const dependency = unavailableDependency(error);
+  if (dependency) {
+    ctx.state.log.warn('dependency unavailable', { component: dependency, error: (error as Error).message });
+    return serviceUnavailable(dependency, error);
   }
   ctx.state.log.error('unhandled error', { error });
   return problem('internal_error', `An unexpected error occurred; quote urn:service:request:${ctx.state.requestId} when reporting it.`);

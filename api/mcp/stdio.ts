@@ -9,6 +9,7 @@ import { openDatabase } from '../../core/db';
 import { SERVICE_INDEXES } from '../../core/indexes';
 import { onShutdown } from '../../core/lifecycle';
 import { createLogger } from '../../core/log';
+import { createReadiness } from '../../core/readiness';
 import { connectTemporal } from '../../core/temporal';
 import { createFetchService } from '../../engine';
 import { createMcpServer } from './server';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
   accounts.start();
   const temporal = connectTemporal(config);
   const fetching = createFetchService({ config, log, db: db.db });
-  const server = createMcpServer(mcpTools({ config, log, db, temporal, accounts, fetching }), check.principal);
+  const server = createMcpServer(mcpTools({ config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) }), check.principal);
   const transport = new StdioServerTransport();
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>

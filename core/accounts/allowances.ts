@@ -3,11 +3,13 @@
  * surface whose requests last milliseconds.
  *
  * A process holds, per account, API key and period, ONE hold in the usage ledger (its allowance) and
- * hands out reservations from it in memory. Settled credits collect in memory and are charged out of
- * the hold in one ledger entry every CREDIT_FLUSH_MS (`drain`); when the allowance runs short, one
- * ledger entry charges what collected and grows the hold (`allot`). So the chain's rule still decides
- * every credit (no two processes can spend the same one), while a busy account costs a few writes a
- * second instead of two per request.
+ * hands out reservations from it in memory. A settlement is durable before it returns: it joins the
+ * allowance's next ledger write (`drain`, or the `allot` that grows the hold when it runs short), and
+ * every settlement that arrived while the previous write was in flight rides the same one (group
+ * commit). So a Fetch is answered 200 only once its charge is in the database, and when that write
+ * fails (the database is away) the settlements in it are taken back and their requests fail, never
+ * charged. The chain's rule still decides every credit (no two processes can spend the same one),
+ * while a busy account costs about one write per write's round trip instead of two per request.
  *
  * Sizing: an allot grows the hold by what the waiting request needs plus headroom, the headroom being
  * at most CREDIT_ALLOWANCE and at most half of what the account (and the key) have left beside it, so
@@ -15,12 +17,18 @@
  * an account near its limit leave each other half of what is left. An allowance unused for
  * IDLE_FLUSHES flushes is charged and closed.
  *
- * Trade-offs: a process killed without stopping loses the credits settled since its last flush (at
- * most CREDIT_FLUSH_MS of its fetches go unbilled) and its hold lapses after ALLOWANCE_HOLD_MS; another
- * process may refuse a request while this one still holds unused headroom, until that allowance
- * shrinks or closes.
+ * Every CREDIT_FLUSH_MS a flush renews the holds in use and closes idle ones.
+ *
+ * Trade-offs: a process killed without stopping leaves its hold to lapse after ALLOWANCE_HOLD_MS (no
+ * settled credit is lost: each was written before its request was answered); another process may
+ * refuse a request while this one still holds unused headroom, until that allowance shrinks or
+ * closes. A write whose outcome is unknown (the connection died after the insert was sent and the
+ * check of its token failed too) is counted as failed: its requests are answered 503; the flushes
+ * then look, once the database answers, whether it landed after all, and if so refund what it charged
+ * (a process killed meanwhile leaves that charge in place: charged for a failure, never the reverse).
  */
 import { randomBytes } from 'node:crypto';
+import { isUnknownOutcome, type UnknownOutcome } from './chain';
 import type { Clock } from './clock';
 import type { Ledger, LedgerOp, LedgerResult, Limits } from './ledger';
 import type { Period } from './periods';
@@ -40,6 +48,12 @@ const RENEW_AFTER_MS = ALLOWANCE_HOLD_MS / 3;
 /** An allowance with nothing reserved for this many flushes is charged and closed. */
 export const IDLE_FLUSHES = 4;
 
+/** A settlement waiting for the write that charges it. */
+interface Settling {
+  credits: number;
+  done(error?: unknown): void;
+}
+
 /** One process's share of an account's credits for one key and period. */
 export class Allowance {
   readonly hold = `h_pool_${randomBytes(10).toString('hex')}`;
@@ -47,8 +61,10 @@ export class Allowance {
   granted = 0;
   /** Credits reserved by requests in flight. */
   reserved = 0;
-  /** Credits settled and not yet charged to the ledger. */
+  /** Credits settled and not yet charged to the ledger: the sum of `settling`'s and of the write in flight's. */
   pending = 0;
+  /** Settlements waiting for the next ledger write, told when it is durable (or failed). */
+  settling: Settling[] = [];
   /** Flushes in a row that found nothing reserved and nothing taken. */
   idle = 0;
   /** Taken from since the last flush. */
@@ -73,6 +89,8 @@ export class Allowances {
   private readonly open = new Map<string, Allowance>();
   /** Allowances whose closing write failed after another took their place: flushed until charged. */
   private readonly orphans = new Set<Allowance>();
+  /** Writes whose outcome is unknown and whose requests were answered as failed: refunded if they landed. */
+  private readonly doubtful: Array<{ payer: Payer; period: Period; hold: string; credits: number; outcome: UnknownOutcome }> = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -133,10 +151,20 @@ export class Allowances {
     return { ok: true };
   }
 
-  /** A hold drawing `held` credits settled at `credits`. */
-  settle(allowance: Allowance, held: number, credits: number): void {
+  /**
+   * A hold drawing `held` credits settled at `credits`: resolves once the credits are charged in the
+   * ledger, rejects (nothing charged, the reservation given back) when that write fails.
+   */
+  settle(allowance: Allowance, held: number, credits: number): Promise<void> {
     allowance.reserved -= held;
+    if (credits === 0) return Promise.resolve();
     allowance.pending += credits;
+    return new Promise<void>((resolve, reject) => {
+      allowance.settling.push({ credits, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      // Built when its turn comes: it takes whatever settled meanwhile, or nothing if an earlier
+      // write already did (this settlement's outcome then comes from that one).
+      this.write(allowance, () => (allowance.pending > 0 ? this.drainOp(allowance, allowance.closed) : undefined)).catch(() => undefined);
+    });
   }
 
   /** A hold drawing `held` credits released (nothing charged). */
@@ -151,11 +179,27 @@ export class Allowances {
 
   /** Charges every allowance's settled credits, closes idle ones and renews the rest. */
   async flush(): Promise<void> {
+    await this.resolveDoubts();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     const outcomes = await Promise.allSettled(all.map((allowance) => this.flushOne(allowance, 'periodic')));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Refunds the doubtful writes that landed after all; drops those that did not; keeps the rest for later. */
+  private async resolveDoubts(): Promise<void> {
+    for (const doubt of this.doubtful.splice(0)) {
+      try {
+        if (await this.ledger.landed(doubt.outcome)) {
+          await this.ledger.submit(doubt.payer.accountId, doubt.period, { kind: 'refund', hold: doubt.hold, key: doubt.payer.keyId, credits: doubt.credits });
+        }
+      } catch (error) {
+        // The database is still away: later. (A refund whose own outcome is unknown is not retried,
+        // as it may have landed: rather charged for a failure than served for free.)
+        if (!isUnknownOutcome(error)) this.doubtful.push(doubt);
+      }
+    }
   }
 
   start(): void {
@@ -177,6 +221,7 @@ export class Allowances {
     this.running = false;
     clearTimeout(this.timer);
     this.timer = undefined;
+    await this.resolveDoubts();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     await Promise.all(all.map((allowance) => this.flushOne(allowance, 'stop')));
@@ -204,15 +249,7 @@ export class Allowances {
           // Never granted anything (refused from the start): nothing to write.
           if (allowance.granted === 0 && allowance.pending === 0) return undefined;
         }
-        return {
-          kind: 'drain' as const,
-          hold: allowance.hold,
-          key: allowance.payer.keyId,
-          drain: allowance.pending,
-          keep: closing ? 0 : allowance.granted - allowance.pending,
-          limits: limitsOf(allowance.payer),
-          ttlMs: ALLOWANCE_HOLD_MS,
-        };
+        return this.drainOp(allowance, closing);
       });
     } catch (error) {
       if (closing) {
@@ -226,9 +263,24 @@ export class Allowances {
     }
   }
 
+  /** Charges what settled and leaves the hold carrying the rest of the allowance (nothing when closing). */
+  private drainOp(allowance: Allowance, closing: boolean): Extract<LedgerOp, { kind: 'drain' }> {
+    return {
+      kind: 'drain',
+      hold: allowance.hold,
+      key: allowance.payer.keyId,
+      drain: allowance.pending,
+      keep: closing ? 0 : allowance.granted - allowance.pending,
+      limits: limitsOf(allowance.payer),
+      ttlMs: ALLOWANCE_HOLD_MS,
+    };
+  }
+
   /**
    * Runs one ledger write for the allowance after the ones before it; `op` is built when its turn
    * comes (undefined: nothing to write any more). Memory follows what the ledger says it carries.
+   * Every write charges all that settled (`drain` = `pending`), so the settlements waiting are told its
+   * outcome; a failed write takes their credits back out of `pending` (they were not charged).
    */
   private write(
     allowance: Allowance,
@@ -237,10 +289,22 @@ export class Allowances {
     const next = allowance.turn.then(async () => {
       const chosen = op();
       if (!chosen) return undefined;
-      const result = await this.ledger.submit(allowance.payer.accountId, allowance.period, chosen);
+      const riding = chosen.drain > 0 ? allowance.settling.splice(0) : [];
+      let result: LedgerResult;
+      try {
+        result = await this.ledger.submit(allowance.payer.accountId, allowance.period, chosen);
+      } catch (error) {
+        allowance.pending -= chosen.drain;
+        for (const settling of riding) settling.done(error);
+        if (isUnknownOutcome(error) && chosen.drain > 0) {
+          this.doubtful.push({ payer: allowance.payer, period: allowance.period, hold: allowance.hold, credits: chosen.drain, outcome: error });
+        }
+        throw error;
+      }
       allowance.pending -= chosen.drain;
       allowance.granted = result.credits ?? 0;
       allowance.lastWrite = this.clock.now();
+      for (const settling of riding) settling.done();
       return result;
     });
     allowance.turn = next.catch(() => undefined);

@@ -149,6 +149,12 @@ export class ChainStore<S, Op, R> {
     });
   }
 
+  /** Whether the write of an UnknownOutcome landed; rejects while the database cannot tell. */
+  async landed(outcome: Pick<UnknownOutcome, 'entry' | 'token'>): Promise<boolean> {
+    const doc = await this.collection.findOne({ _id: outcome.entry }, { projection: { w: 1 } });
+    return doc?.w === outcome.token;
+  }
+
   /** The newest state of a chain, checked against the database (another process may have appended). */
   async read(chain: string): Promise<Head<S>> {
     const head = await this.discover(chain, this.heads.get(chain));
@@ -202,10 +208,14 @@ export class ChainStore<S, Op, R> {
           continue;
         }
         // The insert may have landed before the failure reached us: its token tells.
-        const landed = await this.collection.findOne({ _id: next._id }).catch(() => null);
-        if (landed?.w !== next.w) {
+        const landed = await this.collection.findOne({ _id: next._id }).then(
+          (doc) => doc?.w === next.w,
+          () => undefined,
+        );
+        if (landed !== true) {
           this.heads.delete(chain);
-          throw error;
+          // Not even that could be read (the database is away): whether it landed is known later only.
+          throw landed === undefined ? new UnknownOutcome(error, next._id, next.w) : error;
         }
       }
       if (!this.trusted(head) && (await this.belowFloor(chain, next))) {
@@ -334,3 +344,23 @@ export class ChainStore<S, Op, R> {
 }
 
 export const entryId = (chain: string, seq: number): string => `${chain}#${seq}`;
+
+/**
+ * A write that failed in a way that leaves it unknown whether its entry landed: `ChainStore.landed`
+ * tells once the database answers again. Its cause is the failure itself.
+ */
+export class UnknownOutcome extends Error {
+  readonly kind = 'unknown-outcome';
+
+  constructor(
+    cause: unknown,
+    readonly entry: string,
+    readonly token: string,
+  ) {
+    super(`the write of ${entry} may or may not have landed: ${(cause as Error).message}`, { cause });
+    this.name = 'UnknownOutcome';
+  }
+}
+
+export const isUnknownOutcome = (error: unknown): error is UnknownOutcome =>
+  typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'unknown-outcome';

@@ -14,6 +14,8 @@
  * a given state and nobody can spend a credit someone else already holds. Inside a process the
  * operations of one account are queued and written in batches. Only settlements add to `used`, so the
  * usage record is the sum of what succeeded; holds of a crashed process lapse after CREDIT_HOLD_MS.
+ * `settle` resolves once the charge is durable, and rejects (nothing charged) when it could not be
+ * written: a caller answers success only after it resolved.
  */
 import { randomBytes } from 'node:crypto';
 import { problem, type ApiError } from '../errors';
@@ -179,7 +181,8 @@ export class Charging {
   async submit(hold: Hold, op: HoldOp): Promise<LedgerResult> {
     if (hold.allowance && this.allowances) {
       if (op.kind === 'grow') return this.allowances.reserveFrom(hold.allowance, Math.max(0, op.credits - hold.credits));
-      if (op.kind === 'settle') this.allowances.settle(hold.allowance, hold.credits, op.credits);
+      // Awaited: the settlement is in the ledger before the request is answered (allowances.ts).
+      if (op.kind === 'settle') await this.allowances.settle(hold.allowance, hold.credits, op.credits);
       else this.allowances.release(hold.allowance, hold.credits);
       return { ok: true };
     }

@@ -7,12 +7,13 @@
  * the chain and becomes real only when the entry carrying it is inserted as the chain's next `seq`;
  * the unique `_id` lets exactly one writer extend a given entry, so two processes can never both spend
  * the last credit: the loser re-reads and decides again. No update is ever made, so FerretDB's
- * non-atomic updates do not matter, and no transaction is needed. `used` only grows by settlements,
- * so the usage record is exactly the sum of what succeeded. A hold that is never settled nor released
+ * non-atomic updates do not matter, and no transaction is needed. `used` only grows by settlements
+ * (and shrinks only by refunds of writes found to have landed after their requests were answered as
+ * failed), so the usage record is exactly the sum of what succeeded. A hold that is never settled nor released
  * (its process died) lapses after CREDIT_HOLD_MS and its credits come back.
  */
 import type { Collection } from 'mongodb';
-import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention } from './chain';
+import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention, type UnknownOutcome } from './chain';
 import type { Clock } from './clock';
 import type { Period } from './periods';
 
@@ -51,7 +52,12 @@ export type LedgerOp =
    */
   | { kind: 'allot'; hold: string; key: string; drain: number; need: number; want: number; limits: Limits; ttlMs: number }
   /** Charges `drain` settled credits out of an allowance's hold and leaves it `keep` credits (0 closes it). */
-  | { kind: 'drain'; hold: string; key: string; drain: number; keep: number; limits: Limits; ttlMs: number };
+  | { kind: 'drain'; hold: string; key: string; drain: number; keep: number; limits: Limits; ttlMs: number }
+  /**
+   * Takes back `credits` charged by a write whose outcome was unknown when its requests were answered
+   * as failed (allowances.ts); found later to have landed. The only op that lowers `used`.
+   */
+  | { kind: 'refund'; hold: string; key: string; credits: number };
 
 export type Refusal = 'credits' | 'key_cap';
 /** `credits`: what an allowance's hold carries after an `allot` or a `drain`. */
@@ -135,6 +141,11 @@ export function applyLedger(previous: LedgerState, ops: LedgerOp[], now: number)
       if (credits > 0) state.holds[op.hold] = { k: op.key, c: credits, e: now + op.ttlMs };
       else delete state.holds[op.hold];
       log.push({ op: op.kind, hold: op.hold, key: op.key, credits: op.drain, held: credits });
+    } else if (op.kind === 'refund') {
+      state.used = Math.max(0, state.used - op.credits);
+      state.keys[op.key] = Math.max(0, (state.keys[op.key] ?? 0) - op.credits);
+      results.push({ ok: true });
+      log.push({ op: 'refund', hold: op.hold, key: op.key, credits: op.credits });
     } else if (op.kind === 'settle') {
       // Always accepted: the work succeeded. A lapsed hold is charged all the same.
       delete state.holds[op.hold];
@@ -180,6 +191,11 @@ export class Ledger {
 
   submit(accountId: string, period: Period, op: LedgerOp): Promise<LedgerResult> {
     return this.chains.submit(chainOf(accountId, period), op);
+  }
+
+  /** Whether a write that failed with an UnknownOutcome landed (rejects while the database cannot tell). */
+  landed(outcome: Pick<UnknownOutcome, 'entry' | 'token'>): Promise<boolean> {
+    return this.chains.landed(outcome);
   }
 
   async usage(accountId: string, period: Period): Promise<PeriodUsage> {

@@ -23,18 +23,35 @@ describe('credit allowances (pooled reservations)', () => {
   });
   after(() => handle.close());
 
-  it('takes a busy account’s reservations in memory: a few ledger entries for 300 requests, every credit charged', async () => {
+  it('takes reservations in memory, and writes each settlement before it returns, concurrent ones in a few shared writes', async () => {
     const { accounts } = handle;
     const account = await newAccount(accounts, { credits: 10_000 });
-    for (let n = 0; n < 300; n++) {
+    const { period } = await accounts.charging.usage(account.accountId);
+    // One at a time: every settled credit is in the ledger (read from the collection, no flush) when settle returns.
+    let settled = 0;
+    for (let n = 0; n < 30; n++) {
       const hold = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
-      await (n % 3 === 0 ? hold.release() : hold.settle(1));
+      if (n % 3 === 0) {
+        await hold.release();
+        continue;
+      }
+      await hold.settle(1);
+      settled += 1;
+      expect((await ledgerOf(handle, account.accountId, period)).charged).to.equal(settled);
     }
-    const usage = await accounts.charging.usage(account.accountId);
-    expect(usage.used).to.equal(200);
-    const ledger = await ledgerOf(handle, account.accountId, usage.period);
-    expect(ledger.charged).to.equal(200);
-    expect(ledger.entries).to.be.at.most(3);
+    // Concurrent: the settlements that arrive while a write is in flight share the next one.
+    const before = (await ledgerOf(handle, account.accountId, period)).entries;
+    await Promise.all(
+      Array.from({ length: 300 }, async (_, n) => {
+        const hold = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
+        await (n % 3 === 0 ? hold.release() : hold.settle(1));
+      }),
+    );
+    const ledger = await ledgerOf(handle, account.accountId, period);
+    expect(ledger.charged).to.equal(220);
+    // Per-request holds would take 600 entries (a reserve and a settle each).
+    expect(ledger.entries - before).to.be.at.most(20);
+    expect((await accounts.charging.usage(account.accountId)).used).to.equal(220);
   });
 
   it('lets exactly 100 of 200 concurrent requests through with 100 credits left, as per-request holds do', async () => {

@@ -15,6 +15,7 @@ import { createAccounts, type Accounts, type Clock, type Principal } from '../..
 import { loadConfig, type Config } from '../../core/config';
 import { openDatabase, type Database } from '../../core/db';
 import { createLogger, type LogSink } from '../../core/log';
+import { createReadiness } from '../../core/readiness';
 import { connectTemporal } from '../../core/temporal';
 import { createFetchService } from '../../engine';
 import { testStack } from './stack';
@@ -70,7 +71,7 @@ export async function startApp(
   const log = createLogger('debug', {}, options.sink ?? (() => undefined));
   const temporal = connectTemporal(handle.config);
   const fetching = createFetchService({ config: handle.config, log, db: handle.db.db });
-  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching };
+  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching, readiness: createReadiness(handle.config, handle.db, temporal) };
   const server = createApiServer(options.app ? options.app(deps) : createListener(deps, routes?.(deps)), handle.config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
