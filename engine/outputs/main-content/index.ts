@@ -98,22 +98,32 @@ export interface MainContentOptions {
   metadata?: boolean;
 }
 
-const withFrontMatter = (text: string, main: MainContent, options: MainContentOptions): string =>
-  options.metadata ? `${frontMatter(main.metadata)}\n\n${text}` : text;
+export type MainContentFormat = 'markdown' | 'plaintext' | 'html';
 
-export function mainContentMarkdown(html: string, url: string, options: MainContentOptions = {}): string {
-  const main = findMainContent(html, url);
-  return withFrontMatter(joinBlocks(renderBlocks(main.content, { base: main.base })), main, options);
+/** Metadata for HTML output: a `<head>` with the title, author and date as the page's own `<meta>` would say them. */
+function htmlHead(metadata: ArticleMetadata): string {
+  const escape = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+  const parts = ['<meta charset="utf-8">'];
+  if (metadata.title !== null) parts.push(`<title>${escape(metadata.title)}</title>`);
+  if (metadata.byline !== null) parts.push(`<meta name="author" content="${escape(metadata.byline)}">`);
+  if (metadata.date !== null) parts.push(`<meta name="date" content="${escape(metadata.date)}">`);
+  return `<head>${parts.join('')}</head>`;
 }
 
-export function mainContentText(html: string, url: string, options: MainContentOptions = {}): string {
-  const main = findMainContent(html, url);
-  return withFrontMatter(plainTextOf(main.content), main, options);
+/** The article in one of the text formats, the metadata first when asked (front matter; a `<head>` for HTML). */
+export function renderMainContent(main: MainContent, format: MainContentFormat, options: MainContentOptions = {}): string {
+  if (format === 'html') {
+    const tag = tagOf(main.content);
+    const inner = tag === 'body' || tag === 'div' ? main.content.innerHTML : main.content.outerHTML;
+    const article = `<article>${inner}</article>`;
+    return options.metadata ? `<!DOCTYPE html><html>${htmlHead(main.metadata)}<body>${article}</body></html>` : article;
+  }
+  const text = format === 'markdown' ? joinBlocks(renderBlocks(main.content, { base: main.base })) : plainTextOf(main.content);
+  return options.metadata ? `${frontMatter(main.metadata)}\n\n${text}` : text;
 }
 
-/** The article as HTML (an `<article>` holding its blocks), for output without a response_type. */
-export function mainContentHtml(html: string, url: string, options: MainContentOptions = {}): string {
-  const main = findMainContent(html, url);
-  const inner = tagOf(main.content) === 'body' || tagOf(main.content) === 'div' ? main.content.innerHTML : main.content.outerHTML;
-  return withFrontMatter(`<article>${inner}</article>`, main, options);
-}
+export const mainContentMarkdown = (html: string, url: string, options: MainContentOptions = {}): string =>
+  renderMainContent(findMainContent(html, url), 'markdown', options);
+
+export const mainContentText = (html: string, url: string, options: MainContentOptions = {}): string =>
+  renderMainContent(findMainContent(html, url), 'plaintext', options);

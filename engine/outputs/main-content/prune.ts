@@ -95,6 +95,8 @@ function isBoilerplate(el: HTMLElement, tag: string, stats: StatsCache, score: n
   const linkDensity = stats.linkDensity(el);
   const headingDensity = chars === 0 ? 0 : c.headingChars / chars;
   if (c.img > 1 && c.p / c.img < 0.5 && tag !== 'figure') return true;
+  // A block left with nothing but its heading ("Related", "Comments") once its list went.
+  if (chars > 0 && headingDensity >= 0.9 && c.img === 0 && !isList) return true;
   if (!isList && c.li - 100 > c.p) return true;
   if (c.input > Math.floor(c.p / 3)) return true;
   if (!isList && headingDensity < 0.9 && chars < 25 && (c.img === 0 || c.img > 2) && linkDensity > 0) return true;
@@ -103,6 +105,16 @@ function isBoilerplate(el: HTMLElement, tag: string, stats: StatsCache, score: n
   if (weight >= 25 && linkDensity > 0.5) return true;
   if ((c.embed === 1 && chars < 75) || c.embed > 1) return true;
   return false;
+}
+
+/** Class/id words of the lines around an article's text: who wrote it and when. */
+const BYLINE = /byline|dateline|author|entry-meta|post-meta|article-meta|posted-on|timestamp|publish-date|pubdate/i;
+
+/** A short line naming the author or the date, which the metadata carries. */
+function isByline(el: HTMLElement, stats: StatsCache): boolean {
+  if (!/class|id|rel|itemprop/.test(el.rawAttrs)) return false;
+  const words = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''} ${el.getAttribute('rel') ?? ''} ${el.getAttribute('itemprop') ?? ''}`;
+  return BYLINE.test(words) && stats.of(el).chars < 200;
 }
 
 /** Removes furniture blocks inside the article, deepest first, in place. */
@@ -120,6 +132,7 @@ export function cleanArticle(article: HTMLElement, stats: StatsCache, scores: Ma
     const parent = el.parentNode;
     if (!parent) continue;
     const remove =
+      isByline(el, stats) ||
       (CONDITIONAL_TAGS.has(tag) && isBoilerplate(el, tag, stats, scores.get(el) ?? 0)) ||
       (HEADINGS.has(tag) && classWeight(el) < 0) ||
       (tag !== 'img' && tag !== 'br' && tag !== 'hr' && CONDITIONAL_TAGS.has(tag) && stats.of(el).chars === 0 && !el.querySelector('img, picture, video, audio, hr, br'));

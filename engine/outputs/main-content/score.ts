@@ -9,9 +9,10 @@ import { type HTMLElement, NodeType, isElement, tagOf } from '../dom';
 import { classWeight, structuredHint, tagWeight } from './signals';
 import type { StatsCache } from './stats';
 
-const PARAGRAPH_TAGS: ReadonlySet<string> = new Set(['p', 'pre', 'td', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'li', 'dd']);
+/** Leaf blocks of prose: they credit their parent and ancestors. */
+const PARAGRAPH_TAGS: ReadonlySet<string> = new Set(['p', 'pre', 'h2', 'h3', 'h4', 'h5', 'h6']);
 /** Containers whose own text (not in a child block) forms a paragraph of theirs. */
-const CONTAINER_TAGS: ReadonlySet<string> = new Set(['div', 'section', 'article', 'main', 'span', 'font', 'center', 'body', 'td', 'blockquote', 'li', 'dd']);
+const CONTAINER_TAGS: ReadonlySet<string> = new Set(['div', 'section', 'article', 'main', 'span', 'font', 'center', 'body']);
 const INLINE_BLOCK_BREAKERS: ReadonlySet<string> = new Set([
   'address', 'article', 'aside', 'blockquote', 'dd', 'div', 'dl', 'dt', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
   'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul', 'tr', 'td', 'tbody', 'thead',
@@ -71,14 +72,15 @@ export function scoreBlocks(body: HTMLElement, stats: StatsCache, options: Score
   const stack: HTMLElement[] = [body];
   for (let el = stack.pop(); el; el = stack.pop()) {
     const tag = tagOf(el);
-    if (PARAGRAPH_TAGS.has(tag) && !(tag === 'li' || tag === 'dd' || tag === 'td' || tag === 'blockquote')) {
+    if (PARAGRAPH_TAGS.has(tag)) {
       const { chars, commas } = stats.of(el);
       if (chars >= MIN_PARAGRAPH) credit(el, 1 + commas + Math.min(Math.floor(chars / 100), 3), false);
-      if (tag !== 'blockquote') continue;
+      continue;
     }
-    if (CONTAINER_TAGS.has(tag)) {
+    // A cell's own text is a paragraph of its row; a container's own text, a paragraph of the container.
+    if (tag === 'td' || CONTAINER_TAGS.has(tag)) {
       const own = ownInlineChars(el, stats);
-      if (own.chars >= MIN_PARAGRAPH) credit(el, 1 + own.commas + Math.min(Math.floor(own.chars / 100), 3), true);
+      if (own.chars >= MIN_PARAGRAPH) credit(el, 1 + own.commas + Math.min(Math.floor(own.chars / 100), 3), tag !== 'td');
     }
     for (const child of el.childNodes) if (isElement(child)) stack.push(child);
   }
