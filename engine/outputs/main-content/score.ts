@@ -6,7 +6,7 @@
  * top blocks share one, and joined by siblings that score close to it, is the article.
  */
 import { type HTMLElement, NodeType, isElement, tagOf } from '../dom';
-import { classWeight, structuredHint, tagWeight } from './signals';
+import { ARTICLE_BODY_HINT, classWeight, structuredHint, tagWeight } from './signals';
 import type { StatsCache } from './stats';
 
 /** Leaf blocks of prose: they credit their parent and ancestors. */
@@ -142,7 +142,8 @@ function contains(ancestor: HTMLElement, el: HTMLElement): boolean {
 /** The candidate and those of its siblings that score near it or read as prose. */
 function withSiblings(top: HTMLElement, topScore: number, scores: Map<HTMLElement, number>, stats: StatsCache): HTMLElement[] {
   const parent = top.parentNode;
-  if (!parent || tagOf(top) === 'body') return [top];
+  // The page's own articleBody marker says where the article ends: no sibling joins it.
+  if (!parent || tagOf(top) === 'body' || structuredHint(top, tagOf(top)) >= ARTICLE_BODY_HINT) return [top];
   const threshold = Math.max(10, topScore * 0.2);
   const topClass = top.getAttribute('class') ?? '';
   const blocks: HTMLElement[] = [];

@@ -79,12 +79,15 @@ export function tagWeight(tag: string): number {
   }
 }
 
+/** The hint of schema.org's articleBody (and text, reviewBody): the strongest statement a page makes. */
+export const ARTICLE_BODY_HINT = 40;
+
 /** The page's own statement of where its article is: schema.org articleBody, `<article>`, `<main>`, role=main. */
 export function structuredHint(el: HTMLElement, tag: string): number {
   if (tag === 'article' || tag === 'main') return tag === 'article' ? 20 : 10;
   if (!/itemprop|role/.test(el.rawAttrs)) return 0;
   const itemprop = el.getAttribute('itemprop');
-  if (itemprop && /\b(?:articleBody|text|reviewBody)\b/.test(itemprop)) return 40;
+  if (itemprop && /\b(?:articleBody|text|reviewBody)\b/.test(itemprop)) return ARTICLE_BODY_HINT;
   if (el.getAttribute('role') === 'main') return 10;
   return 0;
 }
