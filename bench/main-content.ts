@@ -5,7 +5,9 @@
  * Readability (@mozilla/readability on linkedom) in the same run with the folder README's metric:
  * bags of word 4-grams, per-page precision and recall, means over pages, F1 of the means, exact
  * token accuracy, and bootstrap standard deviations (1,000 resamples, fixed seed). Then pages per
- * second of each, interleaved rounds over all pages, parse included.
+ * second of each, interleaved rounds over all pages, parse included. Last, the structure our Markdown
+ * keeps on the fixture pages (test/fixtures/main-content): headings, list items, tables and code
+ * blocks of the article, against what the article holds.
  *
  *   npx tsx bench/main-content.ts [--seconds=10] [--worst=10] [--data=DIR] [--only=ours|readability]
  */
@@ -14,7 +16,8 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { mainContentText } from '../engine/outputs/main-content';
+import { mainContentMarkdown, mainContentText } from '../engine/outputs/main-content';
+import { MAIN_CONTENT_CASES, markdownStructure, type Structure } from '../test/fixtures/main-content';
 
 const args = new Map(process.argv.slice(2).map((arg) => {
   const [key, value] = arg.replace(/^--/, '').split('=');
@@ -191,4 +194,20 @@ function main(): void {
   }
 }
 
+/** Structure kept on the fixture pages, summed: what the article's Markdown has against what the article holds. */
+function structureReport(): void {
+  const kinds: (keyof Structure)[] = ['headings', 'listItems', 'tables', 'codeBlocks'];
+  const kept: Structure = { headings: 0, listItems: 0, tables: 0, codeBlocks: 0 };
+  const wanted: Structure = { headings: 0, listItems: 0, tables: 0, codeBlocks: 0 };
+  for (const page of MAIN_CONTENT_CASES.filter((c) => c.article)) {
+    const found = markdownStructure(mainContentMarkdown(page.html, page.url));
+    for (const kind of kinds) {
+      kept[kind] += Math.min(found[kind], page.structure[kind]);
+      wanted[kind] += page.structure[kind];
+    }
+  }
+  console.log(`\nstructure kept on the ${MAIN_CONTENT_CASES.filter((c) => c.article).length} fixture articles: ${kinds.map((kind) => `${kind} ${kept[kind]}/${wanted[kind]}`).join(', ')}`);
+}
+
 main();
+structureReport();

@@ -4,7 +4,7 @@
  * blocks inside it that read like furniture (mostly links, more list items than paragraphs, forms,
  * image strips), in the manner of Readability's conditional cleaning.
  */
-import { type HTMLElement, NOISE_TAGS, isElement, isHidden, tagOf } from '../dom';
+import { type HTMLElement, BLOCK_TAGS, NOISE_TAGS, isElement, isHidden, tagOf } from '../dom';
 import { FURNITURE_TAGS, classWeight, hasFurnitureRole, isUnlikely, structuredHint } from './signals';
 import type { StatsCache } from './stats';
 
@@ -53,6 +53,12 @@ interface Counts {
   headingChars: number;
 }
 
+/** A `<div>` used as a paragraph: text of its own and no block inside (pages written without `<p>`). */
+function isTextDiv(div: HTMLElement, stats: StatsCache): boolean {
+  if (stats.of(div).chars < 25) return false;
+  return !div.childNodes.some((child) => isElement(child) && BLOCK_TAGS.has(tagOf(child)));
+}
+
 function count(el: HTMLElement, stats: StatsCache): Counts {
   const counts: Counts = { p: 0, img: 0, li: 0, input: 0, embed: 0, headingChars: 0 };
   const stack: HTMLElement[] = [el];
@@ -60,7 +66,7 @@ function count(el: HTMLElement, stats: StatsCache): Counts {
     for (const child of node.childNodes) {
       if (!isElement(child)) continue;
       const tag = tagOf(child);
-      if (tag === 'p' || tag === 'pre') counts.p++;
+      if (tag === 'p' || tag === 'pre' || (tag === 'div' && isTextDiv(child, stats))) counts.p++;
       else if (tag === 'img' || tag === 'picture') counts.img++;
       else if (tag === 'li') counts.li++;
       else if (tag === 'input' || tag === 'select' || tag === 'textarea') counts.input++;
@@ -94,7 +100,8 @@ function isBoilerplate(el: HTMLElement, tag: string, stats: StatsCache, score: n
   const isList = LIST_TAGS.has(tag);
   const linkDensity = stats.linkDensity(el);
   const headingDensity = chars === 0 ? 0 : c.headingChars / chars;
-  if (c.img > 1 && c.p / c.img < 0.5 && tag !== 'figure') return true;
+  // An image strip; pictures between paragraphs of prose are the article's own.
+  if (c.img > 1 && c.p / c.img < 0.5 && tag !== 'figure' && (chars < 200 || linkDensity > 0.25)) return true;
   // A block left with nothing but its heading ("Related", "Comments") once its list went.
   if (chars > 0 && headingDensity >= 0.9 && c.img === 0 && !isList) return true;
   if (!isList && c.li - 100 > c.p) return true;

@@ -19,6 +19,9 @@ const INLINE_BLOCK_BREAKERS: ReadonlySet<string> = new Set([
 ]);
 const MIN_PARAGRAPH = 25;
 const ANCESTOR_LEVELS = 5;
+/** A second block scoring this share of the best one, within this many levels of it, is another part of the article. */
+const SPLIT_PART = 0.6;
+const SPLIT_LEVELS = 3;
 
 export interface Scored {
   scores: Map<HTMLElement, number>;
@@ -116,6 +119,15 @@ function widen(top: HTMLElement, topScore: number, ranked: [HTMLElement, number]
         break;
       }
     }
+  }
+  // An article split into parts (one block per chunk) has parts scoring nearly as high close by.
+  for (const [el, score] of ranked) {
+    if (score < topScore * SPLIT_PART) break;
+    if (el === top || contains(top, el) || contains(el, top)) continue;
+    let ancestor: HTMLElement | null = top.parentNode;
+    for (let level = 1; ancestor && level <= SPLIT_LEVELS && !contains(ancestor, el); level++) ancestor = ancestor.parentNode;
+    if (ancestor && contains(ancestor, el) && tagOf(ancestor) !== 'body' && tagOf(ancestor) !== 'html') top = ancestor;
+    break;
   }
   // A parent scoring higher than the candidate holds more of the article.
   let last = scores.get(top) ?? topScore;
