@@ -4,7 +4,7 @@
  * page states. No model and no network: one parse, block scoring (score.ts) and boilerplate pruning
  * (prune.ts). When no block wins clearly (a listing, a home page), the whole page is returned.
  */
-import { type HTMLElement, documentBase, documentParts, parseHtml, tagOf, visibleText } from '../dom';
+import { type HTMLElement, documentBase, documentParts, parseHtml, tagOf } from '../dom';
 import { joinBlocks, renderBlocks } from '../markdown/blocks';
 import { plainTextOf } from '../plaintext';
 import { type ArticleMetadata, articleMetadata } from './metadata';
@@ -34,7 +34,7 @@ interface Attempt {
   chars: number;
 }
 
-function attempt(body: HTMLElement, title: string | null, unlikely: boolean, weighClasses: boolean): Attempt | undefined {
+function attempt(body: HTMLElement, unlikely: boolean, weighClasses: boolean): Attempt | undefined {
   stripFurniture(body, { unlikely });
   const stats = new StatsCache();
   const scored = scoreBlocks(body, stats, { weighClasses });
@@ -47,21 +47,8 @@ function attempt(body: HTMLElement, title: string | null, unlikely: boolean, wei
     for (const block of scored.blocks) block.parentNode = content;
   }
   cleanArticle(content, stats, scored.scores);
-  dropTitleHeading(content, title);
   stats.invalidate(content);
   return { content, chars: stats.of(content).chars };
-}
-
-const normalize = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-
-/** The headline repeated as the article's first heading: the title belongs to the metadata. */
-function dropTitleHeading(content: HTMLElement, title: string | null): void {
-  if (!title) return;
-  const wanted = normalize(title);
-  const heading = content.querySelector('h1, h2');
-  if (!heading || !heading.parentNode) return;
-  const text = normalize(visibleText(heading));
-  if (text.length > 0 && (text === wanted || (text.length >= 15 && wanted.includes(text)))) heading.parentNode.removeChild(heading);
 }
 
 export function findMainContent(html: string, url: string): MainContent {
@@ -70,10 +57,10 @@ export function findMainContent(html: string, url: string): MainContent {
   const base = documentBase(root, url);
   const metadata = articleMetadata(root, head, body);
   // The first attempt works on this parse; retries and the fallback need the page as it was.
-  let best = attempt(body, metadata.title, true, true);
+  let best = attempt(body, true, true);
   if (!best || best.chars < RETRY_BELOW) {
     for (const [unlikely, weigh] of [[false, true], [false, false]] as const) {
-      const next = attempt(documentParts(parseHtml(html)).body, metadata.title, unlikely, weigh);
+      const next = attempt(documentParts(parseHtml(html)).body, unlikely, weigh);
       if (next && (!best || next.chars > best.chars)) best = next;
       if (best && best.chars >= RETRY_BELOW) break;
     }
