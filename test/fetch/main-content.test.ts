@@ -109,6 +109,18 @@ describe('main_content through Fetch, crawls, Batch and MCP', () => {
     }
   });
 
+  it('is documented in the OpenAPI document as an extension, on Fetch and on crawls', async () => {
+    type Operation = { parameters?: Array<{ name: string; schema?: { type?: string; description?: string } }>; requestBody?: { content: Record<string, { schema: { properties: Record<string, { type?: string; description?: string }> } }> } };
+    const document = (await (await fetch(`${testStack().urls.api}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const param = (name: string) => document.paths['/v1/']?.get?.parameters?.find((parameter) => parameter.name === name)?.schema;
+    expect(param('main_content')?.type).to.equal('boolean');
+    expect(param('main_content')?.description).to.contain('Extension of this service');
+    expect(param('main_content_metadata')?.type).to.equal('boolean');
+    const crawlBody = document.paths['/v1/crawls']?.post?.requestBody?.content['application/json']?.schema.properties;
+    expect(crawlBody?.main_content?.type).to.equal('boolean');
+    expect(crawlBody?.main_content?.description).to.contain('Extension of this service');
+  });
+
   describe('crawls', () => {
     it('serves each kept page as its article, and refuses main_content without output_format or of the wrong type', async () => {
       const crawls = new CrawlClient(await crawlAccount());
