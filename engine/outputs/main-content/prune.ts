@@ -91,7 +91,8 @@ function isDataTable(table: HTMLElement): boolean {
 /** Whether a block inside the chosen article reads like furniture. */
 function isBoilerplate(el: HTMLElement, tag: string, stats: StatsCache, score: number): boolean {
   if (tag === 'table' && isDataTable(el)) return false;
-  if (el.querySelector('pre, table')?.parentNode && stats.of(el).chars > 200 && stats.linkDensity(el) < 0.3) return false;
+  // Prose around code or a table is the article's own, whatever its class says.
+  if (stats.of(el).chars > 200 && stats.linkDensity(el) < 0.3 && el.querySelector('pre, table') !== null) return false;
   const weight = classWeight(el);
   if (weight + score < 0) return true;
   const { chars, commas } = stats.of(el);
