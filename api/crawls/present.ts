@@ -1,8 +1,8 @@
 /** The crawl object, its result items, a stop's answer and the download's lines, as the interface spells them. */
 import type { DownloadItem, ResultsPage } from '../../core/crawls/commands';
 import type { CrawlView, ResultItem } from '../../core/crawls/read';
-import { ids, type CrawlEndDoc } from '../../core/crawls/store';
-import { toMarkdown } from '../../engine';
+import { ids, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
+import { findMainContent, renderMainContent, toMarkdown } from '../../engine';
 
 export function presentCrawl(view: CrawlView): Record<string, unknown> {
   const { doc } = view;
@@ -18,6 +18,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     include_patterns: doc.include_patterns,
     exclude_patterns: doc.exclude_patterns,
     ...(doc.output_format ? { output_format: doc.output_format } : {}),
+    ...(doc.main_content ? { main_content: true } : {}),
     discovery: ['links'],
     extract_calls: 0,
     coverage: { ...doc.coverage },
@@ -57,13 +58,20 @@ export function presentStop(end: CrawlEndDoc): Record<string, unknown> {
   };
 }
 
+/** A kept page as the crawl serves it: by its output format, and only the main content when asked. */
+export function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string): string {
+  const markdown = doc.output_format === 'markdown';
+  if (doc.main_content) return renderMainContent(findMainContent(html, url), markdown ? 'markdown' : 'html');
+  return markdown ? toMarkdown(html, url) : html;
+}
+
 /** The download as NDJSON lines; kept pages in the crawl's output format. */
 export async function* downloadLines(view: CrawlView, items: AsyncIterable<DownloadItem>): AsyncGenerator<string> {
   for await (const item of items) {
     if (!('status' in item)) {
       yield `${JSON.stringify({ url: item.url })}\n`;
     } else if (item.status === 'fetched') {
-      const content = view.doc.output_format === 'markdown' ? toMarkdown(item.html, item.url) : item.html;
+      const content = keptPage(view.doc, item.html, item.url);
       yield `${JSON.stringify({ url: item.url, content_status: 'fetched', content })}\n`;
     } else {
       yield `${JSON.stringify({ url: item.url, content_status: item.status })}\n`;

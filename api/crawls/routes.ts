@@ -5,13 +5,12 @@
 import { Readable } from 'node:stream';
 import { type StartBody } from '../../core/crawls/commands';
 import { problem } from '../../core/errors';
-import { toMarkdown } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
 import { contentDisposition, markThirdParty } from '../http/third-party';
 import { crawlCommandsOf } from './commands';
-import { downloadLines, presentCrawl, presentResults, presentStop } from './present';
+import { downloadLines, keptPage, presentCrawl, presentResults, presentStop } from './present';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
 
 /** Out-of-range body values read 422; missing or mistyped ones 400. */
@@ -144,7 +143,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.type = markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8';
         markThirdParty(ctx);
         ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
-        ctx.body = markdown ? toMarkdown(content.html, content.url) : content.html;
+        ctx.body = keptPage(content.view.doc, content.html, content.url);
       },
     },
     {

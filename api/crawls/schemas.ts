@@ -16,6 +16,7 @@ export const START_BODY: ObjectSchema = {
     include_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Keep, and open, only URLs containing one of these texts.' },
     exclude_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Drop URLs containing any of these texts.' },
     output_format: { type: 'string', enum: ['html', 'markdown'], description: '`html`: also keep each kept page, served as HTML; `markdown`: the same pages served as Markdown (contents and download).' },
+    main_content: { type: 'boolean', description: 'Extension of this service: serve only each page’s main content (the article), as HTML or Markdown by `output_format`, which it requires. No extra credits.' },
     discovery: {
       type: 'array',
       items: { type: 'string', enum: ['links'] },
@@ -90,6 +91,7 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
   include_patterns: { type: 'array', items: { type: 'string' } },
   exclude_patterns: { type: 'array', items: { type: 'string' } },
   output_format: { type: 'string', enum: ['html', 'markdown'] },
+  main_content: { type: 'boolean' },
   discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
   extract_calls: { type: 'integer' },
   coverage: {

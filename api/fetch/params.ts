@@ -34,6 +34,12 @@ export const FETCH_QUERY: ObjectSchema = {
     extract_fields: { type: 'string', description: 'Comma-separated fields to return.' },
     autoparse: bool('Deprecated: general-purpose parsed JSON.'),
     response_type: { type: 'string', enum: ['markdown', 'plaintext', 'pdf'], description: 'Output format.' },
+    main_content: bool(
+      'Extension of this service: only the main content of the page (the article), without navigation, banners, share bars, comments and related links; ' +
+        'as Markdown or plain text with response_type, else as HTML (an <article>); the whole page when no block stands out. ' +
+        'With json_response, adds main_content {title, byline, date, content}. Not with response_type=pdf. No extra credits.',
+    ),
+    main_content_metadata: bool('Extension of this service: with main_content, the title, byline and date the page states first, as front matter (Markdown, plain text) or a <head> (HTML).'),
     screenshot: bool('Above-the-fold screenshot. Requires js_render.'),
     screenshot_fullpage: bool('Full-page screenshot. Requires js_render.'),
     screenshot_selector: { type: 'string', minLength: 1, description: 'Screenshot of the matching element. Requires js_render.' },
@@ -78,6 +84,9 @@ export interface FetchParams {
   extractFields?: string[];
   autoparse: boolean;
   responseType?: 'markdown' | 'plaintext' | 'pdf';
+  /** Only the page's main content (our extension), with its metadata first when `mainContentMetadata`. */
+  mainContent: boolean;
+  mainContentMetadata: boolean;
   outputs?: OutputKind[];
   /** Everything only a browser does (instructions, waits, screenshots, PDF, device, blocking). */
   browser: BrowserOptions;
@@ -146,6 +155,11 @@ export function parseFetchParams(query: Record<string, unknown>): FetchParams {
     if (!parsed.ok) throw invalid('outputs', parsed.detail);
     outputs = parsed.kinds;
   }
+  const responseType = text('response_type') as FetchParams['responseType'];
+  const mainContent = flag('main_content');
+  if (mainContent && responseType === 'pdf') throw invalid('main_content', 'applies to HTML, Markdown and plain text, not to response_type=pdf');
+  const mainContentMetadata = flag('main_content_metadata');
+  if (mainContentMetadata && !mainContent) throw invalid('main_content_metadata', 'requires main_content=true');
   const value = browser.value;
   const needsBrowser = Boolean(value.instructions || value.waitFor || value.wait !== undefined || value.screenshot || value.pdf || value.device || value.windowWidth || value.windowHeight);
   const jsonResponse = flag('json_response');
@@ -164,7 +178,9 @@ export function parseFetchParams(query: Record<string, unknown>): FetchParams {
     extract: text('extract') as FetchParams['extract'],
     extractFields: text('extract_fields') === undefined ? undefined : csv(text('extract_fields') ?? ''),
     autoparse: flag('autoparse'),
-    responseType: text('response_type') as FetchParams['responseType'],
+    responseType,
+    mainContent,
+    mainContentMetadata,
     outputs,
     browser: { ...value, ...(jsonResponse ? { captureXhr: true } : {}) },
     needsBrowser,

@@ -3,10 +3,11 @@
  * passed through (`original_status`, `allowed_status_codes`), and which shape the body takes.
  *
  * Body precedence: json_response envelope > css_extractor > autoparse > outputs > screenshot >
- * response_type (markdown, plaintext, pdf) > the target's content as received.
+ * response_type (markdown, plaintext, pdf) > the target's content as received. `main_content` narrows
+ * the Markdown, plain text and HTML page to its article, and adds the article to the JSON envelope.
  */
 import { problem, type ApiError } from '../../core/errors';
-import { autoparse, cssExtract, decodeHtml, extractOutputs, isHtml, toMarkdown, toPlainText, type OutputKind, type Page } from '../../engine';
+import { autoparse, cssExtract, decodeHtml, extractOutputs, findMainContent, isHtml, renderMainContent, toMarkdown, toPlainText, type MainContentFormat, type OutputKind, type Page } from '../../engine';
 import type { FetchParams } from './params';
 
 export interface Shaped {
@@ -50,8 +51,12 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
   let decoded: string | undefined;
   const html = (): string => (decoded ??= page.html ?? decodeHtml(page.body, page.contentType));
   const url = page.finalUrl;
+  const mainFormat: MainContentFormat = params.responseType === 'markdown' || params.responseType === 'plaintext' ? params.responseType : 'html';
+  const mainContent = (format: MainContentFormat): string =>
+    renderMainContent(findMainContent(html(), url), format, { metadata: params.mainContentMetadata });
 
   if (params.jsonResponse) {
+    const main = params.mainContent && isHtmlPage(page) ? findMainContent(html(), url) : undefined;
     return json(status, {
       html: html(),
       status: page.status,
@@ -60,6 +65,7 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
       ...(page.instructionsReport ? { js_instructions_report: page.instructionsReport } : {}),
       ...(page.settledBy ? { settled_by: page.settledBy } : {}),
       ...(page.screenshot ? { screenshot: page.screenshot.data.toString('base64') } : {}),
+      ...(main ? { main_content: { ...main.metadata, content: renderMainContent(main, mainFormat) } } : {}),
     });
   }
   if (params.cssExtractor !== undefined) {
@@ -73,10 +79,13 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
   if (page.screenshot) return { status, contentType: page.screenshot.contentType, body: page.screenshot.data };
   if (params.responseType === 'pdf' && page.pdf) return { status, contentType: 'application/pdf', body: page.pdf };
   if (params.responseType === 'markdown' && isHtmlPage(page)) {
-    return { status, contentType: 'text/markdown; charset=utf-8', body: toMarkdown(html(), url) };
+    return { status, contentType: 'text/markdown; charset=utf-8', body: params.mainContent ? mainContent('markdown') : toMarkdown(html(), url) };
   }
   if (params.responseType === 'plaintext' && isHtmlPage(page)) {
-    return { status, contentType: 'text/plain; charset=utf-8', body: toPlainText(html()) };
+    return { status, contentType: 'text/plain; charset=utf-8', body: params.mainContent ? mainContent('plaintext') : toPlainText(html()) };
+  }
+  if (params.mainContent && params.responseType === undefined && isHtmlPage(page)) {
+    return { status, contentType: 'text/html; charset=utf-8', body: mainContent('html') };
   }
   if (page.html !== undefined) return { status, contentType: 'text/html; charset=utf-8', body: page.html };
   return { status, contentType: page.contentType ?? 'text/html; charset=utf-8', body: page.body };

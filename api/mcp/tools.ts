@@ -63,6 +63,8 @@ const FETCH_INPUT: ToolSchema = {
     url: prop('url'),
     mode: { type: 'string', enum: ['auto', 'fixed'], default: 'auto', description: 'auto (default): cheapest configuration first, escalating only when blocked. fixed: exactly js_render/premium_proxy as given (implied when either is true).' },
     response_type: { type: 'string', enum: ['markdown', 'plaintext', 'html'], default: 'markdown', description: 'Shape of the page (markdown by default).' },
+    main_content: { type: 'boolean', default: true, description: 'Only the main content (the article), without navigation, banners, comments and related links (default true); false for the whole page.' },
+    main_content_metadata: { type: 'boolean', description: 'With main_content, the title, byline and date first, as front matter.' },
     css_extractor: { type: ['object', 'string'], description: 'Output keys mapped to CSS selectors; answers JSON instead of the page.' },
     outputs: prop('outputs'),
     js_render: prop('js_render'),
@@ -75,9 +77,11 @@ const FETCH_INPUT: ToolSchema = {
 };
 
 function fetchArgsToQuery(args: Args): ParsedQuery {
-  const { mode, response_type: responseType, ...rest } = args;
+  const { mode, response_type: responseType, main_content: mainContent, ...rest } = args;
   const fixed = mode === 'fixed' || rest.js_render === true || rest.premium_proxy === true;
   const query = fetchQuery(rest);
+  // Agents want the article: on unless the call turns it off (a non-boolean is refused as on HTTP).
+  if (mainContent !== false) query.main_content = mainContent === undefined ? 'true' : String(mainContent as string);
   if (!fixed) query.mode = 'auto';
   if (responseType === undefined || responseType === 'markdown' || responseType === 'plaintext') query.response_type = (responseType as string | undefined) ?? 'markdown';
   return query;
@@ -130,7 +134,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
     {
       name: 'fetch_page',
       description:
-        'Retrieve one web page as Markdown (default), plain text or HTML; or CSS-extracted JSON (css_extractor), ' +
+        'Retrieve one web page as Markdown (default), plain text or HTML, by default only its main content (main_content=false for the whole page); or CSS-extracted JSON (css_extractor), ' +
         'typed data (outputs: emails, links, tables, ...), or a screenshot image. Billed as GET /v1/ (1 credit plain, 5 rendered, 10 premium, 25 both).',
       inputSchema: FETCH_INPUT,
       run: (principal, args, signal) => runFetch(deps, recipes, principal, fetchArgsToQuery(args), signal),

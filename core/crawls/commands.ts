@@ -42,6 +42,8 @@ export interface StartBody {
   include_patterns?: string[];
   exclude_patterns?: string[];
   output_format?: 'html' | 'markdown';
+  /** Serve only each page's main content (read-time shaping: the stored HTML stays whole). */
+  main_content?: boolean;
   /** `["links"]` only: accepted as the official clients send it. */
   discovery?: string[];
 }
@@ -116,6 +118,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         include_patterns: body.include_patterns ?? [],
         exclude_patterns: body.exclude_patterns ?? [],
         ...(body.output_format ? { output_format: body.output_format } : {}),
+        ...(body.main_content === true ? { main_content: true } : {}),
       });
     await startJob(
       { db: deps.db, client: temporal.client },
@@ -144,6 +147,9 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
     async start(principal: Principal, body: StartBody, idempotencyKey: string | undefined): Promise<string> {
       if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
         throw problem('invalid_request', `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+      }
+      if (body.main_content === true && !body.output_format) {
+        throw problem('invalid_parameter', '"main_content" shapes the pages a crawl keeps: it requires "output_format" (html or markdown).', { members: { parameter: 'main_content' } });
       }
       const domain = await checkUrl(body.url);
       if (idempotencyKey === undefined) return create(principal, body, domain, newId('c'));

@@ -32,6 +32,8 @@ export interface CrawlDoc {
   include_patterns: string[];
   exclude_patterns: string[];
   output_format?: 'html' | 'markdown';
+  /** Pages are served as their main content (shaped when read; the stored HTML is the whole page). */
+  main_content?: boolean;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -49,7 +51,7 @@ export interface CrawlDoc {
 /** The request part of a crawl document; everything else starts zeroed. */
 export type CrawlRequestFields = Pick<
   CrawlDoc,
-  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format'
+  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format' | 'main_content'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */

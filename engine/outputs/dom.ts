@@ -14,13 +14,30 @@ export const MAX_DEPTH = 400;
 
 /** Parses a page. Script, style and textarea bodies stay raw text so markup-like strings in them never become elements. */
 export function parseHtml(html: string): HTMLElement {
-  const root = parse(html, {
-    lowerCaseTagName: true,
+  // The parser's own lowerCaseTagName lowercases the whole document again for every script and style
+  // element (to find its end tag), which made parsing a page with many scripts several times slower;
+  // tag names are lowercased here once instead, and only when the page has capitals in them.
+  const root = parse(lowerTagNames(html), {
+    lowerCaseTagName: false,
     comment: false,
     blockTextElements: { script: true, style: true, noscript: true, textarea: true },
   });
   capDepth(root);
   return root;
+}
+
+const UPPERCASE_TAG = /<\/?[a-z0-9-]*[A-Z]/;
+/** Raw-text elements whole (their text kept as is), or the start of any other tag's name. */
+const TAG_NAMES = /<(script|style|noscript|textarea)\b([^>]*)>([\s\S]*?)<\/\1\s*>|<(\/?)([A-Za-z][^\s/>]*)/gi;
+
+/** The page with every tag name in lower case; the text of scripts, styles and textareas untouched. */
+export function lowerTagNames(html: string): string {
+  if (!UPPERCASE_TAG.test(html)) return html;
+  return html.replace(TAG_NAMES, (match, raw: string | undefined, attrs: string, text: string, slash: string, name: string) => {
+    if (raw === undefined) return `<${slash}${name.toLowerCase()}`;
+    const tag = raw.toLowerCase();
+    return `<${tag}${attrs}>${text}</${tag}>`;
+  });
 }
 
 function capDepth(root: HTMLElement): void {

@@ -5,6 +5,7 @@
  */
 export { toMarkdown } from './markdown';
 export { toPlainText } from './plaintext';
+export { findMainContent, mainContentMarkdown, mainContentText, renderMainContent, type ArticleMetadata, type MainContent, type MainContentFormat } from './main-content';
 export { applyCssRules, cssExtract, invalidSelector, parseCssExtractor, type CssExtractResult, type CssExtractValue, type CssExtractorFailure, type CssExtractorParse, type CssRule } from './css-extract';
 export { OUTPUT_KINDS, extractOutputs, isOutputKind, parseOutputKinds, type OutputKind, type OutputKindsParse, type OutputValues, type Outputs } from './extract';
 export type { Headings, Menu, MenuItem, Metadata } from './extract/structure';

@@ -105,7 +105,12 @@ function walk(parent: HTMLElement, writer: TextWriter): void {
 }
 
 export function toPlainText(html: string): string {
+  return plainTextOf(documentParts(parseHtml(html)).body);
+}
+
+/** The text of one element of a parsed page (the main content, for instance). */
+export function plainTextOf(el: HTMLElement): string {
   const writer = new TextWriter();
-  walk(documentParts(parseHtml(html)).body, writer);
+  walk(el, writer);
   return writer.finish();
 }

@@ -123,7 +123,7 @@ describe('MCP server', function () {
         // The stdio server is its own process: its charges reach the shared ledger when its pool flushes.
         await settled(http, before + toolCost);
         const afterTool = before + toolCost;
-        const response = await http.fetch({ url: site.at('/', 'open.fixture.test'), mode: 'auto', response_type: 'markdown' });
+        const response = await http.fetch({ url: site.at('/', 'open.fixture.test'), mode: 'auto', response_type: 'markdown', main_content: 'true' });
         expect(response.status).to.equal(200);
         expect(await response.text()).to.equal(textOf(result));
         expect(Number(response.headers.get('x-request-cost'))).to.equal(toolCost);
