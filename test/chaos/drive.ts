@@ -183,8 +183,11 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
       const url = `${site.url}/fetch/${fetchState.n++}`;
       const answer = await call('GET', `/v1/?apikey=${fetcher.key}&url=${encodeURIComponent(url)}`, null);
       if (answer.status === 200) fetchState.ok++;
-      else if (answer.status === 0) fetchState.unanswered++;
-      else await sleep(answer.status === 503 || answer.status === 429 ? 300 : 50);
+      else if (answer.status === 0) {
+        // The API is down (or was killed mid-call): wait as a client would before calling again.
+        fetchState.unanswered++;
+        await sleep(300);
+      } else await sleep(answer.status === 503 || answer.status === 429 ? 300 : 50);
     }
   };
 
