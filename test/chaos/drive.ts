@@ -21,6 +21,7 @@ import type { Accounts } from '../../core/accounts';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { newAccount, type TestAccount } from '../helpers/app';
+import { seeded } from '../helpers/random';
 
 export type ChaosComponent = 'worker' | 'api' | 'ferretdb' | 'temporal';
 
@@ -75,18 +76,6 @@ export interface ChaosReport {
   doubleCharges: number;
   stuck: number;
   fiveHundreds: number;
-}
-
-/** A small seeded generator (mulberry32), so a run's kill moments can be replayed from its seed. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
