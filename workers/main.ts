@@ -93,7 +93,8 @@ async function main(): Promise<void> {
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // First, so that readiness stops counting this worker at once.
     await heartbeat.stop();
-    worker.shutdown();
+    // Temporal's runtime also stops its workers on SIGTERM/SIGINT; shut down only what still runs.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
     await fetching.close();
     await temporal.close();
