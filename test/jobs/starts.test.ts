@@ -5,7 +5,6 @@
  * such a start leaves when no retry comes: records older than its grace are made to look so.
  */
 import { expect } from 'chai';
-import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { newRunRecord } from '../../core/batch/run-records';
 import type { JobDoc } from '../../core/batch/store';
 import { newCrawlDocument } from '../../core/crawls/store';
@@ -14,6 +13,7 @@ import { startId, type JobStartDoc } from '../../core/jobs/start';
 import { RECONCILE_SCHEDULE_ID, RECONCILE_WORKFLOW } from '../../core/reconcile';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { eventually } from '../helpers/stack';
+import { triggerScheduleNow } from '../helpers/schedules';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { testStack } from '../helpers/stack';
 import { batchRequest } from '../webhooks/helpers';
@@ -204,18 +204,7 @@ describe('jobs: starts that reconcile', function () {
 
     /** Runs the schedule's action now and answers that pass's report. */
     async function reconcileNow(): Promise<ReconcileReport> {
-      const schedule = temporal.client.schedule.getHandle(RECONCILE_SCHEDULE_ID);
-      const newest = async (): Promise<string | undefined> => (await schedule.describe()).info.recentActions.at(-1)?.action.workflow.workflowId;
-      const before = await newest();
-      await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
-      let workflowId = '';
-      await eventually(async () => {
-        const latest = await newest();
-        if (latest === undefined || latest === before) return false;
-        workflowId = latest;
-        return true;
-      });
-      return (await temporal.client.workflow.getHandle(workflowId).result()) as ReconcileReport;
+      return triggerScheduleNow<ReconcileReport>(temporal.client, RECONCILE_SCHEDULE_ID);
     }
 
     const startDoc = (kind: JobStartDoc['kind'], recordId: string, accountId: string, workflowId: string, claimId: string | null = null): JobStartDoc => ({

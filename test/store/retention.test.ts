@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { CRAWL_DATA_COLLECTIONS, RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW } from '../../core/retention';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { accountsHandle, CrawlClient, crawlAccount } from '../crawls/helpers';
 import { eventually } from '../helpers/stack';
+import { triggerScheduleNow } from '../helpers/schedules';
 import { batchCollections } from '../../core/batch/store';
 import { allResults, batchAccount, batchRequest, startTargetSite, urls, waitForRun } from '../batch/helpers';
 
@@ -37,21 +37,7 @@ describe('retention: the scheduled sweep of expired data', function () {
 
   /** Runs the schedule's action now and waits for that sweep to finish. */
   async function sweepNow(): Promise<Record<string, number>> {
-    const schedule = temporal.client.schedule.getHandle(RETENTION_SCHEDULE_ID);
-    // The newest action's workflow, not the count: Temporal keeps only the last few actions.
-    const newest = async (): Promise<string | undefined> => (await schedule.describe()).info.recentActions.at(-1)?.action.workflow.workflowId;
-    const before = await newest();
-    // A sweep the interval started may still run: this one runs beside it rather than being skipped.
-    await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
-    let workflowId = '';
-    await eventually(async () => {
-      const latest = await newest();
-      if (latest === undefined || latest === before) return false;
-      workflowId = latest;
-      return true;
-    });
-    const report = (await temporal.client.workflow.getHandle(workflowId).result()) as { removed: Record<string, number> };
-    return report.removed;
+    return (await triggerScheduleNow<{ removed: Record<string, number> }>(temporal.client, RETENTION_SCHEDULE_ID)).removed;
   }
 
   it('is registered by the worker as a Schedule visible in Temporal', async () => {
