@@ -18,6 +18,7 @@ import {
   continueAsNew,
   executeChild,
   defineSignal,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -74,6 +75,7 @@ export const stopSignal = defineSignal<[StopKind]>(STOP_SIGNAL);
 const LANES = 3;
 /** History events after which a run continues as new when its input does not say (runs started before it did). */
 const HISTORY_LIMIT = 4_000;
+const DRAIN_PATCH = 'batch-drain-before-continue-as-new';
 
 export function addSummary(stats: RunStats, summary: SliceSummary, total: number): RunStats {
   const reasons = { ...stats.failure_reasons };
@@ -120,6 +122,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
 
   // As many slices in flight as workers should share the run (each takes slices from the task queue).
   const lanes = input.slicesInFlight ?? LANES;
+  const historyLimit = input.historyLimit ?? HISTORY_LIMIT;
   const inFlight = new Set<number>();
   const finished: SliceSummary[] = [];
   const failures: string[] = [];
@@ -154,7 +157,10 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     await publish();
     if (finished.length > 0) continue;
     const halted = state.stop !== undefined || state.refused !== undefined;
-    while (!halted && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
+    // As a crawl does: past the history bound, no new slice starts; once those in flight have ended,
+    // the run continues as new (runs recorded before this rule went on scheduling: the patch marker).
+    const draining = shouldContinueAsNew(historyLimit) && patched(DRAIN_PATCH);
+    while (!halted && !draining && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
       const n = state.nextSlice++;
       inFlight.add(n);
       batchSlice({
@@ -181,7 +187,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     if (inFlight.size === 0) {
       if (halted || failures.length > 0) break;
       if (state.lastBatch && state.nextSlice >= state.sliceCount) break;
-      if (shouldContinueAsNew(input.historyLimit ?? HISTORY_LIMIT)) {
+      if (shouldContinueAsNew(historyLimit)) {
         await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
       }
     }
@@ -244,6 +250,8 @@ export async function batchScheduledFireWorkflow(input: { jobId: string }): Prom
 
 const { batchExport } = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
+  // A chunk is written (and heartbeats) every few MB: a killed worker's export is retried within this.
+  heartbeatTimeout: '1 minute',
   retry: stepRetry(5),
 });
 
