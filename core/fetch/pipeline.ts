@@ -12,7 +12,7 @@
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
 import { failureOf, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
-import { problem, type ApiError } from '../errors';
+import { isApiError, problem, type ApiError } from '../errors';
 import { costOf } from '../pricing';
 import type { RecipeCache } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
@@ -157,13 +157,19 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: transientStatus(page.status), interrupted: false, page, rung };
         let shaped: Shaped;
         let extractWarning: string | undefined;
-        if (recipe) {
-          const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
-          extractWarning = extracted.warning;
-          if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
-          shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
-        } else {
-          shaped = shapeResponse(page, params);
+        try {
+          if (recipe) {
+            const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+            extractWarning = extracted.warning;
+            if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
+            shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
+          } else {
+            shaped = shapeResponse(page, params);
+          }
+        } catch (error) {
+          // A page no recipe role recognises (REQS007): the target answered, so its page goes with the refusal.
+          if (!isApiError(error)) throw error;
+          return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
         await billing.settle(rung.cost);
         return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
