@@ -9,12 +9,13 @@ import { createActivities } from '../activities';
 import { autoPageFetcher } from '../activities/crawl';
 import { createAccounts } from '../core/accounts';
 import { processConfig } from '../core/config';
+import { createFetchPipeline } from '../core/fetch/pipeline';
+import { createTaskRunner } from '../core/fetch/task';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { startHeartbeat } from '../core/liveness';
 import { createLogger, type Logger } from '../core/log';
-import { createTaskRunner } from '../api/fetch/task';
 import { lightTaskQueue } from '../core/jobs/workflow-names';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
 import { createFetchService } from '../engine';
@@ -65,8 +66,10 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
   const fetching = createFetchService({ config, log, db: db.db });
+  // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching), temporal: temporal.client });
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
