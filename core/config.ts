@@ -490,15 +490,15 @@ const variables = {
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),
-    fallback: '250',
+    fallback: '20',
     scope: 'all',
-    description: 'Browser renders: after load, the page is taken once it has been quiet this long (no DOM change, short timer or content request); what scripts add is waited for. 0 takes it at load.',
+    description: 'Browser renders: after load, the page is taken once nothing that can add content is pending (timers due soon, content requests, animation-frame chains changing the DOM) and the DOM has been still this long. 0 takes it at load.',
   },
   RENDER_SETTLE_CAP_MS: {
     parse: integer(0, 30_000),
     fallback: '3000',
     scope: 'all',
-    description: 'Browser renders: longest wait after load for the page to go quiet (pages that never do: long polls, beacon loops).',
+    description: 'Browser renders: longest wait after load (past `wait`) for the page to have nothing pending.',
   },
   WAIT_FOR_TIMEOUT_MS: {
     parse: integer(100, 120_000),
