@@ -476,6 +476,12 @@ const variables = {
     scope: 'all',
     description: 'Browser pool: a Chromium is replaced by a fresh one after serving this many pages.',
   },
+  BROWSER_SHARE: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'all',
+    description: 'One browser per machine: the processes of the service with the same `DATA_DIR` (the API, the worker) render on one Chromium, hosted by the first to render; the page limit, context reuse and idle close then apply to all of them. false: each process has its own.',
+  },
   BROWSER_IDLE_CLOSE_MS: {
     parse: integer(0, 86_400_000),
     fallback: '60000',

@@ -84,6 +84,12 @@ const DEVICES = {
 } as const;
 
 export async function render(request: RenderRequest, deps: RenderDeps): Promise<RenderResult> {
+  // One browser per machine: rendered here when this process hosts it, else by the process that does.
+  const share = deps.pool.share;
+  return share ? share.render(request, (local) => renderHere(local, deps)) : renderHere(request, deps);
+}
+
+async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<RenderResult> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...deps.limits };
   let url: URL;
   try {
