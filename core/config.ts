@@ -151,7 +151,7 @@ const variables = {
     fallback: '1',
     scope: 'api',
     description:
-      'API processes sharing PORT (Node cluster); each has its own connections, slot claims, credit allowance and browser pool. One per core the API may use.',
+      'API processes sharing PORT (Node cluster); each has its own connections, slot claims and credit allowance (the browser is shared, `BROWSER_SHARE`). One per core the API may use.',
   },
   HOST: {
     parse: text,
