@@ -103,7 +103,7 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
   try {
     const pageRequest = {
       context: (browser: Browser) => contextOptions(request, browser),
-      prepare: (page: Page) => installGate(page, limits.settleCapMs),
+      prepare: gateFor(limits.settleCapMs),
       warmable: isDefaultConfiguration(request),
       deadline,
       signal: request.signal,
@@ -245,6 +245,17 @@ async function settleAfterLoad(
   if (found === 0 || found - started <= first.ms || limits.quietMs === 0) return first;
   const again = await settle(session, network, { stillMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()), stopped });
   return { by: again.by, ms: Math.round(performance.now() - started) };
+}
+
+/** One set-up function per settle cap: the pool serves a context made ahead only to the same set-up (spare.ts). */
+const gates = new Map<number, (page: Page) => Promise<RequestGate>>();
+function gateFor(settleCapMs: number): (page: Page) => Promise<RequestGate> {
+  let gate = gates.get(settleCapMs);
+  if (!gate) {
+    gate = (page) => installGate(page, settleCapMs);
+    gates.set(settleCapMs, gate);
+  }
+  return gate;
 }
 
 /** More origins than this in one render: its context is closed rather than cleared origin by origin. */
