@@ -28,7 +28,8 @@ import { childEnvironment, processConfig } from '../core/config';
 import { findChromium } from '../engine/browser';
 import { LATE_PAGES, PLAIN_PAGES, RESTLESS_PAGES, STILL_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { startBenchStack, type BenchStack } from './crawl';
-import { cpuOf, mb, peakDuring, range, type Sample } from './render-measure';
+import { mb, peakDuring, range, type Sample } from './render-measure';
+import { processTree } from '../scripts/stack/proc';
 
 const CRAWL4AI_VERSION = '0.9.5';
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, concurrency: { type: 'string' } } });
@@ -50,6 +51,24 @@ function crawl4aiPython(): string {
   run(path.join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-q', `crawl4ai==${CRAWL4AI_VERSION}`]);
   run(python, ['-c', `import pathlib, crawl4ai; pathlib.Path(${JSON.stringify(marker)}).write_text("ok")`]);
   return python;
+}
+
+/**
+ * CPU seconds of the processes under `roots`, with what their exited children used (cutime, cstime):
+ * renderers come and go during a run, and their CPU must not leave the sum with them.
+ */
+function cpuOf(roots: Array<number | undefined>): number {
+  let ticks = 0;
+  for (const pid of roots.flatMap((root) => (root === undefined ? [] : processTree(root)))) {
+    try {
+      const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / 100;
 }
 
 /** One check per page: the text that shows its content is complete. */
