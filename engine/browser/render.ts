@@ -131,6 +131,11 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
   request.signal?.addEventListener('abort', onAbort, { once: true });
   // Cancelled while waiting for a slot or a browser launch: the listener above came too late.
   if (request.signal?.aborted) end('aborted');
+  let crashed = false;
+  const onCrash = (): void => {
+    crashed = true;
+  };
+  page.on('crash', onCrash);
   let navigations: NavigationTracker | undefined;
   let network: NetworkWatch | undefined;
   let xhr: XhrRecorder | undefined;
@@ -162,7 +167,10 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     await navigations.settle(left(), limits.loadGraceMs);
     // What scripts add after load: taken once nothing that can add content is pending (quiet.ts). `wait`
     // and `wait_for` count toward it: the page is taken when all of them are met.
-    const settled = await settleAfterLoad(lease.prepared.session, page, network, request, limits, left, () => ended !== undefined);
+    // A closed page, a dead browser or a crashed renderer answers nothing more: the settle stops at once.
+    const gone = (): boolean => crashed || page.isClosed() || !lease.browserAlive();
+    const settled = await settleAfterLoad(lease.prepared.session, page, network, request, limits, left, () => ended !== undefined || gone());
+    if (gone() && !ended) throw new Error('the page crashed or its browser closed while settling');
     // A wait cut short by the deadline must not end as a success when the deadline's own timer runs late.
     if (Date.now() >= deadline) throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
     const instructionsReport = request.instructions?.length
@@ -202,6 +210,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     throw error;
   } finally {
     clearTimeout(timer);
+    page.off('crash', onCrash);
     request.signal?.removeEventListener('abort', onAbort);
     navigations?.dispose();
     network?.dispose();
