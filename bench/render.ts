@@ -234,7 +234,8 @@ async function sharing(bench: BenchStack, site: Awaited<ReturnType<typeof startC
     `- the second browser cost ${range(own.map((pss, index) => (pss - (shared[index] ?? pss)) / 1024 / 1024), 0)} MB while both render; ` +
       `one browser for both peaked ${range(shared.map((pss) => pss / 1024 / 1024), 0)} MB against the API alone at 4 (section 2) ${alone.map((peak) => mb(peak.pss)).join(', ') || '(not run)'}`,
   );
-  await restartBoth(bench);
+  // Section 4 looks at the service this run left: restarted only when it ended with a browser each.
+  if (MEMORY_ROUNDS % 2 === 1) await restartBoth(bench);
 }
 
 async function idle(bench: BenchStack, idleCloseMs: number): Promise<void> {
