@@ -151,7 +151,7 @@ const variables = {
     fallback: '1',
     scope: 'api',
     description:
-      'API processes sharing PORT (Node cluster); each has its own connections, slot claims, credit allowance and browser pool. One per core the API may use.',
+      'API processes sharing PORT (Node cluster); each has its own connections, slot claims and credit allowance (the browser is shared, `BROWSER_SHARE`). One per core the API may use.',
   },
   HOST: {
     parse: text,
@@ -482,6 +482,12 @@ const variables = {
     scope: 'all',
     description: 'Browser pool: a Chromium is replaced by a fresh one after serving this many pages.',
   },
+  BROWSER_SHARE: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'all',
+    description: 'One browser per machine: the processes of the service with the same `DATA_DIR` (the API, the worker) render on one Chromium, hosted by the first to render; the page limit, context reuse and idle close then apply to all of them. false: each process has its own.',
+  },
   BROWSER_IDLE_CLOSE_MS: {
     parse: integer(0, 86_400_000),
     fallback: '60000',
@@ -496,15 +502,15 @@ const variables = {
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),
-    fallback: '250',
+    fallback: '20',
     scope: 'all',
-    description: 'Browser renders: after load, the page is taken once it has been quiet this long (no DOM change, short timer or content request); what scripts add is waited for. 0 takes it at load.',
+    description: 'Browser renders: after load, the page is taken once nothing that can add content is pending (timers due soon, content requests, animation-frame chains changing the DOM) and the DOM has been still this long. 0 takes it at load.',
   },
   RENDER_SETTLE_CAP_MS: {
     parse: integer(0, 30_000),
     fallback: '3000',
     scope: 'all',
-    description: 'Browser renders: longest wait after load for the page to go quiet (pages that never do: long polls, beacon loops).',
+    description: 'Browser renders: longest wait after load (past `wait`) for the page to have nothing pending.',
   },
   WAIT_FOR_TIMEOUT_MS: {
     parse: integer(100, 120_000),

@@ -63,8 +63,9 @@ export interface Page {
   finalUrl: string;
   xhr?: XhrRecord[];
   instructionsReport?: InstructionsReport;
-  /** Rendered pages: what ended the wait after load (`quiet` or `cap`). */
-  settledBy?: 'quiet' | 'cap';
+  /** Rendered pages: what ended the wait after load (`idle` or `cap`), and how long it took. */
+  settledBy?: 'idle' | 'cap';
+  settleMs?: number;
   screenshot?: Screenshot;
   pdf?: Buffer;
   proxy?: EngineProxyInfo;
@@ -184,6 +185,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       ...(result.xhr ? { xhr: result.xhr } : {}),
       ...(result.instructionsReport ? { instructionsReport: result.instructionsReport } : {}),
       settledBy: result.settledBy,
+      settleMs: result.settleMs,
       ...(result.screenshot ? { screenshot: result.screenshot } : {}),
       ...(result.pdf ? { pdf: result.pdf } : {}),
       ...(proxy.info ? { proxy: proxy.info } : {}),
