@@ -4,6 +4,7 @@ import type { Accounts } from '../core/accounts';
 import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
+import type { RobotsReader } from '../engine';
 import type { PageFetcher } from './crawl/fetcher';
 
 /** Dependencies every activity receives once per worker, from `createActivities`. */
@@ -15,8 +16,10 @@ export interface ActivityDeps {
   identity: string;
   /** Accounts, plans and charging (crawl pages are billed as they are fetched). */
   accounts: Accounts;
-  /** How crawls open a page: the plain engine for now; the mode=auto ladder plugs in here. */
+  /** How crawls open a page: the mode=auto ladder, through the installation's host gate. */
   pageFetcher: PageFetcher;
+  /** robots.txt per origin (Extract's discovery reads its sitemaps here). */
+  robots: RobotsReader;
   /** How a Batch task is fetched: the Fetch route's own parsing, retrieval and shaping. */
   runTask: TaskRunner;
   /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */

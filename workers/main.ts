@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching), temporal: temporal.client }),
+    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), robots: fetching.robots, runTask: createTaskRunner(fetching), temporal: temporal.client }),
     identity,
     // Slots are Temporal's own: a worker takes no more than these, the rest waits for any worker.
     maxConcurrentActivityTaskExecutions: config.workerMaxActivities,

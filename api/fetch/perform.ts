@@ -96,6 +96,7 @@ export async function performFetch(
       sessionId: params.sessionId,
       browser: params.browser,
       mode: modeOf(params),
+      respectRobots: params.respectRobots,
       signal: request.signal,
       reuseKey: principal.accountId,
       // Escalating to a dearer configuration first grows the reservation; no credits, no escalation.

@@ -63,6 +63,7 @@ export function createTaskRunner(fetching: { retrieval: Retrieval }): TaskRunner
       sessionId: params.sessionId,
       browser: params.browser,
       mode: modeOf(params),
+      respectRobots: params.respectRobots,
       signal: task.signal,
       reuseKey: task.reuseKey,
       beforeRung: async (rung) => {
