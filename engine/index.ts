@@ -18,7 +18,7 @@ export {
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
 export { createFetchService, hostGateFromConfig, type FetchService } from './service';
 export { HostGate, registrableDomain, retryAfterMs, type GateAnswer, type GateTicket } from './politeness';
-export { parseRobots, RobotsReader, type RobotsRules, type RobotsVerdict } from './robots';
+export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
 export { BLOCKABLE_TYPES, parseBrowserParams, type BrowserParams } from './browser';
