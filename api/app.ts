@@ -55,9 +55,12 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
     before: [requireOperator(deps.config)],
     async handler(ctx) {
       const now = Date.now();
-      const hosts = await hostsInBackoff(deps.db.db, new Date(now));
-      paused.setAll([{ labels: {}, value: hosts.length }]);
-      pauseLeft.setAll(hosts.map((host) => ({ labels: { host: host.host }, value: Math.ceil((host.until.getTime() - now) / 1000) })));
+      // Paused hosts are read from the store; while it is away, the other metrics still answer.
+      const hosts = await hostsInBackoff(deps.db.db, new Date(now)).catch(() => undefined);
+      if (hosts) {
+        paused.setAll([{ labels: {}, value: hosts.length }]);
+        pauseLeft.setAll(hosts.map((host) => ({ labels: { host: host.host }, value: Math.ceil((host.until.getTime() - now) / 1000) })));
+      }
       ctx.type = 'text/plain; version=0.0.4';
       ctx.body = registry.render();
     },

@@ -5,8 +5,9 @@
  *   turn in this process (FairTurns: the host's concurrency, accounts in rotation)
  *   └─ governed host? (a rate, a Crawl-delay or a back-off in force)
  *        ├─ wait out the back-off (host_state, read at most every second)
- *        ├─ take the next free start slot (host_slots, insert-only, unique per interval)
- *        └─ take one of the host's leases (host_leases: its concurrency across processes)
+ *        ├─ take one of the host's leases (host_leases: its concurrency across processes)
+ *        └─ take the next free start slot (host_slots, insert-only, unique per interval); woken
+ *           too late for it, take another rather than crowd the next one
  *   fetch; then `done(answer)`: a 429/503 pauses the host for everyone (Retry-After, doubling on each
  *   in a row, at most HOST_BACKOFF_MAX_MS); a good answer after a pause steps the back-off down.
  *
@@ -153,12 +154,20 @@ export class HostGate {
         await sleep(policy.backoffUntil - this.now(), signal);
         policy = await this.policy(key.key);
       }
-      const every = Math.round(interval());
-      if (every > 0) {
-        const at = await this.slot(key.key, every, signal);
-        if (at > this.now()) await sleep(at - this.now(), signal);
-      }
+      // The lease first: a request that holds its slot is ready to start the moment the slot comes.
       const giveLease = await this.lease(key.key, key.budget.concurrency, signal);
+      try {
+        const every = Math.round(interval());
+        for (let round = 0; every > 0; round++) {
+          const at = await this.slot(key.key, every, signal);
+          if (at > this.now()) await sleep(at - this.now(), signal);
+          // Woken late (a busy process): starting now would crowd the next slot's request, so take a later one.
+          if (this.now() - at <= every / 2 || round >= 3) break;
+        }
+      } catch (error) {
+        giveLease();
+        throw error;
+      }
       return () => {
         giveLease();
         release();
