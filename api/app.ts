@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
-import { hostsInBackoff } from '../core/politeness/store';
+import { hostsInBackoff } from '../core/politeness/paused';
 import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';

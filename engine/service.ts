@@ -12,6 +12,7 @@ import { createRungMemory, MongoDomainRungStore } from './escalation';
 import { HostGate } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
 import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
+import type { TargetGuard } from './safety';
 
 export interface FetchService {
   engine: FetchEngine;
@@ -19,6 +20,8 @@ export interface FetchService {
   retrieval: Retrieval;
   gate: HostGate;
   robots: RobotsReader;
+  /** The process's one target guard (the plain engine's): every other check of a target URL (crawl starts, webhook receivers) uses it. */
+  guard: TargetGuard;
   close(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export function createFetchService(options: { config: Config; log: Logger; db: D
     retrieval,
     gate,
     robots,
+    guard: engine.guard,
     async close() {
       await browsers.close();
       await engine.close();

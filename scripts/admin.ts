@@ -15,7 +15,7 @@ import { batchCollections } from '../core/batch/store';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
-import { hostsInBackoff } from '../core/politeness/store';
+import { hostsInBackoff } from '../core/politeness/paused';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 

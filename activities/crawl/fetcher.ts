@@ -2,11 +2,13 @@
  * How a crawl opens one page. The crawl bills each page as a Fetch request in `mode=auto`: the
  * fetcher asks `afford(credits)` before trying a configuration that costs that much in total, and
  * reports the credits of the configuration that returned the page. `autoPageFetcher` runs the
- * mode=auto ladder (engine/retrieve.ts), which passes the installation's host gate and, when asked,
- * the site's robots.txt.
+ * mode=auto ladder through the Fetch pipeline (core/fetch/pipeline.ts, the one place a target is
+ * fetched for a caller), whose retrieval passes the installation's host gate and, when asked, the
+ * site's robots.txt.
  */
 import { retryAfterMs } from '../../engine';
-import type { Page, Retrieval } from '../../engine';
+import type { Page } from '../../engine';
+import type { FetchPipeline } from '../../core/fetch/pipeline';
 
 export { retryAfterMs };
 
@@ -39,26 +41,23 @@ export interface PageFetcher {
  * that asks to come back later (`Retry-After`) is returned as is, so the crawl waits instead of paying
  * for a dearer configuration.
  */
-export function autoPageFetcher(retrieval: Retrieval): PageFetcher {
+export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage'>): PageFetcher {
   return {
     async fetch({ url, signal, afford, reuseKey, respectRobots }) {
-      let vetoed = false;
-      const result = await retrieval.retrieve({
-        url,
-        mode: { kind: 'auto', needsBrowser: false },
-        signal,
-        ...(reuseKey !== undefined ? { reuseKey } : {}),
-        ...(respectRobots ? { respectRobots } : {}),
-        beforeRung: async (rung) => {
-          const affordable = await afford(rung.cost);
-          vetoed ||= !affordable;
-          return affordable;
+      const result = await pipeline.retrievePage(
+        {
+          url,
+          mode: { kind: 'auto', needsBrowser: false },
+          signal,
+          ...(reuseKey !== undefined ? { reuseKey } : {}),
+          ...(respectRobots ? { respectRobots } : {}),
+          acceptAsIs: (page) => retryAfterMs(page.status, page.headers) !== undefined,
         },
-        acceptAsIs: (page) => retryAfterMs(page.status, page.headers) !== undefined,
-      });
+        afford,
+      );
       if (!result.ok) {
         if (result.error.kind === 'robots_disallowed') return { ok: false, vetoed: false, detail: result.error.detail, robots: true };
-        return { ok: false, vetoed: vetoed && result.error.kind === 'vetoed', detail: result.error.detail };
+        return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
       }
       const { page, rung } = result;
       return {

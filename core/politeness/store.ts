@@ -64,9 +64,3 @@ export const stateIds = {
   backoff: (host: string): string => `b|${host}`,
   delay: (host: string): string => `d|${host}`,
 };
-
-/** Hosts paused now (for operators): host, until when, how many answers in a row, the status. */
-export async function hostsInBackoff(db: Db, now: Date = new Date()): Promise<Array<{ host: string; until: Date; level: number; status?: number }>> {
-  const docs = await politenessCollections(db).state.find({ kind: 'backoff', until: { $gt: now } }).sort({ until: -1 }).limit(1_000).toArray();
-  return docs.map((doc) => ({ host: doc.host, until: doc.until, level: doc.level ?? 1, ...(doc.status !== undefined ? { status: doc.status } : {}) }));
-}
