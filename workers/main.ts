@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard });
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

@@ -54,11 +54,11 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
     const crawl = deps.runtime.crawl(spec.crawlId, input.tuning.concurrency);
     const runner: PageRunner = {
       fetcher: deps.runtime.fetcher,
-      gate: deps.runtime.gate,
       crawlLimit: crawl.limit,
       retryAfterMaxMs: deps.runtime.retryAfterMaxMs,
       ended: () => deps.runtime.ended(spec.crawlId),
       reuseKey: spec.accountId,
+      ...(spec.respectRobots ? { respectRobots: true } : {}),
       heartbeat: () => context.heartbeat(),
     };
     try {
@@ -85,11 +85,12 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
 
     const claimed = await claimLinks(deps, input, items, outcomes, own);
     await writeFound(deps, spec.crawlId, k, attempt, claimed.found);
-    if (spec.outputFormat) await writeOutcomes(deps, input, items, outcomes);
+    // Pages robots.txt disallowed are recorded as skipped even when the crawl keeps no pages.
+    if (spec.outputFormat || outcomes.some((outcome) => outcome.status === 'skipped')) await writeOutcomes(deps, input, items, outcomes);
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
 
-    const fetched = outcomes.filter((outcome) => outcome.status !== 'pending').length;
+    const fetched = outcomes.filter((outcome) => outcome.status === 'fetched' || outcome.status === 'failed').length;
     const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;
     const seed = k === 0 ? seedVerdict(outcomes[0]) : undefined;
     return {
@@ -115,6 +116,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
 function seedVerdict(outcome: PageOutcome | undefined): SliceResult['seed'] {
   if (outcome?.status === 'fetched') return { ok: true };
   if (outcome?.status === 'pending') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
+  if (outcome?.status === 'skipped') return { ok: false, detail: `The start URL is not fetched: ${outcome.detail ?? 'robots.txt disallows it.'}` };
   return { ok: false, detail: outcome?.detail ? `The start URL could not be read: ${outcome.detail}` : 'The start URL could not be read.' };
 }
 

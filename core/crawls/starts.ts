@@ -31,6 +31,7 @@ export function crawlWorkflowStart(doc: CrawlDoc, config: CrawlStartConfig): Wor
     include: doc.include_patterns,
     exclude: doc.exclude_patterns,
     ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
+    ...(doc.respect_robots ? { respectRobots: true } : {}),
   };
   const tuning: CrawlTuning = {
     slicePages: config.crawlSlicePages,
