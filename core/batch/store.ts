@@ -60,6 +60,8 @@ export interface JobDoc {
   schedule: JobSchedule | null;
   schedule_state: 'active' | 'paused' | null;
   next_scheduled_run: Date | null;
+  /** Why the last fire of a scheduled job was refused, until one runs (fire-refusals.ts). */
+  last_refusal?: string | null;
   task_count: number;
   slice_count: number;
   /** Set while an add-tasks call writes its slices; another call meanwhile is 409. */
