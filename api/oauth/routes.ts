@@ -5,23 +5,20 @@
  * endpoint, whose access token is an API key created for that client that expires after an hour, with
  * a refresh token that works once (core/oauth/tokens.ts), and revocation (RFC 7009).
  *
+ * The routes parse and present; the commands (core/oauth/commands.ts) hold every read and write.
  * OAuth's own error shape answers here (`{error, error_description}`), not problem documents. Codes,
  * keys and verifiers travel only in bodies and the client's redirect; the access log records paths
  * without their query.
  */
 import type { AppContext } from '../http/context';
-import { AccountsError } from '../../core/accounts/store';
-import { isWellFormedKey } from '../../core/accounts/keys';
-import { OAuthStore, s256 } from '../../core/oauth/store';
+import { createOAuthCommands, redirectTo, SCOPE } from '../../core/oauth/commands';
 import type { ApiDeps } from '../deps';
 import type { ResponseSpec, Route } from '../http/routes';
-import { checkAuthorization, redirectTo, SCOPE } from './authorize';
 import { consentPage, pageHeaders, signedUpPage } from './consent-page';
 import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
 import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
 import { RateLimiter } from '../../core/accounts/rate-limits';
-import { createOAuthTokens } from '../../core/oauth/tokens';
 import { crossSiteWrite } from '../http/cross-site';
 import { checkCsrf, issueCsrf } from './csrf';
 
@@ -67,8 +64,7 @@ function htmlError(ctx: AppContext, message: string, status = 400): void {
 }
 
 export function oauthRoutes(deps: ApiDeps): Route[] {
-  const store = new OAuthStore(deps.db.db);
-  const tokens = createOAuthTokens(deps.db.db, deps.accounts, deps.config.oauthAccessTokenTtlSeconds);
+  const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts, accessTtlSeconds: deps.config.oauthAccessTokenTtlSeconds });
   const rates = new RateLimiter(deps.db.db);
   const base = deps.config.publicUrl;
   const networkOf = (ctx: AppContext): string => clientNetwork(clientAddress(ctx, deps.config.trustProxy));
@@ -151,7 +147,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (!quota.ok) {
           return oauthError(ctx, 429, 'quota_exceeded', `This network registered its ${deps.config.oauthClientsPerAddress} OAuth clients (limit oauth_clients); retry in ${quota.retryAfterSeconds} seconds.`, quota.retryAfterSeconds);
         }
-        const client = await store.register(uris as string[], name);
+        const client = await oauth.register(uris as string[], name);
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {
@@ -175,7 +171,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       errorResponse: HTML_ERROR,
       responses: { 200: { description: 'The consent page', content: { 'text/html': {} } }, 302: { description: 'Back to the client with an error' }, 400: { description: 'Unknown client or redirect URI' } },
       async handler(ctx) {
-        const checked = await checkAuthorization(store, ctx.query);
+        const checked = await oauth.checkAuthorization(ctx.query);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         showConsent(ctx, checked.request);
       },
@@ -203,14 +199,12 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (crossSite) return htmlError(ctx, `The consent form was posted from another site (${escapeHtml(crossSite)}).`, 403);
         const form = formOf(input.rawBody);
         if (!checkCsrf(ctx, form.csrf)) return htmlError(ctx, 'The consent form expired or did not come from this page: open the authorization link again.', 403);
-        const checked = await checkAuthorization(store, form);
+        const checked = await oauth.checkAuthorization(form);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         const { request } = checked;
         if (form.decision !== 'approve' && form.decision !== 'signup') {
           return ctx.redirect(redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The account holder denied access.', state: request.state }));
         }
-        const grant = (accountId: string) =>
-          store.issueCode({ client_id: request.client._id, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, account_id: accountId, scope: SCOPE });
         ctx.set('Cache-Control', 'no-store');
         if (form.decision === 'signup') {
           // The same signup, limits included, as POST /api/agent/signup; its claim link is shown once here.
@@ -218,7 +212,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           const outcome = await deps.accounts.signups.signUp(clientNetwork(clientAddress(ctx, deps.config.trustProxy)), { origin: 'oauth', client: request.client.client_name ?? request.client._id });
           if (!outcome.ok) return showConsent(ctx, request, `Too many accounts were created from this network; try again in ${outcome.retryAfterSeconds} seconds.`);
           const { signup } = outcome;
-          const code = await grant(signup.accountId);
+          const code = await oauth.grant(request, signup.accountId);
           for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);
           ctx.type = 'text/html; charset=utf-8';
           ctx.body = signedUpPage({
@@ -229,10 +223,9 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           });
           return;
         }
-        const key = form.api_key ?? '';
-        const check = isWellFormedKey(key) ? await deps.accounts.keys.check(key) : undefined;
-        if (!check?.ok) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
-        ctx.redirect(redirectTo(request.redirectUri, { code: await grant(check.principal.accountId), state: request.state }));
+        const code = await oauth.grantWithKey(request, form.api_key ?? '');
+        if (!code) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
+        ctx.redirect(redirectTo(request.redirectUri, { code, state: request.state }));
       },
     },
     {
@@ -265,43 +258,23 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         const form = formOf(input.rawBody);
         if (form.grant_type === 'refresh_token') {
           if (!form.refresh_token || !form.client_id) return oauthError(ctx, 400, 'invalid_request', 'refresh_token and client_id are required.');
-          const client = await store.client(form.client_id);
-          if (!client) return oauthError(ctx, 400, 'invalid_grant', 'The refresh token is unknown, expired or already used.');
-          let answer;
-          try {
-            answer = await tokens.refresh(form.refresh_token, client._id, client.client_name ?? client._id);
-          } catch (error) {
-            if (error instanceof AccountsError) return oauthError(ctx, 400, 'invalid_grant', error.message);
-            throw error;
-          }
           // A refresh token works once: a second use is refused (and the pair it belonged to is gone).
-          if (!answer) return oauthError(ctx, 400, 'invalid_grant', 'The refresh token is unknown, expired or already used.');
+          const refreshed = await oauth.refresh(form.refresh_token, form.client_id);
+          if (!refreshed.ok) return oauthError(ctx, 400, refreshed.error, refreshed.description);
           ctx.set('Cache-Control', 'no-store');
           ctx.set('Pragma', 'no-cache');
-          ctx.body = answer;
+          ctx.body = refreshed.answer;
           return;
         }
         if (form.grant_type !== 'authorization_code') return oauthError(ctx, 400, 'unsupported_grant_type', 'Only grant_type=authorization_code or refresh_token is supported.');
         const { code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier } = form;
         if (!code || !clientId || !verifier) return oauthError(ctx, 400, 'invalid_request', 'code, client_id and code_verifier are required.');
         if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return oauthError(ctx, 400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
-        // Spent before it is checked: a code is good for one attempt, right or wrong.
-        const grant = await store.spendCode(code);
-        if (!grant) return oauthError(ctx, 400, 'invalid_grant', 'The code is unknown, expired or already used.');
-        if (grant.client_id !== clientId) return oauthError(ctx, 400, 'invalid_grant', 'The code was issued to another client.');
-        if ((redirectUri ?? grant.redirect_uri) !== grant.redirect_uri) return oauthError(ctx, 400, 'invalid_grant', 'redirect_uri differs from the authorization request’s.');
-        if (s256(verifier) !== grant.code_challenge) return oauthError(ctx, 400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
-        const client = await store.client(clientId);
-        let answer;
-        try {
-          answer = await tokens.issue({ clientId, clientName: client?.client_name ?? clientId, accountId: grant.account_id, scope: grant.scope });
-        } catch (error) {
-          if (error instanceof AccountsError) return oauthError(ctx, 400, 'invalid_grant', error.message);
-          throw error;
-        }
+        const exchanged = await oauth.exchange({ code, clientId, verifier, ...(redirectUri !== undefined ? { redirectUri } : {}) });
+        if (!exchanged.ok) return oauthError(ctx, 400, exchanged.error, exchanged.description);
         ctx.set('Cache-Control', 'no-store');
         ctx.set('Pragma', 'no-cache');
-        ctx.body = answer;
+        ctx.body = exchanged.answer;
       },
     },
     {
@@ -318,7 +291,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The revocation request must be ${FORM}.`);
         const form = formOf(input.rawBody);
         if (!form.token) return oauthError(ctx, 400, 'invalid_request', 'token is required.');
-        await tokens.revoke(form.token);
+        await oauth.revoke(form.token);
         ctx.set('Cache-Control', 'no-store');
         ctx.status = 200;
         ctx.body = '';
