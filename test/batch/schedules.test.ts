@@ -3,6 +3,7 @@ import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client
 import { batchScheduleId } from '../../core/batch/schedules';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
+import { triggerScheduleNow } from '../helpers/schedules';
 import { eventually } from '../helpers/stack';
 import { accountsHandle, batchAccount, batchRequest, creditsUsed, startTargetSite, urls, type Json } from './helpers';
 
@@ -133,7 +134,7 @@ describe('Batch: scheduled jobs', function () {
     await batchRequest(account.key, 'DELETE', `/v1/jobs/${job}`);
   });
 
-  it('records a fire the account cannot pay for as a failed run, and tells the webhook', async () => {
+  it('records a fire the account cannot pay for as a failed run once, and tells the webhook', async () => {
     const account = await batchAccount({ credits: 4 });
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', {
       type: 'scheduled',
@@ -144,6 +145,12 @@ describe('Batch: scheduled jobs', function () {
     const job = created.body.job_id as string;
     await eventually(async () => (await runsOf(account.key, job)).filter((run) => run.status === 'failed').length >= 2, 150, 200);
     await batchRequest(account.key, 'POST', `/v1/jobs/${job}/schedule/state`, { schedule_state: 'paused' });
+    // A refusal is recorded once per change of state: fires refused for the same reason add no run
+    // (fired one at a time, as the Schedule's own fires never overlap).
+    for (let n = 0; n < 2; n++) await triggerScheduleNow(temporal.client, batchScheduleId(job));
+    const settled = (await runsOf(account.key, job)).length;
+    for (let n = 0; n < 2; n++) await triggerScheduleNow(temporal.client, batchScheduleId(job));
+    expect((await runsOf(account.key, job)).length, 'runs after two more refused fires').to.equal(settled);
     const failed = (await runsOf(account.key, job)).filter((run) => run.status === 'failed');
     for (const run of failed) expect(run).to.include({ failure_reason: 'insufficient_credits', trigger: 'scheduled' });
     expect(await creditsUsed(account.accountId)).to.equal(4);

@@ -121,6 +121,8 @@ export async function storeUpload(
       if (bytes > allowance) throw quotaExceeded('storedInputBytes', principal.plan.limits.storedInputBytes);
       take(reader.push(chunk));
       if (part.length >= PART_TASKS) await flush();
+      // Chunks already received resolve the loop at once: let other requests' I/O in between them.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     take(reader.end());
     await flush();
