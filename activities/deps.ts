@@ -4,7 +4,7 @@ import type { Accounts } from '../core/accounts';
 import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
-import type { TargetGuard } from '../engine';
+import type { RobotsReader, TargetGuard } from '../engine';
 import type { PageFetcher } from './crawl/fetcher';
 
 /** Dependencies every activity receives once per worker, from `createActivities`. */
@@ -16,8 +16,10 @@ export interface ActivityDeps {
   identity: string;
   /** Accounts, plans and charging (crawl pages are billed as they are fetched). */
   accounts: Accounts;
-  /** How crawls open a page: the Fetch pipeline's mode=auto ladder (core/fetch/pipeline.ts). */
+  /** How crawls open a page: the Fetch pipeline's mode=auto ladder (core/fetch/pipeline.ts), through the installation's host gate. */
   pageFetcher: PageFetcher;
+  /** robots.txt per origin (Extract's discovery reads its sitemaps here). */
+  robots: RobotsReader;
   /** How a Batch task is fetched: the Fetch pipeline, with the task's own billing (core/fetch/task.ts). */
   runTask: TaskRunner;
   /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */

@@ -11,7 +11,7 @@ export type { ActivityDeps } from './deps';
 
 /** Builds every activity with its dependencies injected; the worker registers the result. */
 export function createActivities(deps: ActivityDeps) {
-  // One politeness gate per worker: crawls and Extract's discovery crawls take turns on a host.
+  // Crawls and Extract's discovery share the worker's crawl machinery (the host gate is the installation's).
   const crawlRuntime = createCrawlRuntime(deps);
   return {
     ...selfCheckActivities(deps),

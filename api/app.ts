@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { problem } from '../core/errors';
 import { Registry } from '../core/metrics';
+import { hostsInBackoff } from '../core/politeness/paused';
 import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
@@ -41,6 +42,8 @@ export function allRoutes(deps: ApiDeps): Route[] {
 
 /** Prometheus text at `/metrics`: request counts and latencies by route, process memory. Operators only. */
 function metricsRoute(registry: Registry, deps: ApiDeps): Route {
+  const paused = registry.gauge('fetchplane_hosts_in_backoff', 'Hosts every job leaves alone for now after 429/503 answers (installation-wide).');
+  const pauseLeft = registry.gauge('fetchplane_host_backoff_seconds', 'Seconds left of each paused host’s back-off, by host.');
   return {
     method: 'GET',
     path: '/metrics',
@@ -50,7 +53,14 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
     internal: true,
     responses: { 200: { description: 'Prometheus text format' }, 401: { description: 'No or wrong operator token' } },
     before: [requireOperator(deps.config)],
-    handler(ctx) {
+    async handler(ctx) {
+      const now = Date.now();
+      // Paused hosts are read from the store; while it is away, the other metrics still answer.
+      const hosts = await hostsInBackoff(deps.db.db, new Date(now)).catch(() => undefined);
+      if (hosts) {
+        paused.setAll([{ labels: {}, value: hosts.length }]);
+        pauseLeft.setAll(hosts.map((host) => ({ labels: { host: host.host }, value: Math.ceil((host.until.getTime() - now) / 1000) })));
+      }
       ctx.type = 'text/plain; version=0.0.4';
       ctx.body = registry.render();
     },

@@ -4,17 +4,18 @@
  * measured in the same run:
  *
  * 1. Completeness: the pages of test/fixtures/browser/completeness.ts (content added 100 ms to 1.5 s
- *    after load by timers, fetches, a chain of two requests, a hydration; and pages that never go
- *    quiet), fetched with `js_render` and `json_response`, under the settle rule and under the rule
+ *    after load by timers, fetches, a chain of two requests, a scheduler's task, a hydration; pages that
+ *    never go still and a page with nothing after load), fetched with `js_render` and `json_response`, under the settle rule and under the rule
  *    before it (the page taken at load: the API restarted with RENDER_SETTLE_CAP_MS=0), in alternating
  *    rounds: late content captured (goal 100%), pages/s of each (the cost of completeness), `settled_by`.
  * 2. Memory: peak PSS of the whole service (the API's and the worker's Node processes and every Chromium
  *    process under them; shared pages counted once) during a 60-page rendered run at concurrency 2 and
  *    4, each from a freshly started API, against one Playwright Chromium with a fresh context per page
  *    driven by a bare Node process (bench/playwright-baseline.mjs; same browser, same viewport).
- * 3. The API's own pool: what sending a render to the worker would add at least (the round trip of
- *    `/readyz?deep=true`: API → Temporal → worker activity → MongoDB → API, against `/readyz`), and
- *    what a second pool costs while both render (API and worker at 2 each against the API at 4).
+ * 3. One browser per machine: the median latency of an API render on the browser the worker hosts
+ *    (over the socket, engine/browser/share.ts) against on its own (goal: added < 5 ms), and peak PSS
+ *    while the API (2 at once) and the worker (a Batch run, 2 at once) both render, sharing one browser
+ *    against one each (BROWSER_SHARE=false), alternating.
  * 4. Idle: `--idle-seconds` (120) after the last render, the Chromium processes left (goal none) and
  *    the service's PSS.
  *
@@ -26,9 +27,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, processConfig } from '../core/config';
 import { findChromium } from '../engine/browser';
-import { LATE_PAGES, RESTLESS_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
+import { LATE_PAGES, RESTLESS_PAGES, STILL_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { startBenchStack, type BenchStack } from './crawl';
-import { baselinePeak, chromiumOf, cpuOf, mb, peakDuring, range, sample, type Sample } from './render-measure';
+import { baselinePeak, chromiumOf, mb, peakDuring, range, sample, type Sample } from './render-measure';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string' }, 'memory-rounds': { type: 'string' }, pages: { type: 'string' }, 'idle-seconds': { type: 'string' }, 'node-options': { type: 'string' }, sections: { type: 'string' } },
@@ -40,7 +41,7 @@ const PAGES = count(values.pages, 60, 1_000);
 const IDLE_SECONDS = Math.min(3_600, Math.max(0, Number(values['idle-seconds'] ?? 120)));
 const SECTIONS = values.sections ?? '1234';
 const LATE = Object.keys(LATE_PAGES);
-const RESTLESS = Object.keys(RESTLESS_PAGES);
+const RESTLESS = [...Object.keys(RESTLESS_PAGES), ...Object.keys(STILL_PAGES)];
 /** The desktop viewport the service renders with (engine/browser/render.ts), for the baseline too. */
 const VIEWPORT = { width: 1920, height: 1080 };
 
@@ -79,7 +80,7 @@ const parts = (sampled: Sample): string =>
 
 async function completeness(bench: BenchStack, site: Awaited<ReturnType<typeof startCompletenessSite>>): Promise<number> {
   const rules = {
-    'quiet window (now)': { env: { RENDER_SETTLE_CAP_MS: undefined }, captured: 0, late: 0, pages: 0, seconds: 0, latencies: [] as number[], ended: new Map<string, number>(), rates: [] as number[] },
+    'settle on pending work (now)': { env: { RENDER_SETTLE_CAP_MS: undefined }, captured: 0, late: 0, pages: 0, seconds: 0, latencies: [] as number[], ended: new Map<string, number>(), rates: [] as number[] },
     'at load (before)': { env: { RENDER_SETTLE_CAP_MS: '0' }, captured: 0, late: 0, pages: 0, seconds: 0, latencies: [] as number[], ended: new Map<string, number>(), rates: [] as number[] },
   };
   const urls = Array.from({ length: 3 }, () => [...LATE, ...RESTLESS]).flat();
@@ -115,7 +116,7 @@ async function completeness(bench: BenchStack, site: Awaited<ReturnType<typeof s
   }
   const [now, before] = Object.values(rules);
   const ratios = now!.rates.map((rate, index) => rate / (before!.rates[index] ?? rate));
-  console.log(`\npages/s quiet window / at load: ${(now!.pages / now!.seconds / (before!.pages / before!.seconds)).toFixed(2)} (rounds ${range(ratios)}): the cost of completeness`);
+  console.log(`\npages/s settle on pending work / at load: ${(now!.pages / now!.seconds / (before!.pages / before!.seconds)).toFixed(2)} (rounds ${range(ratios)}): the cost of completeness`);
   return [...now!.latencies].sort((a, b) => a - b)[Math.floor(now!.latencies.length / 2)] ?? 0;
 }
 
@@ -160,35 +161,26 @@ async function memory(bench: BenchStack, site: Awaited<ReturnType<typeof startCo
   return peaks;
 }
 
-async function apiPool(bench: BenchStack, site: Awaited<ReturnType<typeof startCompletenessSite>>, renderMs: number, alone: Sample[]): Promise<void> {
-  const everything = () => (['api', 'worker', 'temporal', 'ferretdb'] as const).map((name) => bench.stack.component(name).pid);
-  const calls = { shallow: { ms: [] as number[], cpu: 0 }, deep: { ms: [] as number[], cpu: 0 } };
-  for (let index = 0; index < 60; index++) {
-    const side = index % 2 === 0 ? calls.deep : calls.shallow;
-    const cpu = cpuOf(everything());
-    const began = performance.now();
-    const response = await fetch(`${bench.api}/readyz${side === calls.deep ? '?deep=true' : ''}`);
-    await response.text();
-    if (response.status !== 200) throw new Error(`readyz: ${response.status}`);
-    side.ms.push(performance.now() - began);
-    side.cpu += cpuOf(everything()) - cpu;
+/** Restarts the worker and the API (in that order) with `env` on top: neither has a browser yet. */
+async function restartBoth(bench: BenchStack, env: Record<string, string | undefined> = {}): Promise<void> {
+  const worker = bench.stack.component('worker');
+  await worker.stop();
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete worker.spec.env[name];
+    else worker.spec.env[name] = value;
   }
-  const median = (list: number[]): number => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
-  const extraMs = median(calls.deep.ms) - median(calls.shallow.ms);
-  const extraCpu = ((calls.deep.cpu - calls.shallow.cpu) / calls.deep.ms.length) * 1000;
-  console.log('\n## 3. Should the API render when a worker runs on the same machine?\n');
-  console.log(`- a render sent to the worker would add at least the round trip API → Temporal → worker → MongoDB → API: ${extraMs.toFixed(0)} ms (median, /readyz?deep=true ${median(calls.deep.ms).toFixed(0)} ms against /readyz ${median(calls.shallow.ms).toFixed(0)} ms) and ${extraCpu.toFixed(0)} ms of CPU (API, worker, Temporal, FerretDB), before the page itself travels${renderMs > 0 ? `; a rendered page takes ${renderMs.toFixed(0)} ms (median, section 1)` : ''}`);
+  await bench.stack.startOne('worker');
+  await restartApi(bench, env);
+}
 
-  // Both pools at once: the API at 2 (Fetch) and the worker at 2 (a Batch job of js_render tasks).
-  await restartApi(bench);
-  const urls = Array.from({ length: PAGES }, (_, index) => site.at(LATE[index % LATE.length] as string));
+async function sharing(bench: BenchStack, site: Awaited<ReturnType<typeof startCompletenessSite>>, alone: Sample[]): Promise<void> {
   const headers = { 'X-API-Key': bench.key, 'Content-Type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
     const response = await fetch(`${bench.api}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${(await response.text()).slice(0, 300)}`);
     return (await response.json()) as Record<string, unknown>;
   };
-  const batch = async (): Promise<void> => {
+  const batch = async (urls: string[]): Promise<void> => {
     const job = (await call('POST', '/v1/jobs', { type: 'regular', status: 'open', tasks: [] })).job_id as string;
     await call('POST', `/v1/jobs/${job}/tasks`, { tasks: urls.map((url) => ({ url, zenrows_params: { js_render: true } })), last_batch: true });
     for (let poll = 0; poll < 1_200; poll++) {
@@ -201,14 +193,49 @@ async function apiPool(bench: BenchStack, site: Awaited<ReturnType<typeof startC
     }
     throw new Error('the batch run did not end in 5 minutes');
   };
-  const before = sample(service(bench)());
-  const both = await peakDuring(service(bench), () => Promise.all([runAll(urls, 2, async (url) => void (await rendered(bench, url))), batch()]));
-  const single = alone.map((peak) => peak.pss);
+  const median = (list: number[]): number => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
+
+  // The added latency: API renders when the API hosts the browser against when the worker does (the
+  // worker rendered first) and the API's renders cross the socket; a page with nothing after load.
+  const latency = { host: [] as number[], client: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Array<keyof typeof latency> = round % 2 === 0 ? ['host', 'client'] : ['client', 'host'];
+    for (const side of order) {
+      await restartBoth(bench);
+      if (side === 'client') await batch([site.at('nothing')]);
+      for (let index = 0; index < 41; index++) {
+        const began = performance.now();
+        await rendered(bench, site.at('nothing'));
+        if (index > 0) latency[side].push(performance.now() - began);
+      }
+    }
+  }
+  console.log('\n## 3. One browser per machine\n');
   console.log(
-    `- two pools rendering at once (API 2 + worker 2, ${PAGES} pages each): peak ${mb(both.peak.pss)} (${parts(both.peak)}); ` +
-      `one pool at 4 (section 2): ${single.map(mb).join(', ')}; a second pool costs ${range(single.map((pss) => (both.peak.pss - pss) / 1024 / 1024), 0)} MB while both render ` +
-      `(the worker's Node went from ${mb(before.parts.get('worker node')?.pss ?? 0)} to ${mb(both.peak.parts.get('worker node')?.pss ?? 0)}: playwright is loaded with its first render)`,
+    `- an API render on the worker's browser (over the socket) against on its own: median ${median(latency.client).toFixed(1)} ms against ${median(latency.host).toFixed(1)} ms, ` +
+      `added ${(median(latency.client) - median(latency.host)).toFixed(1)} ms (goal < 5; ${latency.host.length} renders each, ${ROUNDS} alternating rounds)`,
   );
+
+  // Both rendering (the API at 2, the worker at 2 through a Batch run): one shared browser against one each.
+  const urls = Array.from({ length: PAGES }, (_, index) => site.at(LATE[index % LATE.length] as string));
+  const peaks: Record<'shared' | 'own', Sample[]> = { shared: [], own: [] };
+  for (let round = 0; round < MEMORY_ROUNDS; round++) {
+    const order: Array<keyof typeof peaks> = round % 2 === 0 ? ['shared', 'own'] : ['own', 'shared'];
+    for (const mode of order) {
+      await restartBoth(bench, { BROWSER_SHARE: mode === 'shared' ? undefined : 'false' });
+      const both = await peakDuring(service(bench), () => Promise.all([runAll(urls, 2, async (url) => void (await rendered(bench, url))), batch(urls)]));
+      peaks[mode].push(both.peak);
+      console.log(`- both rendering, ${mode === 'shared' ? 'one browser' : 'a browser each'} (round ${round + 1}): peak ${mb(both.peak.pss)}, ${both.peak.chromiumProcesses} Chromium processes at the peak (${parts(both.peak)})`);
+    }
+  }
+  const shared = peaks.shared.map((peak) => peak.pss);
+  const own = peaks.own.map((peak) => peak.pss);
+  console.log(
+    `- the second browser cost ${range(own.map((pss, index) => (pss - (shared[index] ?? pss)) / 1024 / 1024), 0)} MB while both render; ` +
+      `one browser for both peaked ${range(shared.map((pss) => pss / 1024 / 1024), 0)} MB against the API alone at 4 (section 2) ${alone.map((peak) => mb(peak.pss)).join(', ') || '(not run)'}`,
+  );
+  // Section 4 looks at the service this run left: restarted only when it ended with a browser each.
+  if (MEMORY_ROUNDS % 2 === 1) await restartBoth(bench);
 }
 
 async function idle(bench: BenchStack, idleCloseMs: number): Promise<void> {
@@ -232,9 +259,9 @@ async function main(): Promise<void> {
   try {
     const serviceConfig = loadConfig(bench.stack.component('api').spec.env);
     console.log(`# bench/render.ts: js_render through the service, Chromium ${findChromium(serviceConfig.chromiumPath)}, BROWSER_MAX_PAGES ${serviceConfig.browserMaxPages}${values['node-options'] ? `, NODE_OPTIONS ${values['node-options']}` : ''}`);
-    const renderMs = SECTIONS.includes('1') ? await completeness(bench, site) : 0;
+    if (SECTIONS.includes('1')) await completeness(bench, site);
     const peaks = SECTIONS.includes('2') ? await memory(bench, site) : new Map<number, Sample[]>();
-    if (SECTIONS.includes('3')) await apiPool(bench, site, renderMs, peaks.get(4) ?? []);
+    if (SECTIONS.includes('3')) await sharing(bench, site, peaks.get(4) ?? []);
     if (SECTIONS.includes('4')) await idle(bench, serviceConfig.browserIdleCloseMs);
   } finally {
     await bench.close();

@@ -47,6 +47,25 @@ const integer =
 
 const port: Parser<number> = integer(0, 65535);
 
+const decimal =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) return fail(`expected a number, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) return fail(`expected ${min}..${max}, got ${value}`);
+    return value;
+  };
+
+/** `name=rate[/concurrency]` entries: a host's or a registrable domain's own politeness budget. */
+const hostBudgets: Parser<Array<{ name: string; rate: number; concurrency?: number }>> = (raw) =>
+  list(raw).map((item) => {
+    const match = /^([a-z0-9.-]+(?::\d{1,5})?)=(\d+(?:\.\d+)?)(?:\/(\d{1,3}))?$/i.exec(item);
+    if (!match) return fail(`expected name=rate[/concurrency], got "${item}"`);
+    const concurrency = match[3] !== undefined ? Number(match[3]) : undefined;
+    if (concurrency !== undefined && (concurrency < 1 || concurrency > 256)) return fail(`concurrency must be 1..256, got "${item}"`);
+    return { name: match[1]!.toLowerCase(), rate: Number(match[2]), ...(concurrency !== undefined ? { concurrency } : {}) };
+  });
+
 const text: Parser<string> = (raw) => raw.trim();
 
 const oneOf =
@@ -204,7 +223,7 @@ const variables = {
     fallback: '1',
     scope: 'api',
     description:
-      'API processes sharing PORT (Node cluster); each has its own connections, slot claims, credit allowance and browser pool. One per core the API may use.',
+      'API processes sharing PORT (Node cluster); each has its own connections, slot claims and credit allowance (the browser is shared, `BROWSER_SHARE`). One per core the API may use.',
   },
   HOST: {
     parse: text,
@@ -428,6 +447,12 @@ const variables = {
     scope: 'worker',
     description: 'Activities (Batch and crawl slices, preparation steps, deliveries) one worker runs at once (Temporal\'s maxConcurrentActivityTaskExecutions); more wait on the task queue for any worker.',
   },
+  WORKER_LIGHT_ACTIVITIES: {
+    parse: integer(1, 10_000),
+    fallback: '50',
+    scope: 'worker',
+    description: 'Light activities (webhook deliveries, progress and end records, retention, the reconciler) one worker runs at once, on the task queue `<TEMPORAL_TASK_QUEUE>-light` it serves beside the main one, so they never wait behind slices.',
+  },
   WORKER_MAX_WORKFLOW_TASKS: {
     parse: integer(1, 10_000),
     fallback: '40',
@@ -578,6 +603,12 @@ const variables = {
     scope: 'all',
     description: 'Browser pool: a Chromium is replaced by a fresh one after serving this many pages.',
   },
+  BROWSER_SHARE: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'all',
+    description: 'One browser per machine: the processes of the service with the same `DATA_DIR` (the API, the worker) render on one Chromium, hosted by the first to render; the page limit, context reuse and idle close then apply to all of them. false: each process has its own.',
+  },
   BROWSER_IDLE_CLOSE_MS: {
     parse: integer(0, 86_400_000),
     fallback: '60000',
@@ -592,15 +623,15 @@ const variables = {
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),
-    fallback: '250',
+    fallback: '20',
     scope: 'all',
-    description: 'Browser renders: after load, the page is taken once it has been quiet this long (no DOM change, short timer or content request); what scripts add is waited for. 0 takes it at load.',
+    description: 'Browser renders: after load, the page is taken once nothing that can add content is pending (timers due soon, content requests, animation-frame chains changing the DOM) and the DOM has been still this long. 0 takes it at load.',
   },
   RENDER_SETTLE_CAP_MS: {
     parse: integer(0, 30_000),
     fallback: '3000',
     scope: 'all',
-    description: 'Browser renders: longest wait after load for the page to go quiet (pages that never do: long polls, beacon loops).',
+    description: 'Browser renders: longest wait after load (past `wait`) for the page to have nothing pending.',
   },
   WAIT_FOR_TIMEOUT_MS: {
     parse: integer(100, 120_000),
@@ -668,17 +699,49 @@ const variables = {
     scope: 'api',
     description: 'Crawl: workflow history events after which a crawl continues as new (bounds history and replay).',
   },
-  CRAWL_HOST_CONCURRENCY: {
+  HOST_CONCURRENCY: {
     parse: integer(1, 256),
     fallback: '16',
-    scope: 'worker',
-    description: 'Crawl politeness: requests at once to one host from one worker, all crawls together.',
+    scope: 'all',
+    description:
+      'Politeness: requests at once to one host (exact host and port), every job, account and process together (per process for a host with no rate, `Crawl-delay` nor back-off).',
   },
-  CRAWL_HOST_DELAY_MS: {
-    parse: integer(0, 60_000),
+  HOST_RATE: {
+    parse: decimal(0, 10_000),
     fallback: '0',
-    scope: 'worker',
-    description: 'Crawl politeness: least time between two request starts to one host from one worker.',
+    scope: 'all',
+    description: 'Politeness: request starts per second to one host, every job, account and process together; `0`: no rate but the host’s own `Crawl-delay` and back-offs.',
+  },
+  HOST_BUDGETS: {
+    parse: hostBudgets,
+    fallback: '',
+    scope: 'all',
+    description:
+      'Politeness per host, comma-separated `name=rate[/concurrency]` (`example.com=10/4,api.example.com=2`): a registrable domain shares one budget across its hosts (on top of each host’s own); another name is one exact host.',
+  },
+  HOST_BACKOFF_MAX_MS: {
+    parse: integer(1_000, 86_400_000),
+    fallback: '600000',
+    scope: 'all',
+    description: 'Politeness: longest pause of a host that answers 429 or 503 again and again (the pause doubles from `Retry-After`, else 1 s, up to this).',
+  },
+  ROBOTS_USER_AGENT: {
+    parse: text,
+    fallback: 'Fetchplane',
+    scope: 'all',
+    description: 'The product token matched against robots.txt `User-agent` lines (crawls, Extract discovery, `respect_robots=true`).',
+  },
+  ROBOTS_CACHE_MINUTES: {
+    parse: integer(1, 1_440),
+    fallback: '1440',
+    scope: 'all',
+    description: 'How long a robots.txt (or its absence, a 4xx) is trusted per origin; at most 24 hours.',
+  },
+  ROBOTS_ERROR_MINUTES: {
+    parse: integer(1, 1_440),
+    fallback: '10',
+    scope: 'all',
+    description: 'How long an origin whose robots.txt answers 5xx or nothing is treated as disallowing everything before it is asked again.',
   },
   CRAWL_RETRY_AFTER_MAX_MS: {
     parse: integer(0, 600_000),
@@ -732,6 +795,12 @@ const variables = {
     fallback: '6',
     scope: 'all',
     description: 'Batch: slices of one run in flight at once (each a task for any worker, held to the run\'s concurrency in each); at least the number of workers, so one large run uses them all.',
+  },
+  BATCH_HISTORY_EVENTS: {
+    parse: integer(100, 40_000),
+    fallback: '4000',
+    scope: 'all',
+    description: 'Batch: workflow history events after which a run continues as new (or sooner, when Temporal suggests it), as CRAWL_HISTORY_EVENTS for crawls.',
   },
   BATCH_TASK_ATTEMPTS: {
     parse: integer(1, 10),

@@ -16,6 +16,7 @@ const catalogue = {
   REQS004: { status: 400, title: 'Invalid parameter value', meaning: 'A parameter is missing, unknown or has a value it cannot take; the detail names it.' },
   REQS007: { status: 403, title: 'Extract not prepared for this domain', meaning: 'Prepare the domain through /v1/extract/prepared-domains first.' },
   REQS008: { status: 403, title: 'Crawl is not enabled for the account', meaning: 'The account plan does not include Crawl.' },
+  REQS009: { status: 403, title: 'Disallowed by robots.txt', meaning: 'The request asked to respect robots.txt (respect_robots=true) and the site disallows the URL, or its robots.txt cannot be read for now.' },
   RESP001: {
     status: 422,
     title: 'Could not get content',

@@ -74,11 +74,37 @@ export class Histogram implements Metric {
   }
 }
 
+/** A value set from outside, replaced whole at each set (for what is read when metrics are rendered). */
+export class Gauge implements Metric {
+  private values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  /** Replaces every series with these. */
+  setAll(series: Array<{ labels: Labels; value: number }>): void {
+    this.values = new Map(series.map(({ labels, value }) => [key(labels), value]));
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const [id, value] of this.values) lines.push(`${this.name}${id ? `{${id}}` : ''} ${value}`);
+    return lines;
+  }
+}
+
 export class Registry {
   private readonly metrics: Metric[] = [];
 
   counter(name: string, help: string): Counter {
     const metric = new Counter(name, help);
+    this.metrics.push(metric);
+    return metric;
+  }
+
+  gauge(name: string, help: string): Gauge {
+    const metric = new Gauge(name, help);
     this.metrics.push(metric);
     return metric;
   }

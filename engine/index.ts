@@ -16,7 +16,9 @@ export {
   type EngineTimeouts,
 } from './types';
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
-export { createFetchService, type FetchService } from './service';
+export { createFetchService, hostGateFromConfig, type FetchService } from './service';
+export { HostGate, registrableDomain, retryAfterMs, type GateAnswer, type GateTicket } from './politeness';
+export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
 export { BLOCKABLE_TYPES, parseBlockResources, parseInstructions, type Device, type RenderError, type ScreenshotRequest } from './browser';

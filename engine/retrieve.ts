@@ -3,8 +3,10 @@
  * crawl activities share. It joins the plain transport, the browser renderer and the escalation
  * ladder, and turns their outcomes into one `Page` or one failure with its Fetch error code.
  *
+ *   respect_robots: the origin's robots.txt first (engine/robots); a disallowed URL is never fetched
  *   fixed: run the configuration's engine once (the target's status is the caller's business)
  *   auto:  runLadder(plain → js_render → premium → both), `beforeRung` may veto a rung (credits)
+ *   each try: through the installation's host gate (engine/politeness), which the answer feeds back
  */
 import type { ErrorCode } from '../core/errors';
 import type { Logger } from '../core/log';
@@ -14,6 +16,8 @@ import { configurationOf } from '../core/pricing';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { FAILURES, type FailureKind } from './failures';
 import type { EngineMethod, EngineProxyInfo } from './types';
+import type { GateAnswer, HostGate } from './politeness';
+import type { RobotsReader } from './robots';
 
 export interface RetrievalDeps {
   engine: FetchEngine;
@@ -21,6 +25,10 @@ export interface RetrievalDeps {
   memory: RungMemory;
   log: Logger;
   renderLimits?: Partial<RenderLimits>;
+  /** The installation's host gate: every try at a target passes it. */
+  gate?: HostGate;
+  /** robots.txt per origin, for requests that respect it. */
+  robots?: { reader: RobotsReader; cacheMs: number };
 }
 
 export type BrowserOptions = Pick<
@@ -49,6 +57,10 @@ export interface RetrieveRequest {
   acceptAsIs?: (page: Page) => boolean;
   /** Renders with the same key (the caller's account) may take turns on a browser context, cleared in between. */
   reuseKey?: string;
+  /** Whose request this is, for the host gate's turns between accounts (default: `reuseKey`). */
+  account?: string;
+  /** Ask the origin's robots.txt first; a disallowed URL fails with `robots_disallowed`, nothing tried. */
+  respectRobots?: boolean;
 }
 
 export interface Page {
@@ -63,8 +75,9 @@ export interface Page {
   finalUrl: string;
   xhr?: XhrRecord[];
   instructionsReport?: InstructionsReport;
-  /** Rendered pages: what ended the wait after load (`quiet` or `cap`). */
-  settledBy?: 'quiet' | 'cap';
+  /** Rendered pages: what ended the wait after load (`idle` or `cap`), and how long it took. */
+  settledBy?: 'idle' | 'cap';
+  settleMs?: number;
   screenshot?: Screenshot;
   pdf?: Buffer;
   proxy?: EngineProxyInfo;
@@ -103,7 +116,7 @@ const failure = (kind: FailureKind, detail: string, parameter?: string): Retriev
 const VETOED = failure('vetoed', 'Not enough credits for the next configuration.');
 
 export function createRetrieval(deps: RetrievalDeps) {
-  const { engine, browsers, memory, log, renderLimits } = deps;
+  const { engine, browsers, memory, log, renderLimits, gate, robots } = deps;
 
   /** The browser's per-request check: the same policy and resolver as plain fetches. */
   async function guard(url: URL): Promise<{ allowed: true } | { allowed: false; reason: string }> {
@@ -184,6 +197,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       ...(result.xhr ? { xhr: result.xhr } : {}),
       ...(result.instructionsReport ? { instructionsReport: result.instructionsReport } : {}),
       settledBy: result.settledBy,
+      settleMs: result.settleMs,
       ...(result.screenshot ? { screenshot: result.screenshot } : {}),
       ...(result.pdf ? { pdf: result.pdf } : {}),
       ...(proxy.info ? { proxy: proxy.info } : {}),
@@ -210,12 +224,45 @@ export function createRetrieval(deps: RetrievalDeps) {
 
   async function vetted(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
     if (request.beforeRung && !(await request.beforeRung(rung))) return VETOED;
-    return fetcherFor(rung)(request, rung);
+    if (!gate) return fetcherFor(rung)(request, rung);
+    let ticket;
+    try {
+      ticket = await gate.enter(request.url, request.account ?? request.reuseKey ?? '', request.signal);
+    } catch (error) {
+      if (request.signal?.aborted) return failure('aborted', 'The request was cancelled while it waited for its turn at the host.');
+      // The gate's store is away: the request goes as it would have without the gate.
+      log.warn('host gate unavailable', { error: (error as Error).message });
+      return fetcherFor(rung)(request, rung);
+    }
+    let answer: GateAnswer | undefined;
+    try {
+      const outcome = await fetcherFor(rung)(request, rung);
+      if (outcome.ok) answer = { status: outcome.status, headers: outcome.headers };
+      return outcome;
+    } finally {
+      ticket.done(answer);
+    }
+  }
+
+  /** The refusal of a URL its origin's robots.txt disallows, or undefined; its Crawl-delay goes to the gate. */
+  async function robotsRefusal(request: RetrieveRequest): Promise<RetrievalError | undefined> {
+    if (!request.respectRobots || !robots) return undefined;
+    let verdict;
+    try {
+      verdict = await robots.reader.check(request.url, request.signal);
+    } catch {
+      // Not a URL robots.txt can speak of: the fetch itself says what is wrong with it.
+      return undefined;
+    }
+    if (gate) await gate.crawlDelay(request.url, verdict.crawlDelayMs, robots.cacheMs).catch(() => undefined);
+    return verdict.allowed ? undefined : retrievalError('robots_disallowed', `${verdict.reason ?? 'robots.txt disallows this URL'}.`);
   }
 
   return {
     guard,
     async retrieve(request: RetrieveRequest): Promise<RetrieveResult> {
+      const refusal = await robotsRefusal(request);
+      if (refusal) return { ok: false, error: refusal, attempts: [] };
       const premiumAvailable = engine.proxies.uses({ premium: true });
       if (request.mode.kind === 'fixed') {
         const rung = rungFor(request.mode.jsRender, request.mode.premiumProxy);

@@ -1,6 +1,7 @@
 /**
  * The fetch engine as a process owns it: the plain transport, the browser pool, the per-domain rung
- * memory and the retrieval on top. The API process and the worker each build one and close it last.
+ * memory, the installation's host gate, robots.txt and the retrieval on top. The API process and the
+ * worker each build one and close it last.
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../core/config';
@@ -8,16 +9,29 @@ import type { Logger } from '../core/log';
 import { BrowserPool, browserPoolOptionsFromConfig, renderLimitsFromConfig } from './browser';
 import { createFetchEngine, type FetchEngine } from './http/engine';
 import { createRungMemory, MongoDomainRungStore } from './escalation';
+import { HostGate } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
+import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
 import type { TargetGuard } from './safety';
 
 export interface FetchService {
   engine: FetchEngine;
   browsers: BrowserPool;
   retrieval: Retrieval;
+  gate: HostGate;
+  robots: RobotsReader;
   /** The process's one target guard (the plain engine's): every other check of a target URL (crawl starts, webhook receivers) uses it. */
   guard: TargetGuard;
   close(): Promise<void>;
+}
+
+/** The host gate as the configuration sets it. */
+export function hostGateFromConfig(config: Config, db: Db): HostGate {
+  return new HostGate(db, {
+    defaults: { rate: config.hostRate, concurrency: config.hostConcurrency },
+    named: config.hostBudgets,
+    backoffMaxMs: config.hostBackoffMaxMs,
+  });
 }
 
 export function createFetchService(options: { config: Config; log: Logger; db: Db }): FetchService {
@@ -25,11 +39,33 @@ export function createFetchService(options: { config: Config; log: Logger; db: D
   const engine = createFetchEngine({ config, log });
   const browsers = new BrowserPool(browserPoolOptionsFromConfig(config, log.child({ component: 'browser-pool' })));
   const memory = createRungMemory(new MongoDomainRungStore(db), { ttlMs: config.autoModeMemoryMinutes * 60_000 });
-  const retrieval = createRetrieval({ engine, browsers, memory, log, renderLimits: renderLimitsFromConfig(config) });
+  const gate = hostGateFromConfig(config, db);
+  const cacheMs = config.robotsCacheMinutes * 60_000;
+  const robots = new RobotsReader({
+    userAgent: config.robotsUserAgent,
+    cacheMs,
+    errorMs: config.robotsErrorMinutes * 60_000,
+    // robots.txt is a request to the host like any other: it takes its turn at the gate.
+    async fetchText(url) {
+      let ticket;
+      try {
+        ticket = await gate.enter(url, '', undefined);
+      } catch {
+        ticket = undefined;
+      }
+      const result = await engine.fetch({ url });
+      ticket?.done(result.ok ? { status: result.status, headers: result.headers } : undefined);
+      if (!result.ok) return { ok: false, detail: result.error.detail };
+      return { ok: true, status: result.status, body: result.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8') };
+    },
+  });
+  const retrieval = createRetrieval({ engine, browsers, memory, log, renderLimits: renderLimitsFromConfig(config), gate, robots: { reader: robots, cacheMs } });
   return {
     engine,
     browsers,
     retrieval,
+    gate,
+    robots,
     guard: engine.guard,
     async close() {
       await browsers.close();

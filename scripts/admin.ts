@@ -15,6 +15,7 @@ import { batchCollections } from '../core/batch/store';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
+import { hostsInBackoff } from '../core/politeness/paused';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
@@ -29,7 +30,8 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
                                                change the plan; --credits/--concurrency override its limits
   delete-account ACCOUNT                       delete an account (its keys stop working)
   usage ACCOUNT [--period YYYY-MM]             credits used in a month (this month by default)
-  jobs ACCOUNT [--limit N]                     the account's Batch jobs, newest first, with their latest run's progress`;
+  jobs ACCOUNT [--limit N]                     the account's Batch jobs, newest first, with their latest run's progress
+  hosts                                        hosts every job leaves alone for now (429/503 back-off), one line each`;
 
 class UsageError extends Error {}
 
@@ -170,6 +172,16 @@ async function run(accounts: Accounts, db: Db, command: string, positionals: str
       const limit = count(text('limit'), '--limit') ?? 20;
       if (limit < 1 || limit > 1_000) throw new UsageError('--limit must be 1 to 1000');
       return listJobs(db, id, limit);
+    }
+    case 'hosts': {
+      const now = Date.now();
+      const hosts = await hostsInBackoff(db, new Date(now));
+      return {
+        hosts_in_backoff: hosts.length,
+        ...Object.fromEntries(
+          hosts.map((host) => [host.host, `back-off until ${host.until.toISOString()} (${Math.ceil((host.until.getTime() - now) / 1000)} s left, ${host.level} in a row${host.status ? `, last ${host.status}` : ''})`]),
+        ),
+      };
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

@@ -1,13 +1,16 @@
 /**
  * How a crawl opens one page. The crawl bills each page as a Fetch request in `mode=auto`: the
  * fetcher asks `afford(credits)` before trying a configuration that costs that much in total, and
- * reports the credits of the configuration that returned the page. The plain fetcher below is the
- * first rung only (1 credit); `autoPageFetcher` runs the mode=auto ladder through the Fetch pipeline
- * (core/fetch/pipeline.ts, the one place a target is fetched for a caller), which is what workers use.
+ * reports the credits of the configuration that returned the page. `autoPageFetcher` runs the
+ * mode=auto ladder through the Fetch pipeline (core/fetch/pipeline.ts, the one place a target is
+ * fetched for a caller), whose retrieval passes the installation's host gate and, when asked, the
+ * site's robots.txt.
  */
-import type { FetchEngine } from '../../engine';
+import { retryAfterMs } from '../../engine';
 import type { Page } from '../../engine';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
+
+export { retryAfterMs };
 
 export interface PageFetchRequest {
   url: string;
@@ -16,6 +19,8 @@ export interface PageFetchRequest {
   afford(credits: number): Promise<boolean>;
   /** The crawl's account: its rendered pages may take turns on a browser context (engine/browser/pool.ts). */
   reuseKey?: string;
+  /** Ask the site's robots.txt first: a disallowed page is skipped, not fetched. */
+  respectRobots?: boolean;
 }
 
 export type PageFetch =
@@ -23,29 +28,11 @@ export type PageFetch =
       /** Credits of the configuration that returned the page. */
       credits: number;
     })
-  | { ok: false; vetoed: boolean; detail: string };
+  /** `robots`: robots.txt disallows the page; it was not fetched. */
+  | { ok: false; vetoed: boolean; detail: string; robots?: boolean };
 
 export interface PageFetcher {
   fetch(request: PageFetchRequest): Promise<PageFetch>;
-}
-
-export function plainPageFetcher(engine: FetchEngine): PageFetcher {
-  return {
-    async fetch({ url, signal, afford }) {
-      if (!(await afford(1))) return { ok: false, vetoed: true, detail: 'The account has no credits left for this page.' };
-      const result = await engine.fetch({ url }, signal);
-      if (!result.ok) return { ok: false, vetoed: false, detail: result.error.detail };
-      return {
-        ok: true,
-        status: result.status,
-        headers: result.headers,
-        body: result.body,
-        ...(result.contentType ? { contentType: result.contentType } : {}),
-        finalUrl: result.finalUrl,
-        credits: 1,
-      };
-    },
-  };
 }
 
 /**
@@ -56,18 +43,22 @@ export function plainPageFetcher(engine: FetchEngine): PageFetcher {
  */
 export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage'>): PageFetcher {
   return {
-    async fetch({ url, signal, afford, reuseKey }) {
+    async fetch({ url, signal, afford, reuseKey, respectRobots }) {
       const result = await pipeline.retrievePage(
         {
           url,
           mode: { kind: 'auto', needsBrowser: false },
           signal,
           ...(reuseKey !== undefined ? { reuseKey } : {}),
+          ...(respectRobots ? { respectRobots } : {}),
           acceptAsIs: (page) => retryAfterMs(page.status, page.headers) !== undefined,
         },
         afford,
       );
-      if (!result.ok) return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
+      if (!result.ok) {
+        if (result.error.kind === 'robots_disallowed') return { ok: false, vetoed: false, detail: result.error.detail, robots: true };
+        return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
+      }
       const { page, rung } = result;
       return {
         ok: true,
@@ -88,14 +79,4 @@ export function billingOf(status: number): { billable: boolean; failed: boolean 
   if (status < 400) return { billable: true, failed: false };
   if (status === 404 || status === 410) return { billable: true, failed: true };
   return { billable: false, failed: true };
-}
-
-/** `Retry-After` in milliseconds (seconds or an HTTP date), when the answer asks to come back later. */
-export function retryAfterMs(status: number, headers: Array<[string, string]>, now: number = Date.now()): number | undefined {
-  if (status !== 429 && status !== 503) return undefined;
-  const value = headers.find(([name]) => name.toLowerCase() === 'retry-after')?.[1]?.trim();
-  if (!value) return undefined;
-  if (/^\d{1,7}$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

@@ -10,17 +10,15 @@ import { CrawlRuntime } from './runtime';
 import { runSlice } from './slice';
 
 export type { PageFetcher, PageFetch, PageFetchRequest } from './fetcher';
-export { autoPageFetcher, plainPageFetcher } from './fetcher';
+export { autoPageFetcher } from './fetcher';
 
 export { CrawlRuntime } from './runtime';
 
-/** The worker's crawl machinery (fetcher, per-host politeness), shared by crawls and Extract's discovery. */
+/** The worker's crawl machinery (fetcher, limits, caches), shared by crawls and Extract's discovery. */
 export function createCrawlRuntime(deps: ActivityDeps): CrawlRuntime {
   return new CrawlRuntime({
     db: deps.db,
     fetcher: deps.pageFetcher,
-    hostConcurrency: deps.config.crawlHostConcurrency,
-    hostDelayMs: deps.config.crawlHostDelayMs,
     retryAfterMaxMs: deps.config.crawlRetryAfterMaxMs,
   });
 }

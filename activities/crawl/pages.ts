@@ -1,7 +1,8 @@
 /**
- * Fetching the pages of one slice: per-crawl and per-host limits, `Retry-After`, billing per page
- * through the slice's bill, the crawl's end checked before each page starts (a stop lets pages in
- * flight finish but starts no new one).
+ * Fetching the pages of one slice: the per-crawl limit (the per-host one is the installation's host
+ * gate, which every try passes inside the retrieval), robots.txt when the crawl respects it,
+ * `Retry-After`, billing per page through the slice's bill, the crawl's end checked before each page
+ * starts (a stop lets pages in flight finish but starts no new one).
  */
 import { decodeHtml, isHtml } from '../../engine';
 import { extractLinks, type PageLinks } from '../../core/crawls/links';
@@ -9,7 +10,6 @@ import type { SliceBill } from '../../core/crawls/charges';
 import type { ContentStatus } from '../../core/crawls/store';
 import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
 import type { Semaphore } from '../../core/semaphore';
-import type { HostGate } from './politeness';
 
 export interface WorkItem {
   url: string;
@@ -21,7 +21,7 @@ export interface WorkItem {
 }
 
 export interface PageOutcome {
-  /** `pending`: not fetched (the crawl ended first, or the account could not pay). */
+  /** `pending`: not fetched (the crawl ended first, or the account could not pay); `skipped`: robots.txt disallows it. */
   status: ContentStatus;
   credits: number;
   links?: PageLinks;
@@ -37,7 +37,6 @@ export interface PageOutcome {
 
 export interface PageRunner {
   fetcher: PageFetcher;
-  gate: HostGate;
   crawlLimit: Semaphore;
   retryAfterMaxMs: number;
   /** Whether the crawl has ended (checked before each page starts). */
@@ -45,51 +44,47 @@ export interface PageRunner {
   signal?: AbortSignal;
   /** The crawl's account (see `PageFetchRequest.reuseKey`). */
   reuseKey?: string;
+  /** Skip what the site's robots.txt disallows. */
+  respectRobots?: boolean;
   heartbeat(): void;
 }
 
 const MAX_RETRY_AFTER_TRIES = 2;
 
 export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
-  const host = new URL(item.url).host;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
     const leaveCrawl = await runner.crawlLimit.acquire();
     let reserved = 0;
     let outcome;
     try {
-      const leaveHost = await runner.gate.enter(host, runner.signal);
-      try {
-        outcome = await runner.fetcher.fetch({
-          url: item.url,
-          ...(runner.signal ? { signal: runner.signal } : {}),
-          ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
-          afford: async (credits) => {
-            if (credits <= reserved) return true;
-            const ok = await bill.need(credits - reserved);
-            if (ok) reserved = credits;
-            return ok;
-          },
-        });
-      } finally {
-        leaveHost();
-      }
+      outcome = await runner.fetcher.fetch({
+        url: item.url,
+        ...(runner.signal ? { signal: runner.signal } : {}),
+        ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
+        ...(runner.respectRobots ? { respectRobots: true } : {}),
+        afford: async (credits) => {
+          if (credits <= reserved) return true;
+          const ok = await bill.need(credits - reserved);
+          if (ok) reserved = credits;
+          return ok;
+        },
+      });
     } finally {
       leaveCrawl();
     }
     runner.heartbeat();
     if (!outcome.ok) {
       bill.giveBack(reserved);
+      if (outcome.robots) return { status: 'skipped', credits: 0, detail: outcome.detail };
       // A page the account cannot pay for is not fetched at all.
       return outcome.vetoed ? { status: 'pending', credits: 0, detail: outcome.detail, refused: true } : { status: 'failed', credits: 0, detail: outcome.detail };
     }
     const wait = retryAfterMs(outcome.status, outcome.headers);
-    if (wait !== undefined) {
-      runner.gate.pause(host, Math.min(wait, runner.retryAfterMaxMs));
-      if (wait <= runner.retryAfterMaxMs && attempt < MAX_RETRY_AFTER_TRIES) {
-        bill.giveBack(reserved);
-        continue;
-      }
+    // The host gate has paused the host for every job; the page is tried again after the pause.
+    if (wait !== undefined && wait <= runner.retryAfterMaxMs && attempt < MAX_RETRY_AFTER_TRIES) {
+      bill.giveBack(reserved);
+      continue;
     }
     const { billable, failed } = billingOf(outcome.status);
     const credits = billable ? outcome.credits : 0;

@@ -1,5 +1,6 @@
 /**
- * What the crawl activities of one worker share: the page fetcher, the per-host gate, each crawl's
+ * What the crawl activities of one worker share: the page fetcher (the host gate is the engine's,
+ * shared by the whole installation), each crawl's
  * page limit in this worker, a bounded cache of URLs known to be in each crawl's seen-set (a link in
  * it is a duplicate without asking the database) and a short-lived cache of whether a crawl ended.
  */
@@ -7,7 +8,6 @@ import type { Db } from 'mongodb';
 import { CrawlEnds } from '../../core/crawls/ends';
 import type { PageFetcher } from './fetcher';
 import { Semaphore } from '../../core/semaphore';
-import { HostGate } from './politeness';
 
 const ENDED_TTL_MS = 150;
 const SEEN_PER_CRAWL = 200_000;
@@ -16,14 +16,11 @@ const CRAWLS_CACHED = 32;
 export interface CrawlRuntimeOptions {
   db: Db;
   fetcher: PageFetcher;
-  hostConcurrency: number;
-  hostDelayMs: number;
   retryAfterMaxMs: number;
 }
 
 export class CrawlRuntime {
   readonly fetcher: PageFetcher;
-  readonly gate: HostGate;
   readonly retryAfterMaxMs: number;
   private readonly limits = new Map<string, { limit: Semaphore; users: number }>();
   private readonly seenSets = new Map<string, Set<string>>();
@@ -32,7 +29,6 @@ export class CrawlRuntime {
 
   constructor(options: CrawlRuntimeOptions) {
     this.fetcher = options.fetcher;
-    this.gate = new HostGate(options.hostConcurrency, options.hostDelayMs);
     this.retryAfterMaxMs = options.retryAfterMaxMs;
     this.ends = new CrawlEnds(options.db);
   }

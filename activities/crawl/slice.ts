@@ -20,7 +20,7 @@ import { crawlCollections, ids, outcomeMarks, type ContentDoc, type ContentStatu
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';
-import { interruption } from '../failures';
+import { activityFailure, interruption } from '../failures';
 import { TaskSignals } from '../task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
@@ -54,11 +54,11 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
     const crawl = deps.runtime.crawl(spec.crawlId, input.tuning.concurrency);
     const runner: PageRunner = {
       fetcher: deps.runtime.fetcher,
-      gate: deps.runtime.gate,
       crawlLimit: crawl.limit,
       retryAfterMaxMs: deps.runtime.retryAfterMaxMs,
       ended: () => deps.runtime.ended(spec.crawlId),
       reuseKey: spec.accountId,
+      ...(spec.respectRobots ? { respectRobots: true } : {}),
       heartbeat: () => context.heartbeat(),
     };
     try {
@@ -85,11 +85,12 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
 
     const claimed = await claimLinks(deps, input, items, outcomes, own);
     await writeFound(deps, spec.crawlId, k, attempt, claimed.found);
-    if (spec.outputFormat) await writeOutcomes(deps, input, items, outcomes);
+    // Pages robots.txt disallowed are recorded as skipped even when the crawl keeps no pages.
+    if (spec.outputFormat || outcomes.some((outcome) => outcome.status === 'skipped')) await writeOutcomes(deps, input, items, outcomes);
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
 
-    const fetched = outcomes.filter((outcome) => outcome.status !== 'pending').length;
+    const fetched = outcomes.filter((outcome) => outcome.status === 'fetched' || outcome.status === 'failed').length;
     const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;
     const seed = k === 0 ? seedVerdict(outcomes[0]) : undefined;
     return {
@@ -115,6 +116,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
 function seedVerdict(outcome: PageOutcome | undefined): SliceResult['seed'] {
   if (outcome?.status === 'fetched') return { ok: true };
   if (outcome?.status === 'pending') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
+  if (outcome?.status === 'skipped') return { ok: false, detail: `The start URL is not fetched: ${outcome.detail ?? 'robots.txt disallows it.'}` };
   return { ok: false, detail: outcome?.detail ? `The start URL could not be read: ${outcome.detail}` : 'The start URL could not be read.' };
 }
 
@@ -124,7 +126,7 @@ async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]
   for (const range of input.ranges) {
     for (let part = Math.floor(range.from / FOUND_PART); part * FOUND_PART < range.to; part++) {
       const doc = await found.findOne({ _id: ids.found(input.spec.crawlId, range.k, range.a, part) });
-      if (!doc) throw new Error(`found part ${part} of slice ${range.k} is missing`);
+      if (!doc) throw activityFailure('crawl_part_missing', `found part ${part} of slice ${range.k} is missing`);
       for (let index = Math.max(range.from, part * FOUND_PART); index < Math.min(range.to, (part + 1) * FOUND_PART); index++) {
         const url = doc.urls[index - part * FOUND_PART];
         const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;

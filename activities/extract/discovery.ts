@@ -1,6 +1,6 @@
 /**
  * Discovery: which kinds of page a domain has, without examples. Its URLs come from robots.txt's
- * sitemaps and from a bounded crawl from the home page with the crawl's own machinery (link
+ * sitemaps (the engine's robots.txt reader, whose rules the crawl also respects) and from a bounded crawl from the home page with the crawl's own machinery (link
  * extraction, URL normalisation and scope, politeness); the crawl takes every shape of link in turn,
  * so a few dozen pages reach every kind. The pages it fetched, and a few more of each group of URLs it
  * did not reach, are compared by structure (engine/extract/kinds.ts). With example URLs, each example
@@ -8,7 +8,7 @@
  */
 import { normalizeLink, scopeOf, type UrlScope } from '../../core/crawls/urls';
 import type { Discovery } from '../../core/extract/preparation';
-import { exampleKind, chromeOf, kindsOf, looksLikePage, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure } from '../../engine';
+import { exampleKind, chromeOf, kindsOf, looksLikePage, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure, type RobotsReader } from '../../engine';
 import { forEachLimited } from '../crawl/pages';
 import type { Opened, PreparationPages } from './pages';
 
@@ -43,7 +43,7 @@ function normalized(hrefs: Iterable<string>, base: string, scope: UrlScope): str
   return [...out];
 }
 
-export function discovery(pages: PreparationPages) {
+export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'rules'>) {
   /** The first origin of the domain that answers: https, then http; www. when the bare name does not. */
   async function home(domain: string): Promise<Extract<Opened, { ok: true }> | undefined> {
     for (const origin of [`https://${domain}`, `http://${domain}`, `https://www.${domain}`, `http://www.${domain}`]) {
@@ -54,8 +54,7 @@ export function discovery(pages: PreparationPages) {
   }
 
   async function sitemapUrls(origin: string): Promise<string[]> {
-    const robots = await pages.text(`${origin}/robots.txt`);
-    const queue = robots ? robotsSitemaps(robots) : [];
+    const queue = [...(await robots.rules(origin)).sitemaps];
     if (queue.length === 0) queue.push(`${origin}/sitemap.xml`);
     const found: string[] = [];
     for (let index = 0; index < queue.length && index < SITEMAP_FILES && found.length < SITEMAP_URLS; index++) {

@@ -28,7 +28,7 @@ const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
   const { domains, recipes, slots } = extractCollections(deps.db);
   const pages = preparationPages(deps.db, runtime);
-  const discover = discovery(pages);
+  const discover = discovery(pages, deps.robots);
 
   /** Snapshots of up to `limit` pages of the kind, in the attempt's order, a few at a time. */
   async function sample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number }> {

@@ -1,7 +1,7 @@
 /**
  * How a preparation opens pages: through the crawl's own machinery (activities/crawl): its page
- * runner in mode=auto, the worker's per-host politeness gate shared with crawls, `Retry-After`, and
- * its link extraction. Nothing is billed: preparation is at the service's expense. Each usable page
+ * runner in mode=auto, the installation's host gate shared with every job, robots.txt (a page it
+ * disallows is not opened), `Retry-After`, and its link extraction. Nothing is billed: preparation is at the service's expense. Each usable page
  * is kept as a content-addressed snapshot, so a retried or replayed step works from the same bytes.
  */
 import { createHash } from 'node:crypto';
@@ -58,8 +58,8 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
     const outcome = await fetchPage(
       {
         fetcher: runtime.fetcher,
-        gate: runtime.gate,
         crawlLimit: limit,
+        respectRobots: true,
         retryAfterMaxMs: runtime.retryAfterMaxMs,
         ended: async () => false,
         signal: context.cancellationSignal,
@@ -87,7 +87,7 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
     return { ok: true, page: { id, url: finalUrl, html, rendered }, structure: pageStructure(html, finalUrl), ...(outcome.links ? { links: outcome.links } : {}) };
   }
 
-  /** A text resource (robots.txt, a sitemap): read as is, not kept. */
+  /** A text resource (a sitemap): read as is, not kept. */
   async function text(url: string): Promise<string | undefined> {
     const page = await runtime.fetcher.fetch({ url, afford: async () => true });
     Context.current().heartbeat();

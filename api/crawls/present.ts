@@ -18,6 +18,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     exclude_patterns: doc.exclude_patterns,
     ...(doc.output_format ? { output_format: doc.output_format } : {}),
     ...(doc.main_content ? { main_content: true } : {}),
+    respect_robots: doc.respect_robots === true,
     discovery: ['links'],
     extract_calls: 0,
     coverage: { ...doc.coverage },
@@ -28,11 +29,13 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
 }
 
 export function presentResult(crawlId: string, outputFormat: boolean, item: ResultItem): Record<string, unknown> {
-  if (!outputFormat) return { url: item.url };
   const status = item.contentStatus ?? 'pending';
+  const skipped = status === 'skipped' ? { skip_reason: 'robots_txt' } : {};
+  if (!outputFormat) return status === 'skipped' ? { url: item.url, content_status: status, ...skipped } : { url: item.url };
   return {
     url: item.url,
     content_status: status,
+    ...skipped,
     ...(status === 'fetched' ? { content_url: `/v1/crawls/${crawlId}/contents/${contentIdOf(item)}` } : {}),
   };
 }

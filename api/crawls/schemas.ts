@@ -17,6 +17,11 @@ export const START_BODY: ObjectSchema = {
     exclude_patterns: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 2048 }, maxItems: 100, description: 'Drop URLs containing any of these texts.' },
     output_format: { type: 'string', enum: ['html', 'markdown'], description: '`html`: also keep each kept page, served as HTML; `markdown`: the same pages served as Markdown (contents and download).' },
     main_content: { type: 'boolean', description: 'Extension of this service: serve only each page’s main content (the article), as HTML or Markdown by `output_format`, which it requires. No extra credits.' },
+    respect_robots: {
+      type: 'boolean',
+      description:
+        'Extension of this service: skip what the site’s robots.txt disallows for this service’s user agent (default true). Skipped URLs are listed with `content_status: "skipped"` and `skip_reason: "robots_txt"`, never fetched, never billed; the site’s `Crawl-delay` paces every job at it.',
+    },
     discovery: {
       type: 'array',
       items: { type: 'string', enum: ['links'] },
@@ -67,7 +72,8 @@ const RESULT: JsonSchema = {
   required: ['url'],
   properties: {
     url: { type: 'string', format: 'uri' },
-    content_status: { type: 'string', enum: ['pending', 'fetched', 'failed'] },
+    content_status: { type: 'string', enum: ['pending', 'fetched', 'failed', 'skipped'] },
+    skip_reason: { type: 'string', enum: ['robots_txt'] },
     content_url: { type: 'string' },
   },
 };
@@ -92,6 +98,7 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
   exclude_patterns: { type: 'array', items: { type: 'string' } },
   output_format: { type: 'string', enum: ['html', 'markdown'] },
   main_content: { type: 'boolean' },
+  respect_robots: { type: 'boolean' },
   discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
   extract_calls: { type: 'integer' },
   coverage: {

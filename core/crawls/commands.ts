@@ -26,7 +26,7 @@ import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
 import { ids, newCrawlDocument, type CrawlEndDoc } from './store';
 import { checkStartUrl } from './urls';
-import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from './workflow-names';
+import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
 const DOWNLOAD_PAGE = 1000;
@@ -44,6 +44,8 @@ export interface StartBody {
   output_format?: 'html' | 'markdown';
   /** Serve only each page's main content (read-time shaping: the stored HTML stays whole). */
   main_content?: boolean;
+  /** Skip what the site's robots.txt disallows (default true). */
+  respect_robots?: boolean;
   /** `["links"]` only: accepted as the official clients send it. */
   discovery?: string[];
 }
@@ -119,6 +121,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         exclude_patterns: body.exclude_patterns ?? [],
         ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.main_content === true ? { main_content: true } : {}),
+        respect_robots: body.respect_robots !== false,
       });
     await startJob(
       { db: deps.db, client: temporal.client },

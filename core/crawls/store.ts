@@ -34,6 +34,8 @@ export interface CrawlDoc {
   output_format?: 'html' | 'markdown';
   /** Pages are served as their main content (shaped when read; the stored HTML is the whole page). */
   main_content?: boolean;
+  /** Pages robots.txt disallows are skipped (absent on crawls stored before the option: not respected). */
+  respect_robots?: boolean;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -51,7 +53,7 @@ export interface CrawlDoc {
 /** The request part of a crawl document; everything else starts zeroed. */
 export type CrawlRequestFields = Pick<
   CrawlDoc,
-  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format' | 'main_content'
+  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format' | 'main_content' | 'respect_robots'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */
@@ -166,17 +168,17 @@ export const ids = {
   charge: (crawlId: string, k: number): string => `${crawlId}|${k}`,
 };
 
-/** A kept page's fetch outcome, as readers and slices speak of it. */
-export type ContentStatus = 'pending' | 'fetched' | 'failed';
+/** A result's fetch outcome, as readers and slices speak of it (`skipped`: its site's robots.txt disallows it). */
+export type ContentStatus = 'pending' | 'fetched' | 'failed' | 'skipped';
 
-const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p' };
+const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p', skipped: 's' };
 
 /** The outcome documents' one-character marks (`s`), written and read only here. */
 export const outcomeMarks = {
   encode: (statuses: ReadonlyArray<ContentStatus | undefined>): string => Array.from({ length: statuses.length }, (_, index) => MARK_OF[statuses[index] ?? 'pending']).join(''),
   decode: (marks: string, position: number): ContentStatus => {
     const mark = marks[position];
-    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : 'pending';
+    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : mark === 's' ? 'skipped' : 'pending';
   },
 };
 

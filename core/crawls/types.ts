@@ -29,6 +29,8 @@ export interface CrawlSpec {
   include: string[];
   exclude: string[];
   outputFormat?: 'html' | 'markdown';
+  /** Skip (never fetch, never bill) what the site's robots.txt disallows. */
+  respectRobots?: boolean;
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */

@@ -41,6 +41,7 @@ export const FETCH_QUERY: ObjectSchema = {
         'as Markdown or plain text with response_type, else as HTML (an <article>); the whole page when no block stands out. ' +
         'With json_response, adds main_content {title, byline, date, content}. Not with response_type=pdf. No extra credits.',
     ),
+    respect_robots: bool('Extension of this service: fetch only what the site’s robots.txt allows (403 REQS009 otherwise, nothing charged). Default false: the caller named this URL.'),
     main_content_metadata: bool('Extension of this service: with main_content, the title, byline and date the page states first, as front matter (Markdown, plain text) or a <head> (HTML).'),
     screenshot: bool('Above-the-fold screenshot. Requires js_render.'),
     screenshot_fullpage: bool('Full-page screenshot. Requires js_render.'),
@@ -89,6 +90,8 @@ export interface FetchParams {
   /** Only the page's main content (our extension), with its metadata first when `mainContentMetadata`. */
   mainContent: boolean;
   mainContentMetadata: boolean;
+  /** Ask the site's robots.txt before fetching (our extension). */
+  respectRobots: boolean;
   outputs?: OutputKind[];
   /** Everything only a browser does (instructions, waits, screenshots, PDF, device, blocking). */
   browser: BrowserOptions;
@@ -183,6 +186,7 @@ export function parseFetchParams(query: Record<string, unknown>): FetchParams {
     responseType,
     mainContent,
     mainContentMetadata,
+    respectRobots: flag('respect_robots'),
     outputs,
     browser: { ...value, ...(jsonResponse ? { captureXhr: true } : {}) },
     needsBrowser,

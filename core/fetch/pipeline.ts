@@ -96,6 +96,8 @@ export interface RetrievePageRequest {
   browser?: FetchParams['browser'];
   signal?: AbortSignal;
   reuseKey?: string;
+  /** Ask the site's robots.txt first: a disallowed URL fails with `robots_disallowed`, nothing fetched. */
+  respectRobots?: boolean;
   /** An answer to return as it is, without escalating (a crawl's `Retry-After`). */
   acceptAsIs?: (page: Page) => boolean;
 }
@@ -138,6 +140,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             browser: params.browser,
             signal: job.signal,
             reuseKey: job.reuseKey,
+            ...(params.respectRobots ? { respectRobots: true } : {}),
           },
           (credits) => billing.afford(credits),
         );

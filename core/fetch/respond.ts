@@ -63,7 +63,7 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
       headers: Object.fromEntries(foldHeaders(page.headers)),
       xhr: page.xhr ?? [],
       ...(page.instructionsReport ? { js_instructions_report: page.instructionsReport } : {}),
-      ...(page.settledBy ? { settled_by: page.settledBy } : {}),
+      ...(page.settledBy ? { settled_by: page.settledBy, settle_ms: page.settleMs } : {}),
       ...(page.screenshot ? { screenshot: page.screenshot.data.toString('base64') } : {}),
       ...(main ? { main_content: { ...main.metadata, content: renderMainContent(main, mainFormat) } } : {}),
     });

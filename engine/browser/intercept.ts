@@ -15,7 +15,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
 import type { BlockableType, GuardVerdict, RefusedRequest, RequestGuard } from './types';
-import { QUIET_PROBE } from './quiet';
+import { pendingProbe } from './pending-probe';
 import { gateWebSockets, type WebSocketAsk } from './websocket-gate';
 
 export interface InterceptOptions {
@@ -72,7 +72,8 @@ export interface RequestGate {
 }
 
 /** Pauses every request of `page` (WebSockets included) until `start` gives the rules to apply. */
-export async function installGate(page: Page): Promise<RequestGate> {
+/** `settleHorizonMs`: timers due later than this after load never hold the page (the settle cap). */
+export async function installGate(page: Page, settleHorizonMs = 3_000): Promise<RequestGate> {
   const session = await page.context().newCDPSession(page);
   let handle: ((event: Protocol.Fetch.requestPausedPayload) => Promise<void>) | undefined;
   let decideSocket: ((ask: WebSocketAsk) => Promise<void>) | undefined;
@@ -90,8 +91,8 @@ export async function installGate(page: Page): Promise<RequestGate> {
   session.on('Fetch.requestPaused', (event) => (handle ? onPaused(event) : heldRequests.push(event)));
   await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
   await gateWebSockets(session, page, (ask) => (decideSocket ? onSocket(ask) : heldSockets.push(ask)));
-  // What the settle rule after load reads (quiet.ts), in place before the page's own scripts.
-  await page.addInitScript(QUIET_PROBE);
+  // What the settle rule after load asks (quiet.ts), in place before the page's own scripts.
+  await page.addInitScript(pendingProbe(settleHorizonMs));
 
   return {
     session,

@@ -1,5 +1,6 @@
 /**
- * The browser pool of one process (the API and the worker each own one).
+ * The browser pool of one process (the API and the worker each own one; with `share`, the first of them
+ * to render hosts the machine's browser and the other's renders come to its pool: share.ts).
  *
  *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES) ──▶ current browser (launched lazily)
  *            ──▶ new context (proxy, viewport, device) or the spare made ahead with the same options
@@ -37,6 +38,7 @@ import { Slots } from './slots';
 import { SpareContext } from './spare';
 import { stopWith } from './types';
 import { WaitingContexts } from './waiting';
+import { RenderShare, type ShareOptions } from './share';
 
 export interface BrowserInfo {
   id: string;
@@ -68,6 +70,8 @@ export interface BrowserPoolOptions {
   spareLifeMs?: number;
   log?: Logger;
   hooks?: PoolHooks;
+  /** One browser for the processes of the service on this machine (share.ts); unset: this pool's own. */
+  share?: ShareOptions;
 }
 
 export interface PageLease<P = undefined> {
@@ -119,7 +123,7 @@ interface Managed {
 }
 
 export function browserPoolOptionsFromConfig(
-  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs'>,
+  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'dataDir'>,
   log?: Logger,
 ): BrowserPoolOptions {
   return {
@@ -129,6 +133,7 @@ export function browserPoolOptionsFromConfig(
     idleCloseMs: config.browserIdleCloseMs,
     hostOverrides: config.hostOverrides,
     log,
+    ...(config.browserShare ? { share: { dataDir: config.dataDir, log } } : {}),
   };
 }
 
@@ -151,7 +156,11 @@ export class BrowserPool {
   private working = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
+  /** Set when the pool is shared with the service's other processes: renders go through it (render.ts). */
+  readonly share: RenderShare | undefined;
+
   constructor(private readonly options: BrowserPoolOptions) {
+    this.share = options.share ? new RenderShare(options.share) : undefined;
     this.slots = new Slots(options.maxPages);
     this.spare = new SpareContext(options.spareLifeMs ?? SPARE_LIFE_MS, (closing) => this.track(closing));
   }
@@ -287,6 +296,8 @@ export class BrowserPool {
    * makes sure none of their processes is left. Idempotent.
    */
   async close(graceMs = 5_000): Promise<void> {
+    // Other processes' renders stop coming here (theirs in flight are cancelled; they take over).
+    await this.share?.close();
     this.closed = true;
     clearTimeout(this.idleTimer);
     this.slots.close();

@@ -1,64 +1,51 @@
 /**
- * After the document loaded, what scripts still add: the page is taken once it has been quiet for a
- * short window, or when the cap after load is reached. Quiet means, together:
- * - no DOM change in the main frame (nodes added or removed, text changed; attribute and style changes
- *   are not content, so CSS and script animations do not count);
- * - no short one-shot timer pending (a `setTimeout` of at most TIMER_HORIZON_MS set by the page, not
- *   from inside another timer: content shown "in a moment" is waited for, polling loops are not);
- * - no request in flight of the kinds that feed content (document, script, stylesheet, fetch, XHR),
- *   leaving out requests pending longer than LONG_REQUEST_MS (long polls) and addresses requested again
- *   and again (beacon and polling loops). Blocked requests end at once and so never count.
- * `settledBy` says which ended the wait: `quiet`, or `cap` for pages that never were.
+ * After the document loaded, what the page's own work still adds: the page is taken as soon as nothing
+ * that can add content is pending and the DOM has been still for a short window, or at the cap after
+ * load. Pending, together:
+ * - in the page (pending-probe.ts, an init script): timers due within the cap, short intervals' first
+ *   runs, animation-frame chains that change the DOM; the still window restarts at each DOM change of
+ *   the main frame made by counted work, the parser or a network callback;
+ * - on the protocol (here): requests in flight of the kinds that feed content (document, script, fetch,
+ *   XHR), leaving out requests pending longer than LONG_REQUEST_MS (long polls) and addresses requested
+ *   again and again (beacon and polling loops). Blocked requests end at once and so never count.
+ * A page with nothing pending at load is taken at load. `wait` is a least time after load that the
+ * settle counts toward, not a wait added after it. `settledBy` says what ended it: `idle`, or `cap`.
  */
-import type { Page, Request } from 'playwright-core';
+import type { CDPSession, Page, Request } from 'playwright-core';
+import { PROBE_GLOBAL } from './pending-probe';
 
-export type SettledBy = 'quiet' | 'cap';
+export type SettledBy = 'idle' | 'cap';
 
-const TIMER_HORIZON_MS = 2_000;
-const LONG_REQUEST_MS = 1_000;
+/** Content that arrives within 1.5 s of load is waited for; a request pending longer is a long poll. */
+const LONG_REQUEST_MS = 1_500;
 /** An address requested this often during one render is a loop, not content on its way. */
 const RECURRING = 3;
-const POLL_MS = 50;
-const CONTENT_KINDS = new Set(['document', 'script', 'stylesheet', 'fetch', 'xhr']);
+const CONTENT_KINDS = new Set(['document', 'script', 'fetch', 'xhr']);
+/** While the document is being replaced the probe cannot answer: looked at again after this. */
+const RETRY_MS = 20;
 
-/** Installed in every page before its scripts run (an init script): DOM changes and short timers of the top frame. */
-export const QUIET_PROBE = `(() => {
-  if (window !== window.top || Object.prototype.hasOwnProperty.call(window, '__fetchplaneQuiet')) return;
-  const nativeSet = window.setTimeout, nativeClear = window.clearTimeout, now = () => performance.now();
-  const pending = new Set();
-  let inTimer = 0;
-  const state = { last: now(), pending: () => pending.size };
-  Object.defineProperty(window, '__fetchplaneQuiet', { value: state });
-  window.setTimeout = function setTimeout(handler, delay, ...args) {
-    if (typeof handler !== 'function') return nativeSet.call(window, handler, delay, ...args);
-    const tracked = inTimer === 0 && (Number(delay) || 0) <= ${TIMER_HORIZON_MS};
-    const id = nativeSet.call(window, function () {
-      pending.delete(id);
-      inTimer++;
-      try { return handler.apply(this, args); } finally { inTimer--; if (tracked) state.last = now(); }
-    }, delay);
-    if (tracked) pending.add(id);
-    return id;
-  };
-  window.clearTimeout = function clearTimeout(id) { pending.delete(id); return nativeClear.call(window, id); };
-  new MutationObserver(() => { state.last = now(); }).observe(document, { childList: true, subtree: true, characterData: true });
-})();`;
-
-const READ_PROBE = `(() => {
-  const state = window.__fetchplaneQuiet;
-  return state ? { since: performance.now() - state.last, timers: state.pending() } : { since: Number.MAX_SAFE_INTEGER, timers: 0 };
-})()`;
-
-export interface QuietOptions {
-  /** How long the page must stay quiet. */
-  quietMs: number;
-  /** Longest wait after load. */
+export interface SettleOptions {
+  /** How long the DOM must have been still (and the network quiet) with nothing pending. */
+  stillMs: number;
+  /** Longest wait after load (past `minMs`). */
   capMs: number;
+  /** Least time after load before the page is taken (`wait`). */
+  minMs?: number;
+  /** True once the render ended under the settle (deadline, cancel): it stops at once. */
+  stopped?: () => boolean;
+}
+
+export interface Settled {
+  by: SettledBy;
+  /** Milliseconds from load to the page being taken. */
+  ms: number;
 }
 
 export interface NetworkWatch {
-  /** Requests that still count, and the time of the last one that started or ended. */
-  busy(now: number): { inFlight: number; lastActivity: number };
+  /** Requests that still count, the age of the oldest of them, and the time of the last one that started or ended. */
+  busy(now: number): { inFlight: number; oldest: number; lastActivity: number };
+  /** Resolves when the counted requests may have changed (one ended), or after `ms`. */
+  change(ms: number): Promise<void>;
   dispose(): void;
 }
 
@@ -66,7 +53,8 @@ export interface NetworkWatch {
 export function watchNetwork(page: Page): NetworkWatch {
   const started = new Map<Request, number>();
   const seen = new Map<string, number>();
-  let lastActivity = performance.now();
+  const wakers = new Set<() => void>();
+  let lastActivity = -Infinity;
   const isTop = (request: Request) => request.isNavigationRequest() && request.frame() === page.mainFrame();
   const onRequest = (request: Request): void => {
     if (!CONTENT_KINDS.has(request.resourceType()) || isTop(request)) return;
@@ -78,7 +66,9 @@ export function watchNetwork(page: Page): NetworkWatch {
     lastActivity = performance.now();
   };
   const onEnd = (request: Request): void => {
-    if (started.delete(request)) lastActivity = performance.now();
+    if (!started.delete(request)) return;
+    lastActivity = performance.now();
+    for (const wake of wakers) wake();
   };
   page.on('request', onRequest);
   page.on('requestfinished', onEnd);
@@ -86,29 +76,83 @@ export function watchNetwork(page: Page): NetworkWatch {
   return {
     busy(now) {
       let inFlight = 0;
-      for (const at of started.values()) if (now - at < LONG_REQUEST_MS) inFlight++;
-      return { inFlight, lastActivity };
+      let oldest = 0;
+      for (const at of started.values()) {
+        if (now - at >= LONG_REQUEST_MS) continue;
+        inFlight++;
+        oldest = Math.max(oldest, now - at);
+      }
+      return { inFlight, oldest, lastActivity };
+    },
+    change(ms) {
+      return new Promise((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          wakers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.max(1, ms));
+        wakers.add(wake);
+      });
     },
     dispose() {
       page.off('request', onRequest);
       page.off('requestfinished', onEnd);
       page.off('requestfailed', onEnd);
+      for (const wake of wakers) wake();
     },
   };
 }
 
-/** Waits until the page is quiet or the cap is reached. */
-export async function waitQuiet(page: Page, network: NetworkWatch, options: QuietOptions): Promise<SettledBy> {
+interface ProbeAnswer {
+  idle: boolean;
+  pending: number;
+  since: number;
+}
+
+/** Asks the page's probe to answer once it is idle and still, or after `maxMs`; undefined while no document answers. */
+async function askPage(session: CDPSession, stillMs: number, maxMs: number): Promise<ProbeAnswer | undefined> {
+  const expression = `(() => { const probe = window.${PROBE_GLOBAL}; return probe ? probe.wait(${stillMs}, ${Math.max(0, Math.round(maxMs))}) : { idle: true, pending: 0, since: 1e9 }; })()`;
+  try {
+    const { result, exceptionDetails } = await session.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
+    return exceptionDetails ? undefined : (result.value as ProbeAnswer);
+  } catch {
+    return undefined;
+  }
+}
+
+const SLICE_MS = 50;
+
+/** Sleeps `ms`, in slices, ending early once `stopped()` says the render is over. */
+async function pause(ms: number, stopped: () => boolean): Promise<void> {
+  for (let end = performance.now() + ms, left = ms; left > 0 && !stopped(); left = end - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(SLICE_MS, left))));
+  }
+}
+
+/**
+ * Waits, from load, until nothing that can add content is pending, the DOM and the network have been
+ * still for `stillMs` and `minMs` has passed, or until the cap.
+ */
+export async function settle(session: CDPSession, network: NetworkWatch, options: SettleOptions): Promise<Settled> {
   const start = performance.now();
+  const least = start + (options.minMs ?? 0);
+  const end = Math.max(least, start + options.capMs);
+  const done = (by: SettledBy): Settled => ({ by, ms: Math.round(performance.now() - start) });
+  const stopped = options.stopped ?? (() => false);
   for (;;) {
+    const left = end - performance.now();
+    if (left <= 0 || stopped()) return done('cap');
+    const page = await askPage(session, options.stillMs, left);
     const now = performance.now();
-    const probe = await page
-      .evaluate<{ since: number; timers: number }>(READ_PROBE)
-      // A document being replaced answers nothing: that is activity.
-      .catch(() => ({ since: 0, timers: 1 }));
-    const { inFlight, lastActivity } = network.busy(now);
-    if (probe.since >= options.quietMs && probe.timers === 0 && inFlight === 0 && now - lastActivity >= options.quietMs) return 'quiet';
-    if (now - start >= options.capMs) return 'cap';
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, options.capMs - (now - start)))));
+    const net = network.busy(now);
+    const netStill = now - net.lastActivity;
+    if (page?.idle && net.inFlight === 0 && netStill >= options.stillMs && now >= least) return done('idle');
+    if (now >= end) return done('cap');
+    if (!page) await pause(Math.min(RETRY_MS, end - now), stopped);
+    else if (net.inFlight > 0) await network.change(Math.min(end - now, LONG_REQUEST_MS - net.oldest));
+    else if (netStill < options.stillMs) await pause(Math.min(options.stillMs - netStill, end - now), stopped);
+    else if (page.idle) await pause(Math.min(least - now, end - now), stopped);
+    // Not idle in the page: the next question waits in the page for it.
   }
 }

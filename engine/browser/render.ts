@@ -11,7 +11,7 @@
  * or the caller's signal aborts, the context is closed under the page and the render ends as
  * `timeout`/`aborted`. Failures come back as values (`RenderFailure`), never as thrown errors.
  */
-import type { Browser, BrowserContextOptions, CDPSession } from 'playwright-core';
+import type { Browser, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
 import type { Config } from '../../core/config';
 import type { Logger } from '../../core/log';
 import { renderPdf, takeScreenshot } from './capture';
@@ -20,7 +20,7 @@ import { installGate, type RequestGate } from './intercept';
 import { blockedTypes } from './blocking';
 import type { BrowserPool, PageLease } from './pool';
 import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
-import { watchNetwork, waitQuiet, type NetworkWatch } from './quiet';
+import { settle, watchNetwork, type NetworkWatch, type Settled } from './quiet';
 import { trackNavigations, type NavigationTracker } from './settle';
 import { recordXhr, type XhrRecorder } from './xhr';
 
@@ -30,7 +30,10 @@ export interface RenderLimits {
   actionTimeoutMs: number;
   /** How long, after DOMContentLoaded, the load event is awaited before the page is taken as it is. */
   loadGraceMs: number;
-  /** After load: the quiet window that ends the wait for what scripts add, and the longest wait (quiet.ts). */
+  /**
+   * After load: how long the DOM and the network must have been still, with nothing pending, for the
+   * page to be taken (0: taken at load), and the longest wait (quiet.ts).
+   */
   quietMs: number;
   settleCapMs: number;
   xhrBodyLimit: number;
@@ -45,7 +48,7 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
   instructionsBudgetMs: 20_000,
   actionTimeoutMs: ACTION_TIMEOUT_MS,
   loadGraceMs: 15_000,
-  quietMs: 250,
+  quietMs: 20,
   settleCapMs: 3_000,
   xhrBodyLimit: 256 * 1024,
   xhrMaxEntries: 200,
@@ -81,6 +84,12 @@ const DEVICES = {
 } as const;
 
 export async function render(request: RenderRequest, deps: RenderDeps): Promise<RenderResult> {
+  // One browser per machine: rendered here when this process hosts it, else by the process that does.
+  const share = deps.pool.share;
+  return share ? share.render(request, (local) => renderHere(local, deps)) : renderHere(request, deps);
+}
+
+async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<RenderResult> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...deps.limits };
   let url: URL;
   try {
@@ -94,7 +103,7 @@ export async function render(request: RenderRequest, deps: RenderDeps): Promise<
   try {
     const pageRequest = {
       context: (browser: Browser) => contextOptions(request, browser),
-      prepare: installGate,
+      prepare: gateFor(limits.settleCapMs),
       warmable: isDefaultConfiguration(request),
       deadline,
       signal: request.signal,
@@ -122,6 +131,11 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
   request.signal?.addEventListener('abort', onAbort, { once: true });
   // Cancelled while waiting for a slot or a browser launch: the listener above came too late.
   if (request.signal?.aborted) end('aborted');
+  let crashed = false;
+  const onCrash = (): void => {
+    crashed = true;
+  };
+  page.on('crash', onCrash);
   let navigations: NavigationTracker | undefined;
   let network: NetworkWatch | undefined;
   let xhr: XhrRecorder | undefined;
@@ -151,21 +165,12 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       throw navigationError(error, url);
     });
     await navigations.settle(left(), limits.loadGraceMs);
-    // What scripts add after load: taken once the page is quiet, within the cap (quiet.ts).
-    const settledBy = await waitQuiet(page, network, { quietMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()) });
-    if (request.waitFor) {
-      const selector = request.waitFor;
-      const waitMs = Math.min(limits.waitForMs, left());
-      await page
-        .locator(selector)
-        .first()
-        .waitFor({ state: 'attached', timeout: waitMs })
-        .catch(() => {
-          if (ended) return;
-          throw stopWith('selector_not_found', `No element matched the wait_for selector "${selector.slice(0, 200)}" within ${waitMs} ms.`, { parameter: 'wait_for' });
-        });
-    }
-    if (request.wait) await page.waitForTimeout(Math.min(request.wait, left()));
+    // What scripts add after load: taken once nothing that can add content is pending (quiet.ts). `wait`
+    // and `wait_for` count toward it: the page is taken when all of them are met.
+    // A closed page, a dead browser or a crashed renderer answers nothing more: the settle stops at once.
+    const gone = (): boolean => crashed || page.isClosed() || !lease.browserAlive();
+    const settled = await settleAfterLoad(lease.prepared.session, page, network, request, limits, left, () => ended !== undefined || gone());
+    if (gone() && !ended) throw new Error('the page crashed or its browser closed while settling');
     // A wait cut short by the deadline must not end as a success when the deadline's own timer runs late.
     if (Date.now() >= deadline) throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
     const instructionsReport = request.instructions?.length
@@ -194,7 +199,8 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       ...(pdf ? { pdf } : {}),
       refused: interception.refused,
       blockedCount: interception.blockedCount,
-      settledBy,
+      settledBy: settled.by,
+      settleMs: settled.ms,
     };
   } catch (error) {
     if (ended === 'timeout') throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
@@ -204,11 +210,61 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     throw error;
   } finally {
     clearTimeout(timer);
+    page.off('crash', onCrash);
     request.signal?.removeEventListener('abort', onAbort);
     navigations?.dispose();
     network?.dispose();
     xhr?.dispose();
   }
+}
+
+/**
+ * The settle after load with the request's `wait` (a least time after load) and `wait_for` (a selector
+ * waited for at the same time). When the selector comes after the page was idle, what came with it
+ * is settled again.
+ */
+async function settleAfterLoad(
+  session: CDPSession,
+  page: Page,
+  network: NetworkWatch,
+  request: RenderRequest,
+  limits: RenderLimits,
+  left: () => number,
+  stopped: () => boolean,
+): Promise<Settled> {
+  const started = performance.now();
+  const wait = Math.min(request.wait ?? 0, left());
+  const options = { stillMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()), minMs: wait, stopped };
+  // RENDER_QUIET_MS 0: the page is taken at load (after `wait`), nothing pending is looked for.
+  const idle = limits.quietMs > 0 ? settle(session, network, options) : page.waitForTimeout(wait).then((): Settled => ({ by: 'idle', ms: wait }));
+  if (!request.waitFor) return idle;
+  const selector = request.waitFor;
+  const waitMs = Math.min(limits.waitForMs, left());
+  let found = 0;
+  const appeared = page
+    .locator(selector)
+    .first()
+    .waitFor({ state: 'attached', timeout: waitMs })
+    .then(() => (found = performance.now()))
+    .catch(() => {
+      if (stopped()) return;
+      throw stopWith('selector_not_found', `No element matched the wait_for selector "${selector.slice(0, 200)}" within ${waitMs} ms.`, { parameter: 'wait_for' });
+    });
+  const [first] = await Promise.all([idle, appeared]);
+  if (found === 0 || found - started <= first.ms || limits.quietMs === 0) return first;
+  const again = await settle(session, network, { stillMs: limits.quietMs, capMs: Math.min(limits.settleCapMs, left()), stopped });
+  return { by: again.by, ms: Math.round(performance.now() - started) };
+}
+
+/** One set-up function per settle cap: the pool serves a context made ahead only to the same set-up (spare.ts). */
+const gates = new Map<number, (page: Page) => Promise<RequestGate>>();
+function gateFor(settleCapMs: number): (page: Page) => Promise<RequestGate> {
+  let gate = gates.get(settleCapMs);
+  if (!gate) {
+    gate = (page) => installGate(page, settleCapMs);
+    gates.set(settleCapMs, gate);
+  }
+  return gate;
 }
 
 /** More origins than this in one render: its context is closed rather than cleared origin by origin. */

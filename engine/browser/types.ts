@@ -64,7 +64,7 @@ export interface RenderRequest {
   device?: Device;
   windowWidth?: number;
   windowHeight?: number;
-  /** Milliseconds to wait after load (and after `waitFor`). */
+  /** Least milliseconds after load before the page is taken; the settle after load counts toward it. */
   wait?: number;
   /** CSS selector that must appear before the page is taken. */
   waitFor?: string;
@@ -132,8 +132,10 @@ export interface RenderSuccess {
   refused: RefusedRequest[];
   /** Requests not made because of `block_resources`. */
   blockedCount: number;
-  /** What ended the wait after load: the page went quiet, or the cap was reached. */
-  settledBy: 'quiet' | 'cap';
+  /** What ended the wait after load: nothing that can add content was pending any more, or the cap. */
+  settledBy: 'idle' | 'cap';
+  /** Milliseconds from load to the page being taken (`wait` included). */
+  settleMs: number;
 }
 
 export type RenderErrorKind =

@@ -57,13 +57,6 @@ export function shapeBalanced(urls: readonly string[], limit: number, seed: stri
   return out;
 }
 
-/** `Sitemap:` lines of a robots.txt. */
-export const robotsSitemaps = (robots: string): string[] =>
-  robots
-    .split(/\r?\n/)
-    .map((line) => /^\s*sitemap\s*:\s*(\S+)/i.exec(line)?.[1])
-    .filter((value): value is string => value !== undefined);
-
 /** `<loc>` entries of a sitemap or sitemap index. */
 export const sitemapLocations = (xml: string): string[] =>
   [...xml.matchAll(/<loc>\s*([^<\s]+)\s*<\/loc>/gi)].map((match) => match[1]!.replace(/&amp;/g, '&'));

@@ -1,5 +1,5 @@
 /** Extract's engine: learning a recipe from sample pages, verifying it, and interpreting it per request. */
-export { looksLikePage, registrableDomainOf, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations } from './discover';
+export { looksLikePage, registrableDomainOf, sampleOrder, shapeBalanced, shapeOf, sitemapLocations } from './discover';
 export { belongs, chromeOf, exampleKind, kindsOf, pageStructure, type Kind, type PageStructure } from './kinds';
 export { extractEnvelope } from './envelope';
 export { induceRole, type Induction, type SamplePage } from './induce';

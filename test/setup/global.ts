@@ -35,6 +35,10 @@ export async function mochaGlobalSetup(): Promise<void> {
       LOG_LEVEL: 'info',
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
       HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...EXTRACT_HOSTS.map((host) => `${host}=${sitesAddress}`)].join(','),
+      // Suites drive one fixture host hard on purpose (Batch scale, chaos): more at once than the default.
+      HOST_CONCURRENCY: '64',
+      // One fixture host with a budget of its own: 10 request starts a second, 4 at once (test/politeness).
+      HOST_BUDGETS: `paced.${FIXTURE_DOMAIN}=10/4`,
       SHUTDOWN_TIMEOUT_MS: '5000',
       WAIT_FOR_TIMEOUT_MS: '2000',
       WEBHOOK_CA_FILE: webhookCa,

@@ -1,0 +1,77 @@
+/**
+ * Turns at one host inside one process: at most `limit` requests hold a turn at once, and when they
+ * are all taken the next turn goes to the accounts waiting in rotation, so an account with a hundred
+ * pages queued and one with a single page alternate instead of the first taking them all.
+ */
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class FairTurns {
+  private active = 0;
+  /** Waiters per account, in the order accounts first waited. */
+  private readonly queues = new Map<string, Waiter[]>();
+
+  constructor(private limit: number) {}
+
+  get idle(): boolean {
+    return this.active === 0 && this.queues.size === 0;
+  }
+
+  setLimit(limit: number): void {
+    this.limit = limit;
+    this.wake();
+  }
+
+  /** Waits for a turn; the returned function gives it back (once). */
+  async take(account: string, signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) throw new Error('aborted');
+    if (this.active < this.limit && this.queues.size === 0) {
+      this.active++;
+      return this.release();
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      const queue = this.queues.get(account) ?? [];
+      queue.push(waiter);
+      this.queues.set(account, queue);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const list = this.queues.get(account);
+          const index = list?.indexOf(waiter) ?? -1;
+          if (list && index >= 0) {
+            list.splice(index, 1);
+            if (list.length === 0) this.queues.delete(account);
+            reject(new Error('aborted'));
+          }
+        },
+        { once: true },
+      );
+    });
+    return this.release();
+  }
+
+  private release(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active--;
+      this.wake();
+    };
+  }
+
+  private wake(): void {
+    while (this.active < this.limit && this.queues.size > 0) {
+      const [account, queue] = this.queues.entries().next().value as [string, Waiter[]];
+      const waiter = queue.shift()!;
+      // The account goes to the back of the rotation.
+      this.queues.delete(account);
+      if (queue.length > 0) this.queues.set(account, queue);
+      this.active++;
+      waiter.resolve();
+    }
+  }
+}

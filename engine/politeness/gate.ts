@@ -1,0 +1,297 @@
+/**
+ * One host gate for the whole installation. Every request to a target (a Fetch, a Batch task, a crawl
+ * page, a preparation's page, a robots.txt) passes it, in whichever process it runs:
+ *
+ *   turn in this process (FairTurns: the host's concurrency, accounts in rotation)
+ *   └─ governed host? (a rate, a Crawl-delay or a back-off in force)
+ *        ├─ wait out the back-off (host_state, read at most every second)
+ *        ├─ take one of the host's leases (host_leases: its concurrency across processes)
+ *        └─ take the next free start slot (host_slots, insert-only, unique per interval); woken
+ *           too late for it, take another rather than crowd the next one
+ *   fetch; then `done(answer)`: a 429/503 pauses the host for everyone (Retry-After, doubling on each
+ *   in a row, at most HOST_BACKOFF_MAX_MS); a good answer after a pause steps the back-off down.
+ *
+ * A host with none of the three costs no database call: the common case of many hosts stays as fast
+ * as before. Why the store rather than a workflow per busy host: a slot is one insert (about a
+ * millisecond on the local FerretDB), where a Temporal update is a round trip through the history
+ * service (tens of milliseconds) and grows the host's history with every request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { isDuplicateKey } from '../../core/db';
+import { politenessCollections, stateIds, type HostStateDoc, type PolitenessCollections } from '../../core/politeness/store';
+import { FairTurns } from './fair';
+import { GateKeys, type BudgetRules, type GateKey } from './keys';
+import { retryAfterMs } from './retry-after';
+
+export interface HostGateOptions extends BudgetRules {
+  backoffMaxMs: number;
+  now?: () => number;
+}
+
+/** How the request went, for the gate's back-off. */
+export interface GateAnswer {
+  status: number;
+  headers: ReadonlyArray<readonly [string, string]>;
+}
+
+export interface GateTicket {
+  done(answer?: GateAnswer): void;
+}
+
+interface Policy {
+  readAt: number;
+  backoffUntil: number;
+  level: number;
+  delayMs: number;
+}
+
+const POLICY_FRESH_MS = 1_000;
+const LEASE_MS = 60_000;
+const SLOT_KEEP_MS = 60_000;
+const SWEEP_EVERY_MS = 30_000;
+/** Longest Crawl-delay honoured: a site asking for more still gets a request a minute. */
+const CRAWL_DELAY_MAX_MS = 60_000;
+const BACKOFF_BASE_MS = 1_000;
+const LEASE_POLL_MS = 25;
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error('aborted'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export class HostGate {
+  private readonly keys: GateKeys;
+  private readonly collections: PolitenessCollections;
+  private readonly now: () => number;
+  private readonly turns = new Map<string, FairTurns>();
+  private readonly policies = new Map<string, Policy>();
+  private readonly reading = new Map<string, Promise<Policy>>();
+  /** Last slot this process took per host and interval: where to look first. */
+  private readonly lastSlot = new Map<string, number>();
+  private lastSweep = 0;
+  /** Back-offs this process started (metrics). */
+  backoffsStarted = 0;
+
+  constructor(
+    db: Db,
+    private readonly options: HostGateOptions,
+  ) {
+    this.keys = new GateKeys(options);
+    this.collections = politenessCollections(db);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Waits for the host's turn for `account`; call `done` with the answer (or without, on failure). */
+  async enter(url: string, account: string, signal?: AbortSignal): Promise<GateTicket> {
+    const releases: Array<() => void> = [];
+    const keys = this.keys.of(new URL(url));
+    try {
+      for (const key of keys) releases.push(await this.enterKey(key, account, signal));
+    } catch (error) {
+      for (const release of releases.reverse()) release();
+      throw error;
+    }
+    const hostKey = keys[0]!;
+    let finished = false;
+    return {
+      done: (answer) => {
+        if (finished) return;
+        finished = true;
+        for (const release of releases.reverse()) release();
+        if (answer) void this.observe(hostKey.key, answer).catch(() => undefined);
+      },
+    };
+  }
+
+  /** A robots.txt's Crawl-delay for the host of `url`, shared with every process. */
+  async crawlDelay(url: string, ms: number | undefined, validMs: number): Promise<void> {
+    const host = new URL(url).host.toLowerCase();
+    const wanted = Math.min(ms ?? 0, CRAWL_DELAY_MAX_MS);
+    const policy = await this.policy(host);
+    if (policy.delayMs === wanted) return;
+    policy.delayMs = wanted;
+    const now = this.now();
+    const doc: HostStateDoc = { _id: stateIds.delay(host), host, kind: 'delay', until: new Date(now + validMs), ms: wanted, updated_at: new Date(now) };
+    await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  /** Hosts this process knows to be paused now (metrics; the admin command reads the store). */
+  pausedHosts(): number {
+    const now = this.now();
+    let count = 0;
+    for (const policy of this.policies.values()) if (policy.backoffUntil > now) count++;
+    return count;
+  }
+
+  private async enterKey(key: GateKey, account: string, signal?: AbortSignal): Promise<() => void> {
+    let turns = this.turns.get(key.key);
+    if (!turns) {
+      turns = new FairTurns(key.budget.concurrency);
+      this.turns.set(key.key, turns);
+    }
+    const giveTurn = await turns.take(account, signal);
+    const release = (): void => {
+      giveTurn();
+      if (turns.idle && this.turns.get(key.key) === turns) this.turns.delete(key.key);
+    };
+    try {
+      let policy = await this.policy(key.key);
+      const interval = (): number => Math.max(key.budget.rate > 0 ? 1000 / key.budget.rate : 0, key.host ? policy.delayMs : 0);
+      const paused = (): boolean => key.host && policy.backoffUntil > this.now();
+      if (interval() === 0 && !paused()) return release;
+      // A back-off may be stretched while we wait: look again when it ends.
+      while (paused()) {
+        await sleep(policy.backoffUntil - this.now(), signal);
+        policy = await this.policy(key.key);
+      }
+      // The lease first: a request that holds its slot is ready to start the moment the slot comes.
+      const giveLease = await this.lease(key.key, key.budget.concurrency, signal);
+      try {
+        const every = Math.round(interval());
+        for (let round = 0; every > 0; round++) {
+          const at = await this.slot(key.key, every, signal);
+          if (at > this.now()) await sleep(at - this.now(), signal);
+          // Woken late (a busy process): starting now would crowd the next slot's request, so take a later one.
+          if (this.now() - at <= every / 2 || round >= 3) break;
+        }
+      } catch (error) {
+        giveLease();
+        throw error;
+      }
+      return () => {
+        giveLease();
+        release();
+      };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** The host's back-off and Crawl-delay as the store says, read at most once a second per process. */
+  private async policy(key: string): Promise<Policy> {
+    const known = this.policies.get(key);
+    if (known && this.now() - known.readAt < POLICY_FRESH_MS) return known;
+    let reading = this.reading.get(key);
+    if (!reading) {
+      reading = this.readPolicy(key).finally(() => this.reading.delete(key));
+      this.reading.set(key, reading);
+    }
+    return reading;
+  }
+
+  private async readPolicy(key: string): Promise<Policy> {
+    const docs = await this.collections.state.find({ _id: { $in: [stateIds.backoff(key), stateIds.delay(key)] } }).toArray();
+    const now = this.now();
+    const backoff = docs.find((doc) => doc.kind === 'backoff');
+    const delay = docs.find((doc) => doc.kind === 'delay');
+    const policy: Policy = {
+      readAt: now,
+      backoffUntil: backoff?.until.getTime() ?? 0,
+      level: backoff?.level ?? 0,
+      delayMs: delay && delay.until.getTime() > now ? (delay.ms ?? 0) : 0,
+    };
+    this.policies.set(key, policy);
+    if (this.policies.size > 10_000) {
+      for (const [name, old] of this.policies) if (now - old.readAt > POLICY_FRESH_MS) this.policies.delete(name);
+    }
+    return policy;
+  }
+
+  /** The next free start slot of the host at `every` ms apart, taken for this request: its time. */
+  private async slot(key: string, every: number, signal?: AbortSignal): Promise<number> {
+    this.sweep();
+    const prefix = `${key}|${every}|`;
+    const hintKey = `${key}|${every}`;
+    let index = Math.max(Math.ceil(this.now() / every), (this.lastSlot.get(hintKey) ?? 0) + 1);
+    for (let tries = 0; ; tries++) {
+      if (signal?.aborted) throw new Error('aborted');
+      try {
+        await this.collections.slots.insertOne({ _id: `${prefix}${String(index).padStart(14, '0')}`, expires_at: new Date(index * every + SLOT_KEEP_MS) });
+        this.lastSlot.set(hintKey, index);
+        if (this.lastSlot.size > 10_000) this.lastSlot.clear();
+        return index * every;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      // Taken by another process: after two misses, ask where the taken slots end.
+      if (tries >= 1) {
+        const last = await this.collections.slots.find({ _id: { $gt: prefix, $lt: `${prefix}~` } }).sort({ _id: -1 }).limit(1).toArray();
+        const taken = last[0] ? Number(last[0]._id.slice(prefix.length)) : index;
+        index = Math.max(index, taken) + 1;
+      } else {
+        index++;
+      }
+      if (tries > 1_000) throw new Error(`no start slot for ${key}`);
+    }
+  }
+
+  /** One of the host's `size` leases, renewed while held; released by `_id` and token. */
+  private async lease(key: string, size: number, signal?: AbortSignal): Promise<() => void> {
+    const token = randomUUID();
+    const ids = Array.from({ length: size }, (_, index) => `${key}|${index}`);
+    for (;;) {
+      const first = Math.floor(Math.random() * size);
+      for (let step = 0; step < size; step++) {
+        const id = ids[(first + step) % size]!;
+        try {
+          await this.collections.leases.insertOne({ _id: id, token, expires_at: new Date(this.now() + LEASE_MS) });
+        } catch (error) {
+          if (isDuplicateKey(error)) continue;
+          throw error;
+        }
+        const renew = setInterval(() => {
+          void this.collections.leases.updateOne({ _id: id, token }, { $set: { expires_at: new Date(this.now() + LEASE_MS) } }).catch(() => undefined);
+        }, LEASE_MS / 3);
+        renew.unref();
+        return () => {
+          clearInterval(renew);
+          void this.collections.leases.deleteOne({ _id: id, token }).catch(() => undefined);
+        };
+      }
+      // Every lease held: those of a process that died expire.
+      await this.collections.leases.deleteMany({ _id: { $in: ids }, expires_at: { $lt: new Date(this.now()) } });
+      await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
+    }
+  }
+
+  /** Records what the host answered: 429/503 pause it for everyone; a good answer after a pause steps back. */
+  private async observe(key: string, answer: GateAnswer): Promise<void> {
+    const now = this.now();
+    const policy = await this.policy(key);
+    if (answer.status === 429 || answer.status === 503) {
+      const level = Math.min(policy.level + 1, 20);
+      const asked = retryAfterMs(answer.status, answer.headers, now);
+      const pause = Math.min(this.options.backoffMaxMs, (asked ?? BACKOFF_BASE_MS) * 2 ** (level - 1));
+      const until = Math.max(policy.backoffUntil, now + pause);
+      Object.assign(policy, { level, backoffUntil: until });
+      this.backoffsStarted++;
+      const doc: HostStateDoc = { _id: stateIds.backoff(key), host: key, kind: 'backoff', until: new Date(until), level, status: answer.status, updated_at: new Date(now) };
+      await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+      return;
+    }
+    if (policy.level > 0 && answer.status < 400 && policy.backoffUntil <= now) {
+      policy.level--;
+      if (policy.level === 0) await this.collections.state.deleteOne({ _id: stateIds.backoff(key) });
+      else await this.collections.state.updateOne({ _id: stateIds.backoff(key) }, { $set: { level: policy.level, updated_at: new Date(now) } });
+    }
+  }
+
+  /** Deletes start slots long past (any process may; deleting twice is harmless). */
+  private sweep(): void {
+    const now = this.now();
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    void this.collections.slots.deleteMany({ expires_at: { $lt: new Date(now) } }).catch(() => undefined);
+  }
+}
