@@ -155,6 +155,59 @@ const planList: Parser<Array<{ name: string; credits: number; concurrency: numbe
     return { name, credits, concurrency, price, activeJobs, preparationSlots };
   });
 
+/** What an account may hold at once; `PLAN_LIMITS` overrides them per plan. */
+export interface AccountLimits {
+  /** Open MCP sessions. */
+  mcpSessions: number;
+  /** Scheduled Batch jobs. */
+  scheduledJobs: number;
+  /** Shortest `rate` of a scheduled job, in seconds (unset: BATCH_SCHEDULE_MIN_INTERVAL_SECONDS). */
+  scheduleIntervalSeconds?: number;
+  /** Stored CSV inputs (not yet expired). */
+  storedInputs: number;
+  /** Total bytes of the stored CSV inputs. */
+  storedInputBytes: number;
+  /** Exports being written at once. */
+  concurrentExports: number;
+}
+
+const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
+  mcp_sessions: 'mcpSessions',
+  scheduled_jobs: 'scheduledJobs',
+  schedule_interval_seconds: 'scheduleIntervalSeconds',
+  stored_inputs: 'storedInputs',
+  stored_input_bytes: 'storedInputBytes',
+  concurrent_exports: 'concurrentExports',
+};
+
+/** `name=value` pairs (sizes as `byteSize`), each a limit of `AccountLimits`. */
+function limitPairs(raw: string, separator: string): Partial<AccountLimits> {
+  const limits: Partial<AccountLimits> = {};
+  for (const pair of raw.split(separator).map((part) => part.trim()).filter(Boolean)) {
+    const [name, value, extra] = pair.split('=').map((part) => part.trim());
+    const member = LIMIT_NAMES[name ?? ''];
+    if (!member || value === undefined || extra !== undefined) return fail(`expected name=value with a name among ${Object.keys(LIMIT_NAMES).join(', ')}, got "${pair}"`);
+    limits[member] = member === 'storedInputBytes' ? byteSize(value) : integer(0, 1_000_000_000)(value);
+  }
+  return limits;
+}
+
+const accountLimits: Parser<AccountLimits> = (raw) => {
+  const limits = limitPairs(raw, ',');
+  const missing = Object.entries(LIMIT_NAMES).find(([, member]) => member !== 'scheduleIntervalSeconds' && limits[member] === undefined);
+  return missing ? fail(`${missing[0]} is missing`) : (limits as AccountLimits);
+};
+
+/** `plan:name=value:name=value` items, comma-separated. */
+const planLimits: Parser<Record<string, Partial<AccountLimits>>> = (raw) =>
+  Object.fromEntries(
+    list(raw).map((item) => {
+      const [plan, ...pairs] = item.split(':').map((part) => part.trim());
+      if (!plan || !/^[a-z][\w-]{0,39}$/.test(plan) || pairs.length === 0) return fail(`expected plan:name=value[:name=value...], got "${item}"`);
+      return [plan, limitPairs(pairs.join(':'), ':')];
+    }),
+  );
+
 /** Plan names (`*`: every plan, including plans added later). */
 const planNames: Parser<string[]> = (raw) => {
   const names = list(raw);
@@ -206,6 +259,55 @@ const variables = {
     fallback: '3',
     scope: 'all',
     description: 'Active Crawl and Batch jobs per account, shared by both surfaces (plans may override).',
+  },
+  ACCOUNT_LIMITS: {
+    parse: accountLimits,
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3',
+    scope: 'all',
+    description:
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit.',
+  },
+  PLAN_LIMITS: {
+    parse: planLimits,
+    fallback: 'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20',
+    scope: 'all',
+    description: 'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`).',
+  },
+  CSV_INPUT_MAX_BYTES: {
+    parse: byteSize,
+    fallback: '50mb',
+    scope: 'api',
+    description: 'Batch: largest CSV input an upload may send; a larger one is refused with 413 naming the cap while it arrives.',
+  },
+  OAUTH_CLIENTS_PER_ADDRESS: {
+    parse: integer(1, 100_000),
+    fallback: '20',
+    scope: 'api',
+    description: 'OAuth clients one client network (IPv4 /24, IPv6 /64) may register per `OAUTH_CLIENT_WINDOW_MS` (429 `quota_exceeded` beyond).',
+  },
+  OAUTH_CLIENT_WINDOW_MS: {
+    parse: integer(1_000, 2_592_000_000),
+    fallback: '86400000',
+    scope: 'api',
+    description: 'The window over which OAUTH_CLIENTS_PER_ADDRESS counts registrations.',
+  },
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: {
+    parse: integer(60, 31_536_000),
+    fallback: '3600',
+    scope: 'api',
+    description: 'Lifetime of an OAuth access token (an API key made for the client); the client gets a new one with its refresh token, which works once.',
+  },
+  ROUTE_RATE_LIMIT: {
+    parse: integer(1, 100_000),
+    fallback: '30',
+    scope: 'api',
+    description: 'Requests per `ROUTE_RATE_WINDOW_MS` to `/oauth/register`, `/v1/webhook/test` and agent signup, counted per client network and, where a key is sent, per account (429 with `Retry-After` beyond).',
+  },
+  ROUTE_RATE_WINDOW_MS: {
+    parse: integer(1_000, 86_400_000),
+    fallback: '60000',
+    scope: 'api',
+    description: 'The window of ROUTE_RATE_LIMIT.',
   },
   PREPARATION_SLOTS: {
     parse: integer(0, 100_000),

@@ -10,7 +10,21 @@ import { EXTRACT_INDEXES } from './extract/store';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
+import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
 import { POLITENESS_INDEXES } from './politeness/store';
+import { RATE_LIMIT_INDEXES } from './accounts/rate-limits';
 import { SELF_CHECK_INDEXES } from './selfcheck';
 
-export const SERVICE_INDEXES: readonly IndexRegistration[] = [SELF_CHECK_INDEXES, ACCOUNT_INDEXES, ACTIVE_JOB_INDEXES, JOB_START_INDEXES, CRAWL_INDEXES, EXTRACT_INDEXES, BATCH_INDEXES, MCP_SESSION_INDEXES, POLITENESS_INDEXES];
+export const SERVICE_INDEXES: readonly IndexRegistration[] = [
+  SELF_CHECK_INDEXES,
+  ACCOUNT_INDEXES,
+  ACTIVE_JOB_INDEXES,
+  JOB_START_INDEXES,
+  CRAWL_INDEXES,
+  EXTRACT_INDEXES,
+  BATCH_INDEXES,
+  MCP_SESSION_INDEXES,
+  POLITENESS_INDEXES,
+  RATE_LIMIT_INDEXES,
+  OAUTH_TOKEN_INDEXES,
+];

@@ -6,6 +6,7 @@ import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../..
 import { createJobSchedules } from '../../core/batch/schedules';
 import { batchCollections, type JobDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
 import { writeExport } from '../../core/batch/exports';
+import { clearRefusal, isNewRefusal, noteRefusal } from '../../core/batch/fire-refusals';
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/jobs';
 import { insertIgnoringDuplicates } from '../../core/db';
 import { derivedId } from '../../core/ids';
@@ -108,9 +109,12 @@ export function batchActivities(deps: ActivityDeps) {
 
   /** A fire the account cannot run: recorded as a failed run, so its webhook and its reader learn why. */
   const failFire = async (job: JobDoc, earlier: RunDoc | null, runId: string, failure: { reason: string; detail: string }): Promise<ScheduledFire> => {
+    // The same refusal as the last fire's writes nothing: one record per change of state.
+    if (!earlier && !isNewRefusal(job, failure.reason)) return { kind: 'skipped', reason: `Refused again: ${failure.detail}` };
     const run = earlier ?? newRunRecord(job, job.key_id, runId, 'scheduled');
     if (!earlier) await insertIgnoringDuplicates(collections.runs, [run]);
     await noteFire(job, run);
+    if (!earlier) await noteRefusal(deps.db, job._id, failure.reason);
     const ended = isTerminal(run.status) ? await endEvent(run) : await recordEnd(run, 'failed', run.stats, failure);
     return { kind: 'ended', ...ended, webhookRetry: webhookRetry(deps.config) };
   };
@@ -194,6 +198,7 @@ export function batchActivities(deps: ActivityDeps) {
       const run = earlier ?? newRunRecord(job, job.key_id, runId, 'scheduled');
       if (!earlier) await insertIgnoringDuplicates(collections.runs, [run]);
       await noteFire(job, run);
+      await clearRefusal(deps.db, job);
       if (isTerminal(run.status)) return { kind: 'ended', ...(await endEvent(run)), webhookRetry: webhookRetry(deps.config) };
       return { kind: 'run', input: runInputOf(run, job, principal, deps.config), jobId: job._id, accountId: job.account_id };
     },

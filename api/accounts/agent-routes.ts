@@ -13,10 +13,14 @@ import { isApiError } from '../../core/errors';
 import type { AppContext, RequestState } from '../http/context';
 import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
+import { RateLimiter } from '../../core/accounts/rate-limits';
+import type { Database } from '../../core/db';
+import { crossSiteWrite } from '../http/cross-site';
 
 export type AgentDeps = {
   accounts: Accounts;
-  config: Pick<Config, 'agentSignup' | 'trustProxy' | 'appUrl' | 'appPort' | 'publicUrl'>;
+  db: Database;
+  config: Pick<Config, 'agentSignup' | 'trustProxy' | 'appUrl' | 'appPort' | 'publicUrl' | 'routeRateLimit' | 'routeRateWindowMs'>;
 };
 
 /** Renders errors raised below (validation, authentication) as `{error, message}`. */
@@ -89,6 +93,7 @@ const SIGNUP_RESULT = {
 
 export function agentRoutes(deps: AgentDeps): Route[] {
   const { accounts, config } = deps;
+  const rates = new RateLimiter(deps.db.db);
   const claims = createClaims(accounts);
   return [
     {
@@ -102,7 +107,8 @@ export function agentRoutes(deps: AgentDeps): Route[] {
       before: [agentErrors],
       responses: {
         201: { description: 'The new account and its key', content: { 'application/json': { schema: SIGNUP_RESULT } } },
-        429: { description: '`{error: "rate_limited", message}`: this network created too many accounts' },
+        403: { description: '`{error: "cross_site", message}`: a browser on another site sent it (Origin, Sec-Fetch-Site)' },
+        429: { description: '`{error: "rate_limited", message}`: this network created too many accounts, or sent too many signups (Retry-After)' },
       },
       async handler(ctx, { body }) {
         ctx.set('Cache-Control', 'no-store');
@@ -111,7 +117,20 @@ export function agentRoutes(deps: AgentDeps): Route[] {
           ctx.body = { error: 'signup_disabled', message: 'Agent signup is disabled on this service; ask its operator for an API key.' };
           return;
         }
+        const crossSite = crossSiteWrite(ctx, [config.publicUrl, appBaseUrl(config)]);
+        if (crossSite) {
+          ctx.status = 403;
+          ctx.body = { error: 'cross_site', message: `Signups from another site's pages are refused (${crossSite}).` };
+          return;
+        }
         const network = clientNetwork(clientAddress(ctx, config.trustProxy));
+        const rate = await rates.take(`signup|${network}`, config.routeRateLimit, config.routeRateWindowMs);
+        if (!rate.ok) {
+          ctx.status = 429;
+          ctx.set('Retry-After', String(rate.retryAfterSeconds));
+          ctx.body = { error: 'rate_limited', message: `Too many signup requests from this network; try again in ${rate.retryAfterSeconds} seconds.` };
+          return;
+        }
         const outcome = await accounts.signups.signUp(network, provenanceOf(ctx, body as Record<string, unknown>));
         if (!outcome.ok) {
           ctx.status = 429;

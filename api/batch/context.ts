@@ -5,6 +5,7 @@
 import type { Principal } from '../../core/accounts';
 import { createBatchCommands } from '../../core/batch/jobs';
 import { createLinks, type Links } from '../../core/batch/links';
+import { scheduleRulesFor } from '../../core/batch/limits';
 import { findTask, presentJob, readBody, type Presenter } from '../../core/batch/read';
 import { isDeleted, type RunView } from '../../core/batch/runs';
 import { batchCollections, taskPlace, type JobDoc, type RunDoc, type WebhookSetting } from '../../core/batch/store';
@@ -32,13 +33,13 @@ export function createBatchContext(deps: ApiDeps) {
   const ttlMs = deps.config.batchLinkTtlMinutes * 60_000;
   const common = { tags: ['Batch'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };
 
-  /** Links point at the host the caller reached (behind a proxy, with PROXY set, the forwarded one). */
-  const originOf = (ctx: AppContext): string => `${ctx.protocol}://${ctx.host}`;
+  /** Links are built from PUBLIC_URL, never from the request's Host header (which the caller chooses). */
+  const originOf = (_ctx: AppContext): string => deps.config.publicUrl;
   const presenterOf = (ctx: AppContext): Presenter => ({
     docsUrl: deps.config.docsUrl,
     resultUrl: (jobId, runId, taskId) => `${originOf(ctx)}/v1/batch/links/results/${linksOf().sign('result', `${jobId}:${runId}:${taskId}`, Date.now() + ttlMs)}`,
   });
-  const scheduleRules = () => ({ minIntervalSeconds: deps.config.batchScheduleMinIntervalSeconds, now: Date.now() });
+  const scheduleRules = (principal?: Principal) => scheduleRulesFor(deps.config, principal);
   const perCredit = (principal: Principal): number => (principal.plan.credits > 0 ? principal.plan.price / principal.plan.credits : 0);
 
   const checkWebhook = async (principal: Principal, webhook: { url: string; signature?: boolean } | undefined): Promise<WebhookSetting | undefined> => {

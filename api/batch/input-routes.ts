@@ -1,11 +1,13 @@
 /** CSV inputs for Batch jobs, and the capability links the clients fetch without credentials (result bodies, export files, input uploads). */
 import { Readable } from 'node:stream';
-import { readExport } from '../../core/batch/exports';
+import { exportStillServed, readExport } from '../../core/batch/exports';
 import type { Links } from '../../core/batch/links';
 import { isDeleted } from '../../core/batch/runs';
 import type { JobDoc, RunDoc } from '../../core/batch/store';
 import { problem } from '../../core/errors';
-import { newUlid } from '../../core/ids';
+import { planOfAccount } from '../../core/accounts/limits';
+import { allocateInput, storeUpload } from '../../core/batch/inputs/uploads';
+import { requestChunks } from '../http/body';
 import { principalOf } from '../auth/authenticate';
 import type { AppContext } from '../http/context';
 import type { Route } from '../http/routes';
@@ -22,24 +24,17 @@ export function inputRoutes(c: BatchContext): Route[] {
       path: '/v1/job_inputs',
       operationId: 'createJobInput',
       summary: 'Allocate a CSV upload for a job’s tasks; PUT the file to `upload.url`, then create the job with `file_input_id`.',
+      description: 'An account holds at most its plan’s `stored_inputs` inputs (429 quota_exceeded).',
       body: INPUT_BODY,
       responses: { 201: json('`{file_input_id, upload, expires_at}`'), ...errors },
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const body = input.body as { csv?: { delimiter?: string; quote?: string; header?: boolean; fields: { url: string | number; external_id?: string | number } } };
         if (!body.csv) throw problem('invalid_argument', '"csv" is required for a CSV input.', { members: { parameter: 'csv' } });
-        const now = new Date();
-        const expires = new Date(now.getTime() + 24 * 3_600_000);
-        const id = `in_${newUlid(now.getTime()).toLowerCase()}`;
-        await collections.inputs.insertOne({
-          _id: id,
-          account_id: principal.accountId,
-          csv: { delimiter: body.csv.delimiter ?? ',', quote: body.csv.quote ?? '"', header: body.csv.header ?? false, fields: body.csv.fields },
-          uploaded: false,
-          chunks: 0,
-          created_at: now,
-          expires_at: expires,
-        });
+        const doc = await allocateInput(deps.db.db, principal, { delimiter: body.csv.delimiter ?? ',', quote: body.csv.quote ?? '"', header: body.csv.header ?? false, fields: body.csv.fields });
+        const now = doc.created_at;
+        const expires = doc.expires_at;
+        const id = doc._id;
         const linkExpires = Math.min(expires.getTime(), now.getTime() + ttlMs);
         ctx.status = 201;
         ctx.body = {
@@ -92,6 +87,8 @@ export function inputRoutes(c: BatchContext): Route[] {
           if (!claim) return gone();
           const doc = await collections.exports.findOne({ _id: claim.id });
           if (!doc || doc.status !== 'completed') return gone();
+          // The link dies with its job or run at once, not at the next retention sweep.
+          if (!(await exportStillServed(deps.db.db, doc))) return gone();
           ctx.set(SANDBOX);
           ctx.set('Cache-Control', 'private, no-store');
           ctx.set('Content-Type', doc.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
@@ -107,21 +104,16 @@ export function inputRoutes(c: BatchContext): Route[] {
         path: '/v1/batch/links/inputs/{token}',
         operationId: 'uploadInputLink',
         summary: 'Upload a CSV input through its capability link (no credentials).',
-        body: 'raw',
-        responses: { 200: { description: 'Stored' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
+        body: 'stream',
+        responses: { 200: { description: 'Stored' }, 400: { description: 'Not UTF-8, an unterminated quote (the line named), or more tasks than a job holds (invalid_argument)' }, 413: { description: 'Larger than CSV_INPUT_MAX_BYTES (payload_too_large, the cap named)' }, 429: { description: 'The account’s stored_input_bytes (quota_exceeded)' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
         async handler(ctx, input) {
           const claim = linksFor().verify(input.params.token ?? '', 'input');
           if (!claim) return gone();
           const doc = await collections.inputs.findOne({ _id: claim.id });
           if (!doc || doc.expires_at.getTime() < Date.now()) return gone();
           if (doc.uploaded) throw problem('conflict', 'This input was already uploaded.');
-          const data = input.rawBody ?? Buffer.alloc(0);
-          const chunk = 4 * 1024 * 1024;
-          let count = 0;
-          for (let offset = 0; offset < data.length || count === 0; offset += chunk, count++) {
-            await collections.contents.replaceOne({ _id: `${doc._id}:${count}` }, { run_id: doc._id, data: data.subarray(offset, offset + chunk) }, { upsert: true });
-          }
-          await collections.inputs.updateOne({ _id: doc._id, uploaded: false }, { $set: { uploaded: true, chunks: count } });
+          const principal = await planOfAccount(deps.accounts, doc.account_id);
+          await storeUpload(deps.db.db, doc, principal, requestChunks(ctx), deps.config.csvInputMaxBytes, Number(ctx.get('Content-Length') || 0));
           ctx.status = 200;
           ctx.body = '';
         },

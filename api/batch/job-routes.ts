@@ -50,7 +50,7 @@ export function jobRoutes(c: BatchContext): Route[] {
         if (scheduled && !body.schedule) throw problem('invalid_argument', 'A scheduled job needs `schedule`.', { members: { parameter: 'schedule' } });
         if (scheduled && status === 'open') throw problem('invalid_argument', 'A scheduled job is closed: its tasks run at every fire.', { members: { parameter: 'status' } });
         // The clients' model: `schedule` is ignored on other jobs.
-        const schedule = scheduled && body.schedule ? parseSchedule(body.schedule, scheduleRules()) : undefined;
+        const schedule = scheduled && body.schedule ? parseSchedule(body.schedule, scheduleRules(principal)) : undefined;
         if (body.tasks && body.file_input_id) throw problem('invalid_argument', 'Send `tasks` or `file_input_id`, not both.', { members: { parameter: 'file_input_id' } });
         let tasks: StoredTask[];
         if (body.file_input_id) {
@@ -174,7 +174,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       body: PUT_SCHEDULE,
       responses: { 200: json('The job'), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
       async handler(ctx, input) {
-        const schedule = parseSchedule(input.body as JobSchedule, scheduleRules());
+        const schedule = parseSchedule(input.body as JobSchedule, scheduleRules(principalOf(ctx)));
         ctx.body = await jobView(await commands.setSchedule(principalOf(ctx), input.params.job_id ?? '', schedule));
       },
     },

@@ -1,5 +1,6 @@
 /** Batch runs: stop, pause, resume, rerun, list, read, delete, and exports of a run. */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { checkConcurrentExports } from '../../core/batch/limits';
 import { presentRun } from '../../core/batch/read';
 import type { ExportDoc, TaskStatus } from '../../core/batch/store';
 import { problem } from '../../core/errors';
@@ -114,11 +115,12 @@ export function runRoutes(c: BatchContext): Route[] {
       operationId: 'startExport',
       summary: 'Start writing one file with every task of a run (NDJSON, or CSV with `format=csv`).',
       query: EXPORT_QUERY,
-      responses: { 202: json('`{export_id, status, created_at, expires_at}`'), ...errors },
+      responses: { 202: json('`{export_id, status, created_at, expires_at}`'), ...errors, 429: { description: 'The plan’s concurrent_exports are being written (quota_exceeded, Retry-After)' } },
       async handler(ctx, input) {
         const principal = principalOf(ctx);
         const job = await commands.ownJob(principal, input.params.job_id ?? '');
         const run = await runOf(job, input.params.run_id);
+        await checkConcurrentExports(deps.db.db, principal);
         const now = new Date();
         const doc: ExportDoc = {
           _id: newUlid(now.getTime()),

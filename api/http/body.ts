@@ -43,6 +43,66 @@ export function readRawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
   });
 }
 
+/**
+ * The request body as an async iterable of its chunks, read as the handler consumes them (the
+ * request is paused while a chunk waits), for uploads parsed as they arrive. Leaving the loop early
+ * (a cap passed) leaves the rest unread and ends the connection once the answer is written.
+ */
+export function requestChunks(ctx: HttpContext): AsyncIterable<Buffer> {
+  const { req } = ctx;
+  return {
+    [Symbol.asyncIterator]() {
+      const queue: Buffer[] = [];
+      let ended = req.readableEnded;
+      let failure: unknown;
+      let wake: (() => void) | undefined;
+      const onData = (chunk: Buffer): void => {
+        queue.push(chunk);
+        req.pause();
+        wake?.();
+      };
+      const onEnd = (): void => {
+        ended = true;
+        wake?.();
+      };
+      const onError = (error: NodeJS.ErrnoException): void => {
+        failure ??= bodyError(error, req.socket);
+        wake?.();
+      };
+      const onAborted = (): void => onError(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      // The error listener stays: a request that errors later with no listener would end the process.
+      const stop = (): void => void req.off('data', onData).off('end', onEnd).off('aborted', onAborted);
+      req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+      return {
+        async next(): Promise<IteratorResult<Buffer>> {
+          for (;;) {
+            const chunk = queue.shift();
+            if (chunk) {
+              if (queue.length === 0 && !ended) req.resume();
+              return { value: chunk, done: false };
+            }
+            if (failure) {
+              stop();
+              throw failure;
+            }
+            if (ended) {
+              stop();
+              return { value: undefined, done: true };
+            }
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+          }
+        },
+        return(): Promise<IteratorResult<Buffer>> {
+          stop();
+          if (!ended) closeAfterAnswer(ctx);
+          return Promise.resolve({ value: undefined, done: true });
+        },
+      };
+    },
+  };
+}
+
 const timedOut = new WeakSet<object>();
 
 /** Node cut this connection at the request time-out (client-errors.ts): its body ends as a 408, not a 400. */

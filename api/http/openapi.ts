@@ -104,7 +104,7 @@ export function buildOpenApi(routes: Route[], options: { serverUrl: string }): J
       ...(route.security ? { security: route.security.map((scheme) => ({ [scheme]: [] })) } : { security: [] }),
       responses,
     };
-    if (route.body === 'raw') {
+    if (route.body === 'raw' || route.body === 'stream') {
       operation.requestBody = route.rawContent ? { required: true, content: route.rawContent } : { required: false, content: { '*/*': { schema: {} } } };
     } else if (route.body) {
       // An empty body reads as `{}`: the body is required only when the schema requires a field.

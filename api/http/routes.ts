@@ -43,8 +43,11 @@ interface RouteBase {
   /** Names of security schemes that authenticate the route, any of which works. */
   security?: string[];
   query?: ObjectSchema;
-  /** A JSON body validated against the schema, or `raw` to receive the bytes as they came. */
-  body?: ObjectSchema | 'raw';
+  /**
+   * A JSON body validated against the schema, `raw` to receive the bytes as they came, or `stream`
+   * for a handler that reads the request itself as it arrives (large uploads).
+   */
+  body?: ObjectSchema | 'raw' | 'stream';
   responses: Record<number, ResponseSpec>;
   /** How validation failures read on this route's surface. */
   issues?: IssueMapper;
@@ -92,7 +95,7 @@ function compile(route: Route): CompiledRoute {
   return {
     route,
     query: route.query ? compileSchema(route.query) : undefined,
-    body: route.body && route.body !== 'raw' ? compileSchema(route.body) : undefined,
+    body: route.body && route.body !== 'raw' && route.body !== 'stream' ? compileSchema(route.body) : undefined,
   };
 }
 

@@ -45,6 +45,8 @@ interface Held {
   /** When this process last wrote the session's deadline, and last served it. */
   touched: number;
   used: number;
+  /** JSON-RPC ids of requests being answered: a second request with one of them is refused. */
+  inFlight: Set<string>;
 }
 
 /** A session no request touched for this long is over: clients that vanish leave nothing behind. */
@@ -72,9 +74,23 @@ function unauthorized(res: ServerResponse, publicUrl: string, error?: { code: st
 /** Clients are told to come back after this many seconds when the session store is unreachable. */
 const RETRY_AFTER_S = 5;
 
-function jsonRpcError(res: ServerResponse, status: number, message: string, code = -32000): void {
+function jsonRpcError(res: ServerResponse, status: number, message: string, code = -32000, more: { id?: string | number; data?: unknown } = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...(status === 503 ? { 'Retry-After': String(RETRY_AFTER_S) } : {}) });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(more.data !== undefined ? { data: more.data } : {}) }, id: more.id ?? null }));
+}
+
+/** The ids of the requests (not notifications or responses) in a JSON-RPC message or batch. */
+function requestIds(message: unknown): Array<string | number> {
+  const items = Array.isArray(message) ? (message as unknown[]) : [message];
+  return items.flatMap((item) => {
+    const { id, method } = (item ?? {}) as { id?: unknown; method?: unknown };
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? [id] : [];
+  });
+}
+
+/** The principal a request's key resolved to, where the SDK hands it to the tool handlers. */
+function withPrincipal(req: IncomingMessage, principal: Principal): IncomingMessage {
+  return Object.assign(req, { auth: { token: '', clientId: principal.keyId, scopes: ['api'], extra: { principal } } });
 }
 
 /** The request's body as JSON, read here (not by the SDK) so an `initialize` can be stored before it is answered. */
@@ -112,7 +128,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       eventStore: new BoundedEventStore(),
-      onsessioninitialized: () => void held.set(id, { transport, touched: Date.now(), used: Date.now() }),
+      onsessioninitialized: () => void held.set(id, { transport, touched: Date.now(), used: Date.now(), inFlight: new Set() }),
     });
     transport.onclose = () => {
       const id = transport.sessionId;
@@ -177,7 +193,19 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       session.touched = now;
       await store.touch(id);
     }
-    return session.transport.handleRequest(req, res);
+    if (req.method !== 'POST') return session.transport.handleRequest(withPrincipal(req, principal), res);
+    const body = await readJson(req, deps.config.bodyLimit);
+    if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
+    // Two requests in flight with one id would share one answer and leave a stream open for ever:
+    // the second is refused and its stream closed.
+    const ids = requestIds(body.value).map((value) => `${typeof value}:${String(value)}`);
+    const duplicate = ids.findIndex((key, index) => session.inFlight.has(key) || ids.indexOf(key) !== index);
+    if (duplicate >= 0) return jsonRpcError(res, 409, 'A request with this id is already in flight in this session.', -32600, { id: requestIds(body.value)[duplicate] });
+    for (const key of ids) session.inFlight.add(key);
+    res.once('close', () => {
+      for (const key of ids) session.inFlight.delete(key);
+    });
+    return session.transport.handleRequest(withPrincipal(req, principal), res, body.value);
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -189,11 +217,18 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const body = await readJson(req, deps.config.bodyLimit);
     if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
     if (!isInitializeRequest(body.value)) return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
+    const allowed = principal.plan.limits.mcpSessions;
+    if ((await store.countOpen(principal.accountId)) >= allowed) {
+      return jsonRpcError(res, 429, `The account's plan allows ${allowed} open MCP sessions (limit mcp_sessions); end one with DELETE first.`, -32000, {
+        id: (body.value as { id?: string | number }).id,
+        data: { code: 'quota_exceeded', limit: 'mcp_sessions', allowed },
+      });
+    }
     // Stored before the answer leaves: the client's next request may reach another process.
     const id = randomUUID();
     await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize: body.value.params as McpInitialize });
     const transport = await connect(principal, id);
-    await transport.handleRequest(req, res, body.value);
+    await transport.handleRequest(withPrincipal(req, principal), res, body.value);
     // Refused by the transport (a wrong Accept header...): no session came of it.
     if (transport.sessionId === undefined) await store.end(id);
   }

@@ -17,8 +17,10 @@ export function createMcpServer(tools: ToolDefinition[], principal: Principal): 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
   }));
+  // Each request carries the principal its own key resolved to (http.ts): a session never acts on a
+  // key revoked, capped or moved to another plan since it opened.
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(tools, principal, request.params.name, request.params.arguments ?? {}, extra.signal),
+    callTool(tools, (extra.authInfo?.extra?.principal as Principal | undefined) ?? principal, request.params.name, request.params.arguments ?? {}, extra.signal),
   );
   return server;
 }

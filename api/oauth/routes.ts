@@ -1,8 +1,9 @@
 /**
  * OAuth 2.1 for agents that cannot hold a key: authorization-server metadata (RFC 8414), dynamic client
- * registration (RFC 7591), the authorization endpoint with its consent page (PKCE S256 only, exact
- * redirect URIs), and the token endpoint, whose access token is an API key created for that client
- * (listed and revoked like any key: `npm run admin -- revoke-key KEY_ID`).
+ * registration (RFC 7591, rate-limited per client network), the authorization endpoint with its
+ * consent page (PKCE S256 only, exact redirect URIs; its form taken only from our own page), the token
+ * endpoint, whose access token is an API key created for that client that expires after an hour, with
+ * a refresh token that works once (core/oauth/tokens.ts), and revocation (RFC 7009).
  *
  * The routes parse and present; the commands (core/oauth/commands.ts) hold every read and write.
  * OAuth's own error shape answers here (`{error, error_description}`), not problem documents. Codes,
@@ -17,6 +18,9 @@ import { consentPage, pageHeaders, signedUpPage } from './consent-page';
 import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
 import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
+import { RateLimiter } from '../../core/accounts/rate-limits';
+import { crossSiteWrite } from '../http/cross-site';
+import { checkCsrf, issueCsrf } from './csrf';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -39,8 +43,9 @@ const REGISTRATION = {
   },
 };
 
-function oauthError(ctx: AppContext, status: number, error: string, description: string): void {
+function oauthError(ctx: AppContext, status: number, error: string, description: string, retryAfterSeconds?: number): void {
   ctx.status = status;
+  if (retryAfterSeconds !== undefined) ctx.set('Retry-After', String(retryAfterSeconds));
   ctx.set('Cache-Control', 'no-store');
   ctx.body = { error, error_description: description };
 }
@@ -49,16 +54,20 @@ const isType = (ctx: AppContext, type: string): boolean => (ctx.get('Content-Typ
 
 const formOf = (raw: Buffer | undefined): Record<string, string> => Object.fromEntries(new URLSearchParams(raw?.toString('utf8') ?? ''));
 
-function htmlError(ctx: AppContext, message: string): void {
-  ctx.status = 400;
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+function htmlError(ctx: AppContext, message: string, status = 400): void {
+  ctx.status = status;
   for (const [name, value] of Object.entries(pageHeaders())) ctx.set(name, value);
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorization refused</title></head><body><h1>Authorization refused</h1><p>${message}</p></body></html>`;
 }
 
 export function oauthRoutes(deps: ApiDeps): Route[] {
-  const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts });
+  const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts, accessTtlSeconds: deps.config.oauthAccessTokenTtlSeconds });
+  const rates = new RateLimiter(deps.db.db);
   const base = deps.config.publicUrl;
+  const networkOf = (ctx: AppContext): string => clientNetwork(clientAddress(ctx, deps.config.trustProxy));
   const tags = ['OAuth'];
   const showConsent = (ctx: AppContext, request: { client: { _id: string; client_name?: string }; redirectUri: string; echoed: Record<string, string> }, error?: string) => {
     for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);
@@ -67,7 +76,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
     ctx.body = consentPage({
       clientName: request.client.client_name ?? request.client._id,
       redirectHost: new URL(request.redirectUri).host || request.redirectUri,
-      request: request.echoed,
+      request: { ...request.echoed, csrf: issueCsrf(ctx) },
       error,
       signup: deps.config.agentSignup,
     });
@@ -88,9 +97,11 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           authorization_endpoint: `${base}/oauth/authorize`,
           token_endpoint: `${base}/oauth/token`,
           registration_endpoint: `${base}/oauth/register`,
+          revocation_endpoint: `${base}/oauth/revoke`,
+          revocation_endpoint_auth_methods_supported: ['none'],
           scopes_supported: [SCOPE],
           response_types_supported: ['code'],
-          grant_types_supported: ['authorization_code'],
+          grant_types_supported: ['authorization_code', 'refresh_token'],
           code_challenge_methods_supported: ['S256'],
           token_endpoint_auth_methods_supported: ['none'],
         };
@@ -105,8 +116,15 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       body: 'raw',
       rawContent: { 'application/json': { schema: REGISTRATION } },
       errorResponse: OAUTH_ERROR,
-      responses: { 201: { description: 'The registered client', content: { 'application/json': {} } }, 400: { description: 'Invalid client metadata' } },
+      responses: {
+        201: { description: 'The registered client', content: { 'application/json': {} } },
+        400: { description: 'Invalid client metadata' },
+        429: { description: 'Too many registrations from this network: `rate_limited` (requests) or `quota_exceeded` (limit oauth_clients), with Retry-After' },
+      },
       async handler(ctx, input) {
+        const network = networkOf(ctx);
+        const rate = await rates.take(`/oauth/register|net:${network}`, deps.config.routeRateLimit, deps.config.routeRateWindowMs);
+        if (!rate.ok) return oauthError(ctx, 429, 'rate_limited', `Too many registration requests from this network; retry in ${rate.retryAfterSeconds} seconds.`, rate.retryAfterSeconds);
         if (!isType(ctx, 'application/json')) return oauthError(ctx, 400, 'invalid_client_metadata', 'Send the client metadata as application/json.');
         let metadata: unknown;
         try {
@@ -125,6 +143,10 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (given.client_name !== undefined && typeof given.client_name !== 'string') return oauthError(ctx, 400, 'invalid_client_metadata', 'client_name must be a string.');
         if (method !== 'none') return oauthError(ctx, 400, 'invalid_client_metadata', 'Only public clients: token_endpoint_auth_method must be "none".');
         const name = typeof given.client_name === 'string' ? given.client_name.slice(0, 100) : undefined;
+        const quota = await rates.take(`oauth_clients|net:${network}`, deps.config.oauthClientsPerAddress, deps.config.oauthClientWindowMs);
+        if (!quota.ok) {
+          return oauthError(ctx, 429, 'quota_exceeded', `This network registered its ${deps.config.oauthClientsPerAddress} OAuth clients (limit oauth_clients); retry in ${quota.retryAfterSeconds} seconds.`, quota.retryAfterSeconds);
+        }
         const client = await oauth.register(uris as string[], name);
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
@@ -133,7 +155,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           client_id_issued_at: Math.floor(client.created_at.getTime() / 1000),
           redirect_uris: client.redirect_uris,
           ...(client.client_name ? { client_name: client.client_name } : {}),
-          grant_types: ['authorization_code'],
+          grant_types: ['authorization_code', 'refresh_token'],
           response_types: ['code'],
           token_endpoint_auth_method: 'none',
           scope: SCOPE,
@@ -163,10 +185,20 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       body: 'raw',
       rawContent: { [FORM]: { schema: { type: 'object', properties: { api_key: { type: 'string' }, decision: { type: 'string', enum: ['approve', 'deny', 'signup'] } } } } },
       errorResponse: HTML_ERROR,
-      responses: { 200: { description: 'The consent page again, saying what was wrong', content: { 'text/html': {} } }, 302: { description: 'Back to the client with a code or an error' }, 400: { description: 'Unknown client or redirect URI' }, 401: { description: 'The API key was not valid' } },
+      responses: {
+        200: { description: 'The consent page again, saying what was wrong', content: { 'text/html': {} } },
+        302: { description: 'Back to the client with a code or an error' },
+        400: { description: 'Unknown client or redirect URI' },
+        401: { description: 'The API key was not valid' },
+        403: { description: 'Posted from another site (Origin, Sec-Fetch-Site) or without the page’s CSRF token' },
+      },
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return htmlError(ctx, 'The consent form must be posted as application/x-www-form-urlencoded.');
+        // Only our own page may post it: another site's page could approve, or sign up, as the visitor.
+        const crossSite = crossSiteWrite(ctx, [base, appBaseUrl(deps.config)]);
+        if (crossSite) return htmlError(ctx, `The consent form was posted from another site (${escapeHtml(crossSite)}).`, 403);
         const form = formOf(input.rawBody);
+        if (!checkCsrf(ctx, form.csrf)) return htmlError(ctx, 'The consent form expired or did not come from this page: open the authorization link again.', 403);
         const checked = await oauth.checkAuthorization(form);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         const { request } = checked;
@@ -207,8 +239,15 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         [FORM]: {
           schema: {
             type: 'object',
-            required: ['grant_type', 'code', 'client_id', 'code_verifier'],
-            properties: { grant_type: { type: 'string', enum: ['authorization_code'] }, code: { type: 'string' }, redirect_uri: { type: 'string' }, client_id: { type: 'string' }, code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' } },
+            required: ['grant_type', 'client_id'],
+            properties: {
+              grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token'] },
+              code: { type: 'string' },
+              redirect_uri: { type: 'string' },
+              client_id: { type: 'string' },
+              code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' },
+              refresh_token: { type: 'string' },
+            },
           },
         },
       },
@@ -217,7 +256,17 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The token request must be ${FORM}.`);
         const form = formOf(input.rawBody);
-        if (form.grant_type !== 'authorization_code') return oauthError(ctx, 400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
+        if (form.grant_type === 'refresh_token') {
+          if (!form.refresh_token || !form.client_id) return oauthError(ctx, 400, 'invalid_request', 'refresh_token and client_id are required.');
+          // A refresh token works once: a second use is refused (and the pair it belonged to is gone).
+          const refreshed = await oauth.refresh(form.refresh_token, form.client_id);
+          if (!refreshed.ok) return oauthError(ctx, 400, refreshed.error, refreshed.description);
+          ctx.set('Cache-Control', 'no-store');
+          ctx.set('Pragma', 'no-cache');
+          ctx.body = refreshed.answer;
+          return;
+        }
+        if (form.grant_type !== 'authorization_code') return oauthError(ctx, 400, 'unsupported_grant_type', 'Only grant_type=authorization_code or refresh_token is supported.');
         const { code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier } = form;
         if (!code || !clientId || !verifier) return oauthError(ctx, 400, 'invalid_request', 'code, client_id and code_verifier are required.');
         if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return oauthError(ctx, 400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
@@ -225,7 +274,27 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (!exchanged.ok) return oauthError(ctx, 400, exchanged.error, exchanged.description);
         ctx.set('Cache-Control', 'no-store');
         ctx.set('Pragma', 'no-cache');
-        ctx.body = { access_token: exchanged.accessToken, token_type: 'Bearer', scope: exchanged.scope };
+        ctx.body = exchanged.answer;
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/revoke',
+      operationId: 'revokeToken',
+      summary: 'Token revocation (RFC 7009): an access token or a refresh token (and its access token) stops working at once.',
+      tags,
+      body: 'raw',
+      rawContent: { [FORM]: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] } } } } },
+      errorResponse: OAUTH_ERROR,
+      responses: { 200: { description: 'Revoked, or unknown (RFC 7009 answers both alike)' }, 400: { description: 'OAuth error' } },
+      async handler(ctx, input) {
+        if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The revocation request must be ${FORM}.`);
+        const form = formOf(input.rawBody);
+        if (!form.token) return oauthError(ctx, 400, 'invalid_request', 'token is required.');
+        await oauth.revoke(form.token);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.status = 200;
+        ctx.body = '';
       },
     },
   ];

@@ -10,6 +10,9 @@ import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
 import { createSecretBox } from '../../core/webhooks/secret-box';
 import { checkWebhookUrl } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
+import { checkRouteRate, RateLimiter } from '../../core/accounts/rate-limits';
+import { clientNetwork } from '../../core/accounts/signups';
+import { clientAddress } from '../accounts/agent-routes';
 import type { ApiDeps } from '../deps';
 import { issuesAs, type IssueMapper, type ObjectSchema, type ResponseSpec, type Route } from '../http/routes';
 
@@ -57,6 +60,7 @@ export function webhookRoutes(deps: ApiDeps): Route[] {
     if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
     return (keys ??= createHmacKeys(deps.db.db, createSecretBox(deps.config.secretsKey)));
   };
+  const rates = new RateLimiter(deps.db.db);
   const common = { tags: ['Batch webhooks'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };
 
   return [
@@ -71,10 +75,14 @@ export function webhookRoutes(deps: ApiDeps): Route[] {
       responses: {
         200: json('What the receiver answered', TEST_RESULT),
         400: { description: 'invalid_argument, callback_url_must_be_https, callback_url_unresolvable or webhook_signing_requires_active_key' },
+        429: { description: 'Too many tests from this network or account (rate_limited, Retry-After)' },
         ...errors,
       },
       async handler(ctx, input) {
         const { accountId } = principalOf(ctx);
+        // Each test is an outbound POST on demand: limited per network and per account.
+        const network = clientNetwork(clientAddress(ctx, deps.config.trustProxy));
+        await checkRouteRate(rates, '/v1/webhook/test', { network, accountId }, deps.config.routeRateLimit, deps.config.routeRateWindowMs);
         const body = input.body as { url: string; signature?: boolean | null };
         const target = await checkWebhookUrl(guard, body.url);
         if (!target.ok) throw problem(target.code, target.detail);

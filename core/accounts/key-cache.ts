@@ -10,7 +10,7 @@ import type { PlanCatalogue } from './plans';
 import type { Principal } from './principal';
 import type { AccountStore } from './store';
 
-export type KeyCheck = { ok: true; principal: Principal } | { ok: false; reason: 'not_found' | 'revoked' | 'account_deleted' };
+export type KeyCheck = { ok: true; principal: Principal; /** When the key expires by itself (epoch ms). */ validUntil?: number } | { ok: false; reason: 'not_found' | 'revoked' | 'account_deleted' };
 
 interface CacheEntry {
   digest: string;
@@ -46,7 +46,7 @@ export class KeyCache {
       const generation = this.generation;
       const started = this.lookUp(digest).then((check) => {
         if (generation === this.generation) {
-          this.remember({ digest, check, accountId: check.ok ? check.principal.accountId : undefined, expires: now + this.ttlMs });
+          this.remember({ digest, check, accountId: check.ok ? check.principal.accountId : undefined, expires: Math.min(now + this.ttlMs, (check.ok ? check.validUntil : undefined) ?? Infinity) });
         }
         return check;
       });
@@ -70,12 +70,14 @@ export class KeyCache {
   private async lookUp(digest: string): Promise<KeyCheck> {
     const key = await this.store.keyByDigest(digest);
     if (!key || !sameDigest(key._id, digest)) return { ok: false, reason: 'not_found' };
-    if (key.revoked_at) return { ok: false, reason: 'revoked' };
+    // An expired key (an OAuth access token past its hour) is refused as a revoked one.
+    if (key.revoked_at || (key.expires_at && key.expires_at.getTime() <= this.clock.now())) return { ok: false, reason: 'revoked' };
     const account = await this.store.account(key.account_id);
     if (!account) return { ok: false, reason: 'not_found' };
     if (account.deleted_at) return { ok: false, reason: 'account_deleted' };
     return {
       ok: true,
+      ...(key.expires_at ? { validUntil: key.expires_at.getTime() } : {}),
       principal: {
         accountId: account._id,
         keyId: key.key_id,

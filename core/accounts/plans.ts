@@ -3,7 +3,7 @@
  * paid plans (PLANS); EXTRACT_PLANS says which include Extract. An account names its plan and may
  * carry operator overrides of credits and concurrency.
  */
-import type { Config } from '../config';
+import type { AccountLimits, Config } from '../config';
 
 export interface Plan {
   name: string;
@@ -19,6 +19,8 @@ export interface Plan {
   price: number;
   /** `extract` on Fetch is included (else 402 AUTH010). */
   extract: boolean;
+  /** What the account may hold at once (ACCOUNT_LIMITS with the plan's PLAN_LIMITS on top). */
+  limits: AccountLimits;
 }
 
 export interface PlanOverrides {
@@ -28,7 +30,7 @@ export interface PlanOverrides {
 
 export type PlanConfig = Pick<
   Config,
-  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots' | 'extractPlans'
+  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots' | 'extractPlans' | 'accountLimits' | 'planLimits'
 >;
 
 export const FREE_PLAN = 'free';
@@ -38,6 +40,7 @@ export class PlanCatalogue {
 
   constructor(config: PlanConfig) {
     const extract = (name: string) => config.extractPlans.includes('*') || config.extractPlans.includes(name);
+    const limits = (name: string): AccountLimits => ({ ...config.accountLimits, ...(config.planLimits[name] ?? {}) });
     this.plans.set(FREE_PLAN, {
       name: FREE_PLAN,
       credits: config.freePlanCredits,
@@ -46,6 +49,7 @@ export class PlanCatalogue {
       preparationSlots: config.preparationSlots,
       price: 0,
       extract: extract(FREE_PLAN),
+      limits: limits(FREE_PLAN),
     });
     for (const plan of config.plans) {
       this.plans.set(plan.name, {
@@ -56,6 +60,7 @@ export class PlanCatalogue {
         preparationSlots: plan.preparationSlots ?? config.preparationSlots,
         price: plan.price ?? 0,
         extract: extract(plan.name),
+        limits: limits(plan.name),
       });
     }
   }

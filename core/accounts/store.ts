@@ -42,6 +42,8 @@ export interface ApiKeyDoc {
   credit_cap: number | null;
   created_at: Date;
   revoked_at: Date | null;
+  /** When the key stops working by itself (an OAuth access token); absent or null: never. */
+  expires_at?: Date | null;
 }
 
 export interface ClaimDoc {
@@ -137,10 +139,14 @@ export class AccountStore {
   }
 
   /** Creates a key and returns it in clear: the only time it is ever seen. */
-  async createKey(accountId: string, options: { name?: string | null; creditCap?: number | null } = {}): Promise<{ key: string; doc: ApiKeyDoc }> {
+  async createKey(accountId: string, options: { name?: string | null; creditCap?: number | null; expiresAt?: Date } = {}): Promise<{ key: string; doc: ApiKeyDoc }> {
     await this.liveAccount(accountId);
     for (let attempt = 0; attempt < 20; attempt++) {
-      const active = (await this.listKeys(accountId)).filter((key) => !key.revoked_at);
+      const listed = (await this.listKeys(accountId)).filter((key) => !key.revoked_at);
+      // An expired key (an OAuth token never refreshed) gives its slot back.
+      const expired = listed.filter((key) => key.expires_at && key.expires_at.getTime() <= this.clock.now());
+      for (const key of expired) await this.keys.updateOne({ _id: key._id, revoked_at: null }, { $set: { revoked_at: new Date(this.clock.now()), slot: `revoked:${key.key_id}` } });
+      const active = listed.filter((key) => !expired.includes(key));
       const taken = new Set(active.map((key) => key.slot));
       const free = Array.from({ length: MAX_KEYS_PER_ACCOUNT }, (_, n) => `${accountId}:${n}`).find((slot) => !taken.has(slot));
       if (!free) {
@@ -157,6 +163,7 @@ export class AccountStore {
         credit_cap: options.creditCap ?? null,
         created_at: new Date(this.clock.now()),
         revoked_at: null,
+        ...(options.expiresAt ? { expires_at: options.expiresAt } : {}),
       };
       try {
         await this.keys.insertOne(doc);

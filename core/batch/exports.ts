@@ -8,10 +8,18 @@
 import type { Db } from 'mongodb';
 import { batchCollections, CONTENT_CHUNK, ids, readResultDocs, readSlices, type ExportDoc, type ResultItem, type SliceDoc } from './store';
 import { readBody } from './read';
+import { createRunReader, isDeleted } from './runs';
 
 const TEXT_TYPES = new Set(['html', 'json', 'markdown', 'plaintext']);
 
-const csvField = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+/**
+ * One CSV cell. A cell a spreadsheet would read as a formula (leading `=`, `+`, `-`, `@`, tab or CR)
+ * gets a leading `'`, so an export opened in a spreadsheet shows the text rather than running it.
+ */
+export const csvField = (raw: string): string => {
+  const value = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+};
 
 async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: ResultItem): Promise<{ text: string; base64: boolean }> {
   if (item.s !== 'successful' || item.at === undefined) return { text: '', base64: false };
@@ -102,4 +110,11 @@ export async function* readExport(db: Db, doc: ExportDoc): AsyncGenerator<Buffer
     const byId = new Map(found.map((item) => [item._id, item]));
     for (const id of wanted) yield Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
   }
+}
+
+/** An export is served only while its job and run are: a deleted one's link dies at once, not at the next sweep. */
+export async function exportStillServed(db: Db, doc: ExportDoc): Promise<boolean> {
+  const { jobs } = batchCollections(db);
+  const [job, view] = await Promise.all([jobs.findOne({ _id: doc.job_id }, { projection: { status: 1 } }), createRunReader(db).one({ _id: doc.run_id })]);
+  return Boolean(job && job.status !== 'deleted' && view && !isDeleted(view));
 }

@@ -22,6 +22,7 @@ import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
 import { startJob } from '../jobs/start';
 import { firstRunId, runStartPlan } from './starts';
 import { batchJobChecker, countRerun, isTerminal, newRunRecord, runInputOf, runSearchAttributes, TERMINAL_RUN } from './run-records';
+import { checkScheduledJobs } from './limits';
 import { createJobSchedules, type JobSchedule, type JobSchedules, type ScheduleState } from './schedules';
 import { createRunReader, isDeleted, runStatusOf, type RunView } from './runs';
 import {
@@ -221,6 +222,7 @@ export function createBatchCommands(deps: BatchCommandDeps) {
           await claimed?.complete(earlier._id);
           return { job: earlier, replayed: false };
         }
+        if (input.schedule) await checkScheduledJobs(deps.db, principal);
         await probeCredits(principal);
         const now = new Date();
         const job: JobDoc = {

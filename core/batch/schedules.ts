@@ -27,6 +27,8 @@ export const batchScheduleId = (jobId: string): string => `batch-schedule-${jobI
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 const DAY_NAMES = { mon: 'MONDAY', tue: 'TUESDAY', wed: 'WEDNESDAY', thu: 'THURSDAY', fri: 'FRIDAY', sat: 'SATURDAY', sun: 'SUNDAY' } as const;
 const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
+/** The last year a schedule may fire in. */
+const LAST_YEAR = 2099;
 const UNIT_SECONDS = { second: 1, minute: 60, hour: 3_600, day: 86_400 } as const;
 
 /** The JSON Schema of the schedule body (the shape; `parseSchedule` checks what a schema cannot). */
@@ -117,6 +119,8 @@ export function parseSchedule(body: JobSchedule, options: { minIntervalSeconds: 
   if (body.at !== undefined) {
     const parts = wallClock(body.at);
     if (!parts) return invalid('schedule.at', '`at` is a wall-clock time without offset, such as 2026-09-01T09:00:00 (`timezone` says where).');
+    // The workflow service's calendars end with 2099: a later date is the caller's to fix, not a 500.
+    if (parts.year > LAST_YEAR) invalid('schedule.at', `\`at\` must be in ${LAST_YEAR} or earlier.`);
     if (instantOf(parts, timezone) <= options.now) invalid('schedule.at', `${body.at} in ${timezone} has already passed.`);
     const pad = (value: number): string => String(value).padStart(2, '0');
     return { at: `${parts.year}-${pad(parts.month)}-${pad(parts.day)}T${pad(parts.hour)}:${pad(parts.minute)}:${pad(parts.second)}`, timezone };

@@ -60,6 +60,8 @@ export interface JobDoc {
   schedule: JobSchedule | null;
   schedule_state: 'active' | 'paused' | null;
   next_scheduled_run: Date | null;
+  /** Why the last fire of a scheduled job was refused, until one runs (fire-refusals.ts). */
+  last_refusal?: string | null;
   task_count: number;
   slice_count: number;
   /** Set while an add-tasks call writes its slices; another call meanwhile is 409. */
@@ -189,7 +191,14 @@ export interface JobInputDoc {
   account_id: string;
   csv: { delimiter: string; quote: string; header: boolean; fields: { url: string | number; external_id?: string | number } };
   uploaded: boolean;
+  /** Raw CSV chunks of an input stored before inputs were kept parsed (0 since). */
   chunks: number;
+  /** Parsed parts (`<id>:p<n>`), tasks and bytes of the upload, once uploaded. */
+  parts?: number;
+  tasks?: number;
+  bytes?: number;
+  /** Why a job cannot be made from the upload (a named column it lacks). */
+  refusal?: string;
   created_at: Date;
   expires_at: Date;
 }
@@ -271,6 +280,8 @@ export async function readResultDoc(collections: BatchCollections, resultId: str
 
 export const BATCH_INDEXES: IndexRegistration = {
   batch_jobs: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
+  batch_job_inputs: [{ key: { account_id: 1 }, name: 'account' }],
+  batch_exports: [{ key: { account_id: 1, status: 1 }, name: 'account_status' }],
   batch_runs: [{ key: { job_id: 1, run_sequence: -1 }, name: 'job_newest' }],
 };
 

@@ -12,7 +12,10 @@ import { MongoError, type Collection, type Db } from 'mongodb';
 import type { IndexRegistration } from '../db';
 
 export const MCP_SESSION_INDEXES: IndexRegistration = {
-  mcp_sessions: [{ key: { expires_at: 1 }, name: 'expires_at' }],
+  mcp_sessions: [
+    { key: { expires_at: 1 }, name: 'expires_at' },
+    { key: { account_id: 1 }, name: 'account' },
+  ],
 };
 
 /** What the client sent in `initialize`, replayed verbatim when another process rebuilds the session. */
@@ -93,6 +96,11 @@ export class McpSessions {
     const doc = await reaching(() => this.sessions.findOne({ _id: id }));
     if (!doc || doc.expires_at.getTime() <= this.now()) return undefined;
     return { id: doc._id, accountId: doc.account_id, keyId: doc.key_id, initialize: JSON.parse(doc.initialize) as McpInitialize, lastSeen: doc.last_seen.getTime() };
+  }
+
+  /** The account's sessions not yet past their deadline (what its plan's `mcp_sessions` limits). */
+  async countOpen(accountId: string): Promise<number> {
+    return reaching(() => this.sessions.countDocuments({ account_id: accountId, expires_at: { $gt: new Date(this.now()) } }));
   }
 
   /** Moves the idle deadline: the session was used now. */

@@ -10,6 +10,7 @@ import { isWellFormedKey } from '../accounts/keys';
 import { AccountsError } from '../accounts/store';
 import { checkAuthorization, SCOPE, type AuthorizationRequest, type Checked } from './authorize';
 import { OAuthStore, s256, type OAuthClientDoc } from './store';
+import { createOAuthTokens, type TokenAnswer } from './tokens';
 
 export { redirectTo, SCOPE, type AuthorizationRequest, type Checked } from './authorize';
 
@@ -20,10 +21,11 @@ export interface CodeExchange {
   verifier: string;
 }
 
-export type Exchanged = { ok: true; accessToken: string; scope: string } | { ok: false; error: 'invalid_grant'; description: string };
+export type Exchanged = { ok: true; answer: TokenAnswer } | { ok: false; error: 'invalid_grant'; description: string };
 
-export function createOAuthCommands(deps: { db: Db; accounts: Pick<Accounts, 'store' | 'keys'>; now?: () => number }) {
+export function createOAuthCommands(deps: { db: Db; accounts: Pick<Accounts, 'store' | 'keys'>; accessTtlSeconds: number; now?: () => number }) {
   const store = new OAuthStore(deps.db, deps.now);
+  const tokens = createOAuthTokens(deps.db, deps.accounts, deps.accessTtlSeconds, deps.now);
 
   const grant = (request: AuthorizationRequest, accountId: string): Promise<string> =>
     store.issueCode({ client_id: request.client._id, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, account_id: accountId, scope: SCOPE });
@@ -54,13 +56,29 @@ export function createOAuthCommands(deps: { db: Db; accounts: Pick<Accounts, 'st
       if (s256(request.verifier) !== granted.code_challenge) return refuse('The code_verifier does not match the code_challenge.');
       const client = await store.client(request.clientId);
       try {
-        const { key } = await deps.accounts.store.createKey(granted.account_id, { name: `oauth:${client?.client_name ?? request.clientId}` });
-        return { ok: true, accessToken: key, scope: granted.scope };
+        return { ok: true, answer: await tokens.issue({ clientId: request.clientId, clientName: client?.client_name ?? request.clientId, accountId: granted.account_id, scope: granted.scope }) };
       } catch (error) {
         if (error instanceof AccountsError) return refuse(error.message);
         throw error;
       }
     },
+
+    /** `grant_type=refresh_token`: the token works once, for a new pair (core/oauth/tokens.ts). */
+    async refresh(refreshToken: string, clientId: string): Promise<Exchanged> {
+      const refuse = (description: string): Exchanged => ({ ok: false, error: 'invalid_grant', description });
+      const client = await store.client(clientId);
+      if (!client) return refuse('The refresh token is unknown, expired or already used.');
+      try {
+        const answer = await tokens.refresh(refreshToken, client._id, client.client_name ?? client._id);
+        return answer ? { ok: true, answer } : refuse('The refresh token is unknown, expired or already used.');
+      } catch (error) {
+        if (error instanceof AccountsError) return refuse(error.message);
+        throw error;
+      }
+    },
+
+    /** RFC 7009 revocation of an access or refresh token; an unknown token is no error. */
+    revoke: (token: string): Promise<void> => tokens.revoke(token),
   };
 }
 

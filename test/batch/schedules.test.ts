@@ -133,7 +133,7 @@ describe('Batch: scheduled jobs', function () {
     await batchRequest(account.key, 'DELETE', `/v1/jobs/${job}`);
   });
 
-  it('records a fire the account cannot pay for as a failed run, and tells the webhook', async () => {
+  it('records a fire the account cannot pay for as a failed run once, and tells the webhook', async () => {
     const account = await batchAccount({ credits: 4 });
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', {
       type: 'scheduled',
@@ -143,6 +143,16 @@ describe('Batch: scheduled jobs', function () {
     });
     const job = created.body.job_id as string;
     await eventually(async () => (await runsOf(account.key, job)).filter((run) => run.status === 'failed').length >= 2, 150, 200);
+    // A refusal is recorded once per change of state: later fires refused for the same reason add no run.
+    const actions = async () => (await temporal.client.schedule.getHandle(batchScheduleId(job)).describe()).info.numActionsTaken;
+    const fired = async (more: number) => {
+      const from = await actions();
+      await eventually(async () => (await actions()) >= from + more, 150, 200);
+    };
+    await fired(2);
+    const settled = (await runsOf(account.key, job)).length;
+    await fired(3);
+    expect((await runsOf(account.key, job)).length, 'runs after more refused fires').to.equal(settled);
     await batchRequest(account.key, 'POST', `/v1/jobs/${job}/schedule/state`, { schedule_state: 'paused' });
     const failed = (await runsOf(account.key, job)).filter((run) => run.status === 'failed');
     for (const run of failed) expect(run).to.include({ failure_reason: 'insufficient_credits', trigger: 'scheduled' });

@@ -36,13 +36,22 @@ function authorizeUrl(params: Record<string, string>): string {
   return `${api()}/oauth/authorize?${new URLSearchParams(params).toString()}`;
 }
 
+/** The consent page's CSRF token and the cookie it came with, as a browser holds them. */
+async function consentForm(params: Record<string, string>): Promise<{ csrf: string; cookie: string }> {
+  const page = await fetch(authorizeUrl(params));
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  return { csrf, cookie };
+}
+
 /** Posts the consent form as the page would, and returns where the browser would be sent. */
 async function consent(params: Record<string, string>, key: string): Promise<URL> {
+  const { csrf, cookie } = await consentForm(params);
   const response = await fetch(`${api()}/oauth/authorize`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ ...params, api_key: key, decision: 'approve' }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ ...params, csrf, api_key: key, decision: 'approve' }).toString(),
   });
   expect(response.status, await response.clone().text()).to.equal(302);
   return new URL(response.headers.get('location') ?? '');
@@ -209,6 +218,28 @@ describe('OAuth 2.1 for the MCP server', function () {
       expect([again.status, again.body.error]).to.deep.equal([400, 'invalid_grant']);
     });
 
+    it('expires access tokens in an hour; a refresh token works once and ends the token it came with; revocation (RFC 7009) ends a token', async () => {
+      const { verifier, challenge } = verifierPair();
+      const code = (await consent(ask(challenge), account.key)).searchParams.get('code') ?? '';
+      const issued = await token({ grant_type: 'authorization_code', code, redirect_uri: callback, client_id: clientId, code_verifier: verifier });
+      expect([issued.status, Number(issued.body.expires_in)]).to.deep.equal([200, 3600]);
+      expect(issued.body.refresh_token).to.be.a('string');
+      const usage = (key: string) => fetch(`${api()}/v1/subscriptions/self/details`, { headers: { 'x-api-key': key } }).then((response) => response.status);
+      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token ?? '', client_id: clientId });
+      expect(refreshed.status).to.equal(200);
+      expect(refreshed.body.access_token).to.not.equal(issued.body.access_token);
+      expect(refreshed.body.refresh_token).to.not.equal(issued.body.refresh_token);
+      expect(await usage(refreshed.body.access_token ?? '')).to.equal(200);
+      expect(await usage(issued.body.access_token ?? ''), 'the old access token').to.equal(401);
+      const again = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token ?? '', client_id: clientId });
+      expect([again.status, again.body.error]).to.deep.equal([400, 'invalid_grant']);
+      const revoked = await fetch(`${api()}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshed.body.access_token ?? '' }).toString() });
+      expect(revoked.status).to.equal(200);
+      expect(await usage(refreshed.body.access_token ?? ''), 'revoked').to.equal(401);
+      const metadata = (await (await fetch(`${api()}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(metadata.revocation_endpoint).to.equal(`${String(metadata.issuer)}/oauth/revoke`);
+    });
+
     it('refuses a redirect URI that is not registered exactly, without redirecting there', async () => {
       const { verifier, challenge } = verifierPair();
       for (const uri of [`${callback}/other`, `${callback}?x=1`, 'https://attacker.example/callback']) {
@@ -242,7 +273,7 @@ describe('OAuth 2.1 for the MCP server', function () {
       }
     });
 
-    it('takes the token request only as a form, and only the authorization_code grant', async () => {
+    it('takes the token request only as a form, and only the authorization_code and refresh_token grants', async () => {
       const asJson = await fetch(`${api()}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code' }) });
       expect(asJson.status).to.equal(400);
       expect(((await asJson.json()) as { error: string }).error).to.equal('invalid_request');

@@ -1,0 +1,65 @@
+/**
+ * Per-account limits on what an account holds at once (MCP sessions, scheduled jobs, stored CSV
+ * inputs and their bytes, exports being written): one more than the plan allows is refused with 429
+ * `quota_exceeded` naming the limit, so no account, a free signup included, can take the service's
+ * memory or workers from the others.
+ *
+ * Counts are read from the records themselves (no counter to keep in step): two requests racing
+ * past the last free place may both pass, which lets an account exceed a limit by the requests it
+ * has in flight at once, never without bound.
+ */
+import type { AccountLimits } from '../config';
+import { problem } from '../errors';
+import type { Accounts } from './index';
+import type { Principal } from './principal';
+import { AccountsError } from './store';
+
+/** The limits that count what an account holds (the schedule interval is a floor, not a count). */
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds'>;
+
+/** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
+export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
+  mcpSessions: 'mcp_sessions',
+  scheduledJobs: 'scheduled_jobs',
+  scheduleIntervalSeconds: 'schedule_interval_seconds',
+  storedInputs: 'stored_inputs',
+  storedInputBytes: 'stored_input_bytes',
+  concurrentExports: 'concurrent_exports',
+};
+
+const WHAT: Record<keyof AccountLimits, string> = {
+  mcpSessions: 'open MCP sessions',
+  scheduledJobs: 'scheduled jobs',
+  scheduleIntervalSeconds: 'seconds between scheduled fires',
+  storedInputs: 'stored CSV inputs',
+  storedInputBytes: 'bytes of stored CSV inputs',
+  concurrentExports: 'exports being written',
+};
+
+/** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */
+export function quotaExceeded(limit: CountedLimit, allowed: number, retryAfterSeconds?: number) {
+  return problem('quota_exceeded', `The account's plan allows ${allowed} ${WHAT[limit]} (limit ${LIMIT_NAMES[limit]}); end or delete one first.`, {
+    members: { limit: LIMIT_NAMES[limit], allowed },
+    ...(retryAfterSeconds !== undefined ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
+  });
+}
+
+/**
+ * Throws `quota_exceeded` when an account holding `held` of a resource may not take `adding` more.
+ * `held` is counted by the caller from its own records.
+ */
+export function checkLimit(principal: Pick<Principal, 'plan'>, limit: CountedLimit, held: number, adding = 1, retryAfterSeconds?: number): void {
+  const allowed = principal.plan.limits[limit];
+  if (held + adding > allowed) throw quotaExceeded(limit, allowed, retryAfterSeconds);
+}
+
+/** The plan of an account acting without a key of the request (an upload through its capability link). */
+export async function planOfAccount(accounts: Pick<Accounts, 'store' | 'plans'>, accountId: string): Promise<Pick<Principal, 'plan'>> {
+  try {
+    const account = await accounts.store.liveAccount(accountId);
+    return { plan: accounts.plans.resolve(account.plan, account.overrides ?? {}) };
+  } catch (error) {
+    if (error instanceof AccountsError) throw problem('not_found', 'This link is unknown or has expired.');
+    throw error;
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * CSV inputs of Batch jobs: allocated under the plan's limits, uploaded through a capability link and
+ * read as they arrive (csv-reader.ts), so no request holds the event loop for a whole file, and kept in
+ * their parsed form: a job made from an input (again and again) reads its tasks back, never the CSV.
+ *
+ *   batch_job_inputs  the input: its CSV options, `bytes`, `tasks`, `parts`, or `refusal`
+ *   batch_contents    `<input id>:p<n>` one JSON array of up to PART_TASKS tasks each
+ */
+import type { Db } from 'mongodb';
+import type { Principal } from '../../accounts';
+import { checkLimit, quotaExceeded } from '../../accounts/limits';
+import { problem } from '../../errors';
+import { newUlid } from '../../ids';
+import { batchCollections, type JobInputDoc } from '../store';
+import { CsvError, CsvReader } from './csv-reader';
+
+/** A job holds at most this many tasks, so an input past it is refused while it arrives. */
+const MAX_ROWS = 100_000;
+/** Tasks per stored part: a part is parsed in a few milliseconds when read back. */
+const PART_TASKS = 5_000;
+const INPUT_TTL_MS = 24 * 3_600_000;
+
+export interface InputTask {
+  url: string;
+  external_id?: string;
+}
+
+export type CsvOptions = JobInputDoc['csv'];
+
+/** The inputs an account still holds (not expired), and their bytes. */
+async function held(db: Db, accountId: string): Promise<{ count: number; bytes: number }> {
+  const { inputs } = batchCollections(db);
+  const docs = await inputs.find({ account_id: accountId, expires_at: { $gt: new Date() } }, { projection: { bytes: 1 } }).toArray();
+  return { count: docs.length, bytes: docs.reduce((sum, doc) => sum + (doc.bytes ?? 0), 0) };
+}
+
+/** Allocates an input (refused past the plan's `stored_inputs`); the upload comes through its link. */
+export async function allocateInput(db: Db, principal: Principal, csv: CsvOptions, now = new Date()): Promise<JobInputDoc> {
+  checkLimit(principal, 'storedInputs', (await held(db, principal.accountId)).count);
+  const doc: JobInputDoc = {
+    _id: `in_${newUlid(now.getTime()).toLowerCase()}`,
+    account_id: principal.accountId,
+    csv,
+    uploaded: false,
+    chunks: 0,
+    created_at: now,
+    expires_at: new Date(now.getTime() + INPUT_TTL_MS),
+  };
+  await batchCollections(db).inputs.insertOne(doc);
+  return doc;
+}
+
+const tooLarge = (maxBytes: number) =>
+  problem('payload_too_large', `A CSV input is at most ${maxBytes} bytes (CSV_INPUT_MAX_BYTES).`, { members: { limit: 'csv_input_max_bytes', allowed: maxBytes }, headers: { Connection: 'close' } });
+
+/** Which cell of a row each task field is, once the header (if any) is known. */
+function columnsOf(csv: CsvOptions, header: string[]): { url: number; externalId?: number } | { missing: string } {
+  const column = (ref: string | number | undefined): number | undefined | { missing: string } => {
+    if (ref === undefined || typeof ref === 'number') return ref;
+    const index = header.indexOf(ref);
+    return index < 0 ? { missing: ref } : index;
+  };
+  const url = column(csv.fields.url);
+  const externalId = column(csv.fields.external_id);
+  if (typeof url === 'object') return url;
+  if (typeof externalId === 'object') return externalId;
+  return { url: url as number, ...(externalId !== undefined ? { externalId } : {}) };
+}
+
+/**
+ * Stores an upload read from `body` as it arrives: refused with 413 past `maxBytes`, with 429 past the
+ * account's `stored_input_bytes`, with 400 naming the line for bytes that are not UTF-8 or a quote
+ * never closed, and nothing of a refused upload stays.
+ */
+export async function storeUpload(
+  db: Db,
+  input: JobInputDoc,
+  principal: Pick<Principal, 'plan'>,
+  body: AsyncIterable<Buffer>,
+  maxBytes: number,
+  declaredBytes = 0,
+): Promise<{ tasks: number; bytes: number }> {
+  if (declaredBytes > maxBytes) {
+    // Leaves the body unread (and the connection to end once answered).
+    await body[Symbol.asyncIterator]().return?.();
+    throw tooLarge(maxBytes);
+  }
+  const { inputs, contents } = batchCollections(db);
+  const others = await held(db, input.account_id);
+  const allowance = principal.plan.limits.storedInputBytes - others.bytes;
+  const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
+  let header: string[] | undefined = input.csv.header ? undefined : [];
+  let columns: ReturnType<typeof columnsOf> | undefined = input.csv.header ? undefined : columnsOf(input.csv, []);
+  let part: InputTask[] = [];
+  let parts = 0;
+  let tasks = 0;
+  let bytes = 0;
+  const flush = async (): Promise<void> => {
+    if (part.length === 0) return;
+    await contents.replaceOne({ _id: `${input._id}:p${parts}` }, { run_id: input._id, data: Buffer.from(JSON.stringify(part)) }, { upsert: true });
+    parts++;
+    part = [];
+  };
+  const take = (rows: Array<{ cells: string[]; line: number }>): void => {
+    for (const row of rows) {
+      if (!header) {
+        header = row.cells;
+        columns = columnsOf(input.csv, header);
+        continue;
+      }
+      if (!columns || 'missing' in columns) continue;
+      if (++tasks > MAX_ROWS) throw problem('invalid_argument', `Line ${row.line}: a job holds at most ${MAX_ROWS} tasks; split the input.`, { members: { parameter: 'file', line: row.line } });
+      const externalId = columns.externalId === undefined ? undefined : row.cells[columns.externalId]?.trim();
+      part.push({ url: (row.cells[columns.url] ?? '').trim(), ...(externalId ? { external_id: externalId } : {}) });
+    }
+  };
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) throw tooLarge(maxBytes);
+      if (bytes > allowance) throw quotaExceeded('storedInputBytes', principal.plan.limits.storedInputBytes);
+      take(reader.push(chunk));
+      if (part.length >= PART_TASKS) await flush();
+      // Chunks already received resolve the loop at once: let other requests' I/O in between them.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    take(reader.end());
+    await flush();
+  } catch (error) {
+    await contents.deleteMany({ _id: { $in: Array.from({ length: parts }, (_, n) => `${input._id}:p${n}`) } });
+    if (error instanceof CsvError) throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, { members: { parameter: 'file', line: error.line } });
+    throw error;
+  }
+  const refusal = columns && 'missing' in columns ? `The CSV has no column "${columns.missing}".` : undefined;
+  await inputs.updateOne({ _id: input._id, uploaded: false }, { $set: { uploaded: true, chunks: 0, parts, tasks, bytes, ...(refusal ? { refusal } : {}) } });
+  return { tasks, bytes };
+}
+
+/** Reads back a CSV input's raw chunks (an input stored before inputs were kept parsed). */
+async function legacyTasks(db: Db, input: JobInputDoc): Promise<InputTask[]> {
+  const { contents } = batchCollections(db);
+  const wanted = Array.from({ length: input.chunks }, (_, chunk) => `${input._id}:${chunk}`);
+  const docs = await contents.find({ _id: { $in: wanted } }).toArray();
+  const byId = new Map(docs.map((doc) => [doc._id, Buffer.from((doc.data as unknown as { buffer: Uint8Array }).buffer)]));
+  const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
+  const rows = [...reader.push(Buffer.concat(wanted.map((id) => byId.get(id) ?? Buffer.alloc(0)))), ...reader.end()].map((row) => row.cells);
+  const header = input.csv.header ? (rows.shift() ?? []) : [];
+  const columns = columnsOf(input.csv, header);
+  if ('missing' in columns) throw problem('invalid_argument', `The CSV has no column "${columns.missing}".`, { members: { parameter: 'csv.fields' } });
+  return rows.map((row) => {
+    const externalId = columns.externalId === undefined ? undefined : row[columns.externalId]?.trim();
+    return { url: (row[columns.url] ?? '').trim(), ...(externalId ? { external_id: externalId } : {}) };
+  });
+}
+
+/** An uploaded input's tasks, read from their parsed form a part at a time. */
+export async function inputTasks(db: Db, accountId: string, inputId: string): Promise<InputTask[]> {
+  const { inputs, contents } = batchCollections(db);
+  const input = await inputs.findOne({ _id: inputId });
+  if (!input || input.account_id !== accountId || input.expires_at.getTime() < Date.now()) {
+    throw problem('not_found', `No file input ${inputId}, or its 24-hour slot expired.`, { members: { reason: 'file_input_not_found' } });
+  }
+  if (!input.uploaded) throw problem('conflict', `File input ${inputId} was never uploaded: PUT the CSV to its upload URL first.`, { members: { reason: 'file_input_not_uploaded' } });
+  if (input.refusal) throw problem('invalid_argument', input.refusal, { members: { parameter: 'csv.fields' } });
+  if (input.parts === undefined) return legacyTasks(db, input);
+  const tasks: InputTask[] = [];
+  for (let n = 0; n < input.parts; n++) {
+    const doc = await contents.findOne({ _id: `${inputId}:p${n}` });
+    const data = doc ? Buffer.from((doc.data as unknown as { buffer: Uint8Array }).buffer) : Buffer.from('[]');
+    tasks.push(...(JSON.parse(data.toString('utf8')) as InputTask[]));
+  }
+  return tasks;
+}
