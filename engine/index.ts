@@ -38,7 +38,7 @@ export {
   type OutputKind,
 } from './outputs';
 export * from './extract';
-export { createTargetGuard, classifyAddress, isPublicAddress, createHostResolver, type TargetGuard } from './safety';
+export { createTargetGuard, classifyAddress, domainKeyOf, isPublicAddress, createHostResolver, registrableDomain, type TargetGuard } from './safety';
 export { ACCEPT_ENCODING, DEFAULT_USER_AGENT } from './http/headers';
 export { SESSION_TTL_MS } from './proxies/sessions';
 export type { Proxy, ProxyChoice, ProxyChoiceRequest, ProxyPools } from './proxies/pool';

@@ -12,7 +12,10 @@ import type { Semaphore } from '../../core/semaphore';
 import type { HostGate } from './politeness';
 
 export interface WorkItem {
+  /** The URL as presented (results, contents). */
   url: string;
+  /** The form the site linked it in, when it differs: what is requested. */
+  fetch?: string;
   depth: number;
   /** Where the URL is a result (absent for the start page): the content id is `<k>-<index>`. */
   src?: { k: number; index: number };
@@ -51,7 +54,8 @@ export interface PageRunner {
 const MAX_RETRY_AFTER_TRIES = 2;
 
 export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
-  const host = new URL(item.url).host;
+  const target = item.fetch ?? item.url;
+  const host = new URL(target).host;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
     const leaveCrawl = await runner.crawlLimit.acquire();
@@ -61,7 +65,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
       const leaveHost = await runner.gate.enter(host, runner.signal);
       try {
         outcome = await runner.fetcher.fetch({
-          url: item.url,
+          url: target,
           ...(runner.signal ? { signal: runner.signal } : {}),
           ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
           afford: async (credits) => {

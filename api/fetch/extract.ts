@@ -9,6 +9,7 @@
 import type { Db } from 'mongodb';
 import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
 import { problem } from '../../core/errors';
+import { servesVertical } from '../../core/extract/recipe';
 import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine';
 import { decodeHtml, detectCharset } from '../../engine';
 import type { Page } from '../../engine';
@@ -54,7 +55,7 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   const domain = registrableDomainOf(params.url.hostname) ?? params.url.hostname;
   const recipe = await cache.recipeFor(domain);
   if (!recipe) throw notPrepared(`Extract is not prepared for ${domain}.`, 'domain_not_prepared');
-  if (params.extract === 'standard' && !recipe.verticals.includes('real_estate')) {
+  if (params.extract === 'standard' && !servesVertical(recipe, 'real_estate')) {
     throw problem('REQS007', `extract=standard maps the canonical real-estate schema; ${domain} is not prepared as real estate. Use extract=auto for its own field names.`, {
       members: { reason: 'vertical_not_supported' },
     });

@@ -72,3 +72,13 @@ export interface DomainRecipe {
 
 export const ALGORITHM_VERSION = 'extract-2';
 
+
+/**
+ * Whether a recipe maps a vertical's canonical schema. Read from its roles' mappings as well as its
+ * `verticals` list: a recipe stored without the list (older ones, or a store that dropped the empty
+ * array) is judged by what it can actually map, never by a missing field.
+ */
+export function servesVertical(recipe: Pick<DomainRecipe, 'verticals' | 'roles'>, vertical: 'real_estate'): boolean {
+  const listed = Array.isArray(recipe.verticals) && recipe.verticals.includes(vertical);
+  return listed || (Array.isArray(recipe.roles) && recipe.roles.some((role) => role.standard !== undefined && Object.keys(role.standard).length > 0));
+}

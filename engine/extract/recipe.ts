@@ -150,7 +150,9 @@ export const urlMatches = (role: Pick<RoleRecipe, 'urlPatterns'>, url: string): 
   } catch {
     return false;
   }
-  return role.urlPatterns.some((pattern) => new RegExp(pattern).test(path));
+  // `/a/1/` and `/a/1` are one page (the twin the site did not link may even be a 404): either form matches.
+  const twin = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
+  return role.urlPatterns.some((pattern) => new RegExp(pattern).test(path) || new RegExp(pattern).test(twin));
 };
 
 /**
