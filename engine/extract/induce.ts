@@ -119,9 +119,16 @@ function collect(signals: readonly PageSignals[]): Candidate[] {
 /** Elements of the site's chrome: a label there (a footer's "Phone: …") labels the site, not the page. */
 const CHROME_STEP = /^(header|footer|nav|aside)\b|[.#][\w-]*(header|footer|nav|menu|breadcrumb|cookie|banner|sidebar)[\w-]*/i;
 
+/**
+ * Shapes where a label owns its value: a term and its definition, a row, a label element and its value,
+ * `Label: value`. An element's `title` (a link's tooltip, "Add to cart") and a leading word ("by") are
+ * weaker: such values count as data only when they vary.
+ */
+const OWNING_SHAPES: ReadonlySet<string> = new Set(['dl', 'table', 'pair', 'colon', 'inline']);
+
 /** A value its own label owns, outside the chrome: data, whatever the sample's spread of values. */
 const labelled = (candidate: Candidate): boolean =>
-  candidate.source.kind === 'label' && candidate.source.shape !== 'lead' && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step));
+  candidate.source.kind === 'label' && OWNING_SHAPES.has(candidate.source.shape) && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step));
 
 /**
  * Data varies across pages; label-less template does not. Small counts (bedrooms) vary little but still
@@ -133,6 +140,8 @@ const varies = (candidate: Candidate): boolean => {
   if (labelled(candidate)) return distinct >= 1;
   return distinct >= 2 && (distinct / values.length >= 0.3 || values.every((value) => /^\d{1,3}$/.test(value.trim())));
 };
+
+const minorHeading = (candidate: Candidate): boolean => candidate.source.kind === 'title' && /(^|>)h2[^>]*$/.test(candidate.source.anchor);
 
 const isConstant = (candidate: Candidate): boolean => new Set(candidate.values.values()).size === 1;
 
@@ -208,11 +217,16 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
   const embeddedPrefix = commonPathPrefix(structured.filter((candidate) => candidate.source.kind === 'embedded').map((candidate) => candidate.name));
   for (const candidate of structured) {
     const match = [...fields.values()].find((field) => agree(field.candidate, candidate, mark, urls));
+    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
     if (match) {
       match.extra.push(candidate);
+      // A page without an h1 names its heading by nothing of its own: the site's key for the same value does.
+      if (minorHeading(match.candidate) && name && !fields.has(name)) {
+        fields.delete(match.candidate.name);
+        fields.set(name, { candidate: { ...match.candidate, name }, extra: match.extra });
+      }
       continue;
     }
-    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
     if (name && !fields.has(name)) fields.set(name, { candidate: { ...candidate, name }, extra: [] });
   }
 
