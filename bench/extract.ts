@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/extract.ts`: Extract end to end on the generated test sites (test/fixtures/extract-sites),
+ * `npx tsx bench/extract.ts [--swde-dir <dir>]`: Extract end to end on the generated test sites (test/fixtures/extract-sites),
  * through its own stack (like the test suite), the sites served on port 80 of a loopback address of
  * its own. For each site it prints:
  * - preparation wall time (submission to `ready`), by discovery or from example URLs;
@@ -35,7 +35,7 @@ import { CLASS_HOSTS, jobBoard, meubleLoc, priceBlocks, slashCars } from '../tes
 import { loadSwde, mapFields, matches, SWDE_ATTRIBUTES } from './swde';
 import { f1, score, type Counts } from '../test/fixtures/extract-sites/score';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' }, 'cpu-requests': { type: 'string', default: '150' }, 'origin-ms': { type: 'string', default: '50' } } });
+const { values } = parseArgs({ options: { 'swde-dir': { type: 'string' }, rounds: { type: 'string', default: '30' }, 'cpu-requests': { type: 'string', default: '150' }, 'origin-ms': { type: 'string', default: '50' } } });
 const ROUNDS = Number(values.rounds);
 const CPU_REQUESTS = Number(values['cpu-requests']);
 const ORIGIN_MS = Number(values['origin-ms']);
@@ -88,6 +88,8 @@ async function main(): Promise<void> {
   const bench = await startBenchStack({
     HOST_OVERRIDES: ['*.fixture.test=127.0.0.1', '*.acme-homes.test=' + address, ...[...EXTRACT_HOSTS, ...CLASS_HOSTS, SWDE_HOST].map((host) => `${host}=${address}`)].join(','),
     TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${address}`,
+    // One slot per site prepared here, the SWDE site included.
+    PREPARATION_SLOTS: '30',
   });
   const listed = homesListed(5);
   const sites: BenchSite[] = [
@@ -103,8 +105,8 @@ async function main(): Promise<void> {
     { site: priceBlocks(20), grown: priceBlocks(36), examples: [] },
     { site: jobBoard(6), grown: jobBoard(9), examples: [] },
   ];
-  const swde = loadSwde({ host: SWDE_HOST });
-  if (!swde) console.log(`(SWDE pages not found under ../shared/data/swde-book-booksamillion: that part is skipped)`);
+  const swde = loadSwde({ host: SWDE_HOST, ...(values['swde-dir'] ? { dir: values['swde-dir'] } : {}) });
+  if (!swde) console.log(`(SWDE pages not found (../shared/data/swde-book-booksamillion beside the repository, or --swde-dir): that part is skipped)`);
   // The large page is also served by a far-away host of the same domain (same recipe) after ORIGIN_MS.
   const farHost = 'far.acme-homes.test';
   const server = await serveSites(address, [...sites.map(({ site }) => site), ...(swde ? [swde.site] : [])], { delayMs: { [farHost]: ORIGIN_MS } });

@@ -24,6 +24,7 @@ export interface SwdeSite {
   truth: Map<string, Record<SwdeAttribute, string[]>>;
 }
 
+/** `../shared` beside the repository: the data stays outside it. */
 const DEFAULT_DIR = path.resolve(__dirname, '../../shared/data/swde-book-booksamillion');
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', reg: '®', copy: '©' };
