@@ -35,9 +35,9 @@ interface Seen {
 }
 
 /**
- * The URLs of one discovery, each in the form it was first met (a sitemap's `<loc>`, a link's `href`),
- * which is the form fetched: twins (`/about` and `/about/`, `http:` and `https:`, `www.`) are one URL by
- * the crawl's key, but a site whose paths end in `/` may answer 404 without it.
+ * The URLs of one discovery, each with the path it was first met with (a sitemap's `<loc>`, a link's
+ * `href`), which is what is fetched: twins (`/about` and `/about/`, `http:` and `https:`, `www.`) are
+ * one URL by the crawl's key, but a site whose paths end in `/` may answer 404 without it.
  */
 class LinkForms {
   private readonly first = new Map<string, string>();

@@ -5,8 +5,8 @@
  * trailing slash, tracking parameters (`utm_*`, `gclid`, `fbclid`) or a fragment. Each URL has a `key`
  * (what the seen-set compares) and a presented form that does not depend on which twin was met first:
  * the start URL's scheme everywhere, the start URL's choice of `www.` on its own host, no `www.` on
- * other hosts, no trailing slash but on the root. A page is fetched in the form it was first linked,
- * though (see `Normalized`). A crawl stays on the registrable domain of its start URL (public-suffix
+ * other hosts, no trailing slash but on the root. A page is fetched with the path it was first
+ * linked with, though (see `Normalized`). A crawl stays on the registrable domain of its start URL (public-suffix
  * aware, private suffixes such as `github.io` included; subdomains included).
  */
 import net from 'node:net';
@@ -61,9 +61,10 @@ function withoutTracking(search: string): string {
 }
 
 /**
- * `key`: what dedupe compares; `url`: the presented form; `fetch`: the form the page linked it (resolved,
- * without its fragment), which is what is requested: a site whose paths end in `/` may answer 404
- * without it, and one that links `http:` or `www.` may serve nothing on the other twin.
+ * `key`: what dedupe compares; `url`: the presented form; `fetch`: what is requested, the presented
+ * form with the path as the page linked it (its trailing slash kept): a site whose paths end in `/`
+ * may answer 404 without it. Scheme and host stay the presented ones (the start URL's scheme is the
+ * one known to answer; a site that links `https:` may serve plain http only).
  */
 export type Normalized = { ok: true; key: string; url: string; fetch: string } | { ok: false; reason: 'invalid' | 'scheme' | 'too_long' | 'out_of_scope' };
 
@@ -89,8 +90,7 @@ export function normalizeLink(href: string, base: URL | string, scope: UrlScope)
   const query = withoutTracking(url.search);
   const key = `${bare}${port}${path}${query}`;
   const shownHost = bare === scope.startBareHost && scope.startWww ? `www.${bare}` : bare;
-  url.hash = '';
-  return { ok: true, key, url: `${scope.scheme}//${shownHost}${port}${path}${query}`, fetch: url.href };
+  return { ok: true, key, url: `${scope.scheme}//${shownHost}${port}${path}${query}`, fetch: `${scope.scheme}//${shownHost}${port}${url.pathname || '/'}${query}` };
 }
 
 /** The seen-set key of the start URL (so links back to it count as duplicates and it is never a result). */

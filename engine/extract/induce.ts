@@ -205,7 +205,8 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
   const urls = pages.map((page) => page.url);
   const mark = decimalMarkOf(signals.flatMap((page) => page.labels.map((pair) => pair.value)));
   const candidates = collect(signals).filter((candidate) => candidate.values.size >= pages.length * FIELD_SUPPORT && varies(candidate));
-  if (candidates.length === 0) return { ok: false, reason: 'nothing_varies', detail: `Nothing varies across the ${pages.length} sampled pages of this kind.` };
+  // Pages on which nothing at all varies are one page under many URLs: their labelled values are its template.
+  if (candidates.length === 0 || candidates.every(isConstant)) return { ok: false, reason: 'nothing_varies', detail: `Nothing varies across the ${pages.length} sampled pages of this kind.` };
 
   // DOM fields first: one per name, the best supported anchor.
   const dom = candidates
