@@ -24,6 +24,11 @@ export function webhookActivities(deps: ActivityDeps) {
   const keepOutcome = async (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => {
     await batchCollections(deps.db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
   };
+  /** A start of the delivery failed (`not_started`) or, tried again, succeeded (`pending` again); an outcome already final stays. */
+  const keepStart = async (runId: string, outcome: 'not_started' | 'pending'): Promise<void> => {
+    const from = outcome === 'pending' ? 'not_started' : 'pending';
+    await batchCollections(deps.db).runs.updateOne({ _id: runId, webhook_outcome: from }, { $set: { webhook_outcome: outcome } });
+  };
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */
@@ -54,6 +59,12 @@ export function webhookActivities(deps: ActivityDeps) {
       if (!outcome.delivered) throw activityFailure('webhook_attempt_failed', `delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`);
       await keepOutcome(event.run_id, 'delivered');
       return { delivered: true, attempts: attempt };
+    },
+
+    /** The run's workflow could not start the delivery of `key` (`started: false`), or did so on a later try. */
+    async recordWebhookStart(input: { key: string; started: boolean }): Promise<void> {
+      const event = await events.get(input.key);
+      if (event) await keepStart(event.run_id, input.started ? 'pending' : 'not_started');
     },
 
     /** The retry policy gave up: the event's final outcome is `failed` (its attempts stay readable). */

@@ -1,4 +1,5 @@
 /** CSV inputs for Batch jobs, and the capability links the clients fetch without credentials (result bodies, export files, input uploads). */
+import { Readable } from 'node:stream';
 import { readExport } from '../../core/batch/exports';
 import type { Links } from '../../core/batch/links';
 import { isDeleted } from '../../core/batch/runs';
@@ -91,12 +92,13 @@ export function inputRoutes(c: BatchContext): Route[] {
           if (!claim) return gone();
           const doc = await collections.exports.findOne({ _id: claim.id });
           if (!doc || doc.status !== 'completed') return gone();
-          const chunks = await readExport(deps.db.db, doc);
           ctx.set(SANDBOX);
           ctx.set('Cache-Control', 'private, no-store');
           ctx.set('Content-Type', doc.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
           ctx.set('Content-Disposition', `attachment; filename="${doc.run_id}.${doc.format}"`);
-          ctx.body = Buffer.concat(chunks);
+          ctx.length = doc.size;
+          // Streamed a few chunks at a time: a large export is never whole in memory.
+          ctx.body = Readable.from(readExport(deps.db.db, doc), { objectMode: false });
         },
       },
       {

@@ -8,6 +8,7 @@ import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
 import { errors, EXPORT_QUERY, json, RERUN_QUERY, RUNS_QUERY } from './schemas';
+import { BATCH_EXPORT_WORKFLOW_TYPE, batchExportWorkflowId } from '../../core/jobs/workflow-names';
 
 export function runRoutes(c: BatchContext): Route[] {
   const { deps, commands, collections, common, linksOf, ttlMs, originOf, viewOf, runOf } = c;
@@ -133,9 +134,9 @@ export function runRoutes(c: BatchContext): Route[] {
           expires_at: new Date(now.getTime() + 7 * 24 * 3_600_000),
         };
         await collections.exports.insertOne(doc);
-        await deps.temporal.client.workflow.start('batchExportWorkflow', {
+        await deps.temporal.client.workflow.start(BATCH_EXPORT_WORKFLOW_TYPE, {
           taskQueue: deps.config.temporalTaskQueue,
-          workflowId: `export-${doc._id}`,
+          workflowId: batchExportWorkflowId(doc._id),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [doc._id],
         });

@@ -38,7 +38,7 @@ import {
   type TaskStatus,
   type WebhookSetting,
 } from './store';
-import { batchRunWorkflowId, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from './workflow-names';
+import { batchRunWorkflowId, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind } from '../jobs/workflow-names';
 
 /** A writer mark older than this belongs to a call that died: the next call takes it over. */
 const STALE_WRITER_MS = 2 * 60 * 1000;
@@ -59,7 +59,7 @@ export interface BatchCommandDeps {
   db: Db;
   accounts: Accounts;
   temporal: { client: Client };
-  config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'batchSlicesInFlight' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
+  config: Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'batchSlicesInFlight' | 'batchHistoryEvents' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
 }
 
 export function createBatchCommands(deps: BatchCommandDeps) {

@@ -12,7 +12,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../db';
-import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
 import { startJob, startsCollection, type StartPlan } from '../jobs/start';
 import type { Database } from '../db';
@@ -27,7 +27,8 @@ import {
   type PreparedDomainDoc,
 } from './store';
 
-export const PREPARE_WORKFLOW_TYPE = 'prepareDomainWorkflow';
+import { PREPARE_WORKFLOW_TYPE } from '../jobs/workflow-names';
+export { PREPARE_WORKFLOW_TYPE };
 /** A stale recipe is re-prepared at most this often. */
 const REFRESH_INTERVAL_MS = 60 * 60 * 1000;
 
