@@ -17,7 +17,7 @@ export {
 } from './types';
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
 export { createFetchService, hostGateFromConfig, type FetchService } from './service';
-export { HostGate, registrableDomain, retryAfterMs, type GateAnswer, type GateTicket } from './politeness';
+export { HostGate, retryAfterMs, type GateAnswer, type GateTicket } from './politeness';
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
@@ -41,7 +41,7 @@ export {
   type OutputKind,
 } from './outputs';
 export * from './extract';
-export { createTargetGuard, classifyAddress, isPublicAddress, createHostResolver, type TargetGuard } from './safety';
+export { createTargetGuard, classifyAddress, domainKeyOf, isPublicAddress, createHostResolver, registrableDomain, type TargetGuard } from './safety';
 export { ACCEPT_ENCODING, DEFAULT_USER_AGENT } from './http/headers';
 export { SESSION_TTL_MS } from './proxies/sessions';
 export type { Proxy, ProxyChoice, ProxyChoiceRequest, ProxyPools } from './proxies/pool';

@@ -12,7 +12,10 @@ import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
 import type { Semaphore } from '../../core/semaphore';
 
 export interface WorkItem {
+  /** The URL as presented (results, contents). */
   url: string;
+  /** The form the site linked it in, when it differs: what is requested. */
+  fetch?: string;
   depth: number;
   /** Where the URL is a result (absent for the start page): the content id is `<k>-<index>`. */
   src?: { k: number; index: number };
@@ -52,6 +55,7 @@ export interface PageRunner {
 const MAX_RETRY_AFTER_TRIES = 2;
 
 export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
+  const target = item.fetch ?? item.url;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
     const leaveCrawl = await runner.crawlLimit.acquire();
@@ -59,7 +63,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     let outcome;
     try {
       outcome = await runner.fetcher.fetch({
-        url: item.url,
+        url: target,
         ...(runner.signal ? { signal: runner.signal } : {}),
         ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
         ...(runner.respectRobots ? { respectRobots: true } : {}),

@@ -130,8 +130,9 @@ async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]
       for (let index = Math.max(range.from, part * FOUND_PART); index < Math.min(range.to, (part + 1) * FOUND_PART); index++) {
         const url = doc.urls[index - part * FOUND_PART];
         const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;
+        const linked = doc.fetch?.[index - part * FOUND_PART];
         if (url === undefined) continue;
-        items.push({ url, depth, src: { k: range.k, index }, open: input.spec.depth === undefined || depth < input.spec.depth });
+        items.push({ url, ...(linked ? { fetch: linked } : {}), depth, src: { k: range.k, index }, open: input.spec.depth === undefined || depth < input.spec.depth });
       }
     }
   }
@@ -150,7 +151,7 @@ async function claimLinks(
   items: WorkItem[],
   outcomes: PageOutcome[],
   own: Map<string, UrlDoc>,
-): Promise<{ found: Array<[string, number]>; duplicates: number }> {
+): Promise<{ found: Found[]; duplicates: number }> {
   const { spec, k } = input;
   const scope = scopeOf(spec.url);
   const start = startKey(spec.url);
@@ -174,11 +175,11 @@ async function claimLinks(
         duplicates++;
         continue;
       }
-      candidates.push({ key: link.key, doc: { _id: id, crawl_id: spec.crawlId, url: link.url, depth, slice: k } });
+      candidates.push({ key: link.key, doc: { _id: id, crawl_id: spec.crawlId, url: link.url, ...(link.fetch !== link.url ? { fetch: link.fetch } : {}), depth, slice: k } });
     }
     delete outcome.links;
   });
-  const found: Array<[string, number]> = [];
+  const found: Found[] = [];
   const { urls } = crawlCollections(deps.db);
   for (let from = 0; from < candidates.length; from += CLAIM_BATCH) {
     const batch = candidates.slice(from, from + CLAIM_BATCH);
@@ -191,20 +192,30 @@ async function claimLinks(
     batch.forEach((candidate, index) => {
       seen.add(candidate.key);
       if (taken.has(index) && !own.has(candidate.doc._id)) duplicates++;
-      else found.push([candidate.doc.url, candidate.doc.depth]);
+      else found.push([candidate.doc.url, candidate.doc.depth, candidate.doc.fetch ?? '']);
     });
   }
   // URLs an earlier attempt claimed but this one did not meet again stay this slice's.
   const met = new Set(candidates.map((candidate) => candidate.doc._id));
-  for (const doc of own.values()) if (!met.has(doc._id)) found.push([doc.url, doc.depth]);
+  for (const doc of own.values()) if (!met.has(doc._id)) found.push([doc.url, doc.depth, doc.fetch ?? '']);
   return { found, duplicates };
 }
 
-async function writeFound(deps: SliceDeps, crawlId: string, k: number, attempt: number, found: Array<[string, number]>): Promise<void> {
+/** A found URL: presented form, depth, and the linked form when it differs ('' when not). */
+type Found = [string, number, string];
+
+async function writeFound(deps: SliceDeps, crawlId: string, k: number, attempt: number, found: Found[]): Promise<void> {
   const docs = [];
   for (let part = 0; part * FOUND_PART < found.length; part++) {
     const slice = found.slice(part * FOUND_PART, (part + 1) * FOUND_PART);
-    docs.push({ _id: ids.found(crawlId, k, attempt, part), crawl_id: crawlId, urls: slice.map(([url]) => url), depths: slice.map(([, depth]) => depth) });
+    const linked = slice.some(([, , fetch]) => fetch !== '');
+    docs.push({
+      _id: ids.found(crawlId, k, attempt, part),
+      crawl_id: crawlId,
+      urls: slice.map(([url]) => url),
+      depths: slice.map(([, depth]) => depth),
+      ...(linked ? { fetch: slice.map(([, , fetch]) => fetch) } : {}),
+    });
   }
   await insertIgnoringDuplicates(crawlCollections(deps.db).found, docs);
 }

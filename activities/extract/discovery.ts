@@ -34,13 +34,26 @@ interface Seen {
   fetched: Record<string, string>;
 }
 
-function normalized(hrefs: Iterable<string>, base: string, scope: UrlScope): string[] {
-  const out = new Set<string>();
-  for (const href of hrefs) {
-    const link = normalizeLink(href, base, scope);
-    if (link.ok && looksLikePage(link.url)) out.add(link.url);
+/**
+ * The URLs of one discovery, each with the path it was first met with (a sitemap's `<loc>`, a link's
+ * `href`), which is what is fetched: twins (`/about` and `/about/`, `http:` and `https:`, `www.`) are
+ * one URL by the crawl's key, but a site whose paths end in `/` may answer 404 without it.
+ */
+class LinkForms {
+  private readonly first = new Map<string, string>();
+  constructor(private readonly scope: UrlScope) {}
+
+  /** The first-met form of each page link among `hrefs` (resolved against `base`), without repeats. */
+  pages(hrefs: Iterable<string>, base: string): string[] {
+    const out = new Set<string>();
+    for (const href of hrefs) {
+      const link = normalizeLink(href, base, this.scope);
+      if (!link.ok || !looksLikePage(link.fetch)) continue;
+      if (!this.first.has(link.key)) this.first.set(link.key, link.fetch);
+      out.add(this.first.get(link.key)!);
+    }
+    return [...out];
   }
-  return [...out];
 }
 
 export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'rules'>) {
@@ -69,14 +82,14 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
   }
 
   /** Fetches `urls` a few at a time, recording each page; returns the links of those opened. */
-  async function visit(urls: readonly string[], seen: Seen, scope: UrlScope, withLinks: boolean): Promise<string[]> {
+  async function visit(urls: readonly string[], seen: Seen, forms: LinkForms, withLinks: boolean): Promise<string[]> {
     const links: string[] = [];
     await forEachLimited([...urls], CONCURRENCY, async () => false, async (url) => {
       const page = await pages.open(url, withLinks);
       if (!page.ok) return;
       seen.fetched[url] = page.page.id;
       seen.structures.push({ ...page.structure, url });
-      if (page.links) links.push(...normalized(page.links.hrefs, page.links.base, scope));
+      if (page.links) links.push(...forms.pages(page.links.hrefs, page.links.base));
     });
     return links;
   }
@@ -85,17 +98,17 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
   async function discover(domain: string): Promise<Discovery> {
     const start = await home(domain);
     if (!start) return { ok: false, code: 'unpreparable', detail: `No page of ${domain} answered with usable HTML (https and http tried).` };
-    const scope = scopeOf(start.page.url);
+    const forms = new LinkForms(scopeOf(start.page.url));
     const seen: Seen = { structures: [start.structure], fetched: {} };
-    const known = new Set(normalized(await sitemapUrls(new URL(start.page.url).origin), start.page.url, scope));
-    const visited = new Set([normalizeLink(start.page.url, start.page.url, scope)].flatMap((link) => (link.ok ? [link.url] : [])));
+    const visited = new Set(forms.pages([start.page.url], start.page.url));
+    const known = new Set(forms.pages(await sitemapUrls(new URL(start.page.url).origin), start.page.url));
     const budget = known.size > 0 ? CRAWL_PAGES_WITH_SITEMAP : CRAWL_PAGES;
-    let frontier = start.links ? normalized(start.links.hrefs, start.links.base, scope) : [];
+    let frontier = start.links ? forms.pages(start.links.hrefs, start.links.base) : [];
     for (let depth = 1; depth <= CRAWL_DEPTH && frontier.length > 0 && visited.size < budget; depth++) {
       for (const url of frontier) known.add(url);
       const next = shapeBalanced(frontier.filter((url) => !visited.has(url)), budget - visited.size, `${domain}|crawl|${depth}`);
       for (const url of next) visited.add(url);
-      frontier = (await visit(next, seen, scope, depth < CRAWL_DEPTH)).filter((url) => !visited.has(url));
+      frontier = (await visit(next, seen, forms, depth < CRAWL_DEPTH)).filter((url) => !visited.has(url));
     }
     for (const url of frontier) known.add(url);
 
@@ -110,7 +123,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
         topUp.push(...sampleOrder(group.filter((url) => seen.fetched[url] === undefined), `${domain}|structure`).slice(0, PAGES_PER_GROUP - have));
       }
     }
-    await visit(topUp.slice(0, TOP_UP_PAGES), seen, scope, false);
+    await visit(topUp.slice(0, TOP_UP_PAGES), seen, forms, false);
 
     const kinds = kindsOf([...known], seen.structures).map((kind) => withFetched(kind, seen.fetched));
     if (kinds.length === 0) {
@@ -124,19 +137,21 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     // The same URL sent twice stands for one kind.
     const urls = [...new Set(given)];
     const origin = new URL(urls[0]!).origin;
-    const scope = scopeOf(urls[0]!);
+    const forms = new LinkForms(scopeOf(urls[0]!));
+    // The examples are met first: their siblings' twins are them.
+    forms.pages(urls, origin);
     const seen: Seen = { structures: [], fetched: {} };
-    const known = new Set(normalized(await sitemapUrls(origin), origin, scope));
+    const known = new Set(forms.pages(await sitemapUrls(origin), origin));
     const start = await pages.open(`${origin}/`, true);
     if (start.ok) {
       seen.structures.push(start.structure);
-      const linked = start.links ? normalized(start.links.hrefs, start.links.base, scope) : [];
+      const linked = start.links ? forms.pages(start.links.hrefs, start.links.base) : [];
       for (const link of linked) known.add(link);
       // Pages one link from home (area lists, categories) link to the examples' siblings; flat URL
       // shapes hold several kinds, so pages of the examples' own shape are read too.
       const exampleUrls = new Set(urls);
       const others = shapeBalanced(linked.filter((link) => !exampleUrls.has(link)), EXAMPLE_HUBS, `${domain}|examples`);
-      for (const link of await visit(others, seen, scope, true)) known.add(link);
+      for (const link of await visit(others, seen, forms, true)) known.add(link);
     }
     const opened: Array<Extract<Opened, { ok: true }>> = [];
     let notHtml = 0;
@@ -148,7 +163,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
       }
       opened.push(page);
       seen.fetched[url] = page.page.id;
-      if (page.links) for (const link of normalized(page.links.hrefs, page.links.base, scope)) known.add(link);
+      if (page.links) for (const link of forms.pages(page.links.hrefs, page.links.base)) known.add(link);
     }
     if (opened.length === 0 && notHtml === urls.length) {
       return { ok: false, code: 'unsupported', detail: 'The example URLs answer with documents that are not HTML (Extract reads web pages).' };

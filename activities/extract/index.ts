@@ -22,6 +22,8 @@ const SAMPLE_PAGES = 14;
 /** URLs of a kind tried at most for one sample (pages of another template under the same URLs are skipped). */
 const SAMPLE_TRIES = 3 * SAMPLE_PAGES;
 const CONCURRENCY = 3;
+/** Pages read in addition when a labelled field looks constant on the induction pages. */
+const EXTRA_PAGES = 6;
 /** Share of a sample a recipe is induced from; the rest verifies it. A list's records multiply its pages. */
 const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 
@@ -31,14 +33,16 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
   const discover = discovery(pages, deps.robots);
 
   /** Snapshots of up to `limit` pages of the kind, in the attempt's order, a few at a time. */
-  async function sample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number }> {
+  async function takeSample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number; tried: Set<string> }> {
     const ids: string[] = [];
+    const tried = new Set<string>();
     let unusable = 0;
     let other = 0;
     let rendered = 0;
     const known = await pages.load(Object.values(kind.fetched ?? {}));
     const byUrl = new Map(known.map((page) => [page.url, page]));
     await forEachLimited(ordered.slice(0, SAMPLE_TRIES), CONCURRENCY, async () => ids.length >= limit, async (url) => {
+      tried.add(url);
       const stored = byUrl.get(url);
       const opened = stored ? { ok: true as const, page: stored, structure: pageStructure(stored.html, stored.url) } : await pages.open(url);
       if (!opened.ok) {
@@ -54,7 +58,7 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
       ids.push(opened.page.id);
       if (opened.page.rendered) rendered++;
     });
-    return { ids: ids.sort(), unusable, other, rendered };
+    return { ids: ids.sort(), unusable, other, rendered, tried };
   }
 
   return {
@@ -75,10 +79,22 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
     /** Fetches the attempt's sample of a kind and splits it: part to induce from, the rest to verify on. */
     async extractSample(domain: string, kind: Kind, attempt: number): Promise<Sample> {
       const seed = `${domain}|${kind.role}|${attempt}`;
-      const { ids, unusable, other, rendered } = await sample(kind, sampleOrder(kind.urls, seed), SAMPLE_PAGES);
+      const ordered = sampleOrder(kind.urls, seed);
+      const { ids, unusable, other, rendered, tried } = await takeSample(kind, ordered, SAMPLE_PAGES);
       const ordering = sampleOrder(ids, `${seed}|split`);
       const cut = Math.ceil(ordering.length * INDUCE_SHARE[kind.type]);
-      return { role: kind.role, type: kind.type, url: kind.urls[0] ?? '', induce: ordering.slice(0, cut), verify: ordering.slice(cut), unusable, other, rendered: rendered * 2 > ids.length };
+      const spare = ordered.filter((url) => !tried.has(url)).slice(0, 2 * EXTRA_PAGES);
+      return {
+        role: kind.role,
+        type: kind.type,
+        url: kind.urls[0] ?? '',
+        induce: ordering.slice(0, cut),
+        verify: ordering.slice(cut),
+        unusable,
+        other,
+        rendered: rendered * 2 > ids.length,
+        ...(spare.length > 0 && kind.type === 'detail' ? { spare: { role: kind.role, type: kind.type, urls: spare, ...(kind.structure ? { structure: kind.structure } : {}) } } : {}),
+      };
     },
 
     async extractInduce(sample: Sample): Promise<Draft> {
@@ -86,8 +102,27 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
         return { ok: false, reason: 'unusable', detail: `No sampled page gave usable HTML (${sample.unusable} tried${sample.other ? `, ${sample.other} of another kind` : ''}).` };
       }
       const render = sample.rendered ? 'browser' : 'http';
-      const induced = sample.type === 'list' ? induceList(sample.role, await pages.samples(sample.induce), render) : induceRole(sample.role, await pages.samples(sample.induce), render);
-      return induced.ok ? { ok: true, role: { ...induced.role, type: sample.type, url: sample.url || induced.role.url } } : { ok: false, reason: induced.reason, detail: induced.detail };
+      if (sample.type === 'list') {
+        const induced = induceList(sample.role, await pages.samples(sample.induce), render);
+        return induced.ok ? { ok: true, role: { ...induced.role, type: sample.type, url: sample.url || induced.role.url } } : { ok: false, reason: induced.reason, detail: induced.detail };
+      }
+      let induced = induceRole(sample.role, await pages.samples(sample.induce), render);
+      // A labelled field with one value on every page may be constant in this sample only: read a few
+      // more pages of the kind (when it has them) and induce again on all of them.
+      let extra = 0;
+      const looked = induced.ok ? (induced.constant ?? []) : [];
+      if (looked.length > 0 && sample.spare) {
+        const more = await takeSample(sample.spare, sample.spare.urls, EXTRA_PAGES);
+        const added = more.ids.filter((id) => !sample.induce.includes(id) && !sample.verify.includes(id));
+        if (added.length > 0) {
+          extra = added.length;
+          induced = induceRole(sample.role, await pages.samples([...sample.induce, ...added]), render);
+        }
+      }
+      if (!induced.ok) return { ok: false, reason: induced.reason, detail: induced.detail };
+      const fields = induced.role.fields.map((field) => (field.constant ? { ...field, constant: { ...field.constant, extra } } : field));
+      const resampled = looked.length > 0 ? { resampled: { fields: looked, pages: extra } } : {};
+      return { ok: true, role: { ...induced.role, fields, ...resampled, type: sample.type, url: sample.url || induced.role.url } };
     },
 
     async extractVerify(draft: Omit<RoleRecipe, 'minSimilarity'>, verifyIds: string[]): Promise<RoleOutcome> {

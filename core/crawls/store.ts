@@ -78,6 +78,8 @@ export interface UrlDoc {
   _id: string;
   crawl_id: string;
   url: string;
+  /** The form the URL was linked in, when it is not `url` (what is fetched). */
+  fetch?: string;
   depth: number;
   /** Slice that claimed the URL (−1: the start URL). */
   slice: number;
@@ -89,6 +91,8 @@ export interface FoundDoc {
   /** Found URLs in order, and each one's link steps from the start (FerretDB stores no nested arrays). */
   urls: string[];
   depths: number[];
+  /** Each URL's linked form when it differs from the presented one ('' when not); absent: none differs. */
+  fetch?: string[];
 }
 
 export interface CommitBatchDoc {

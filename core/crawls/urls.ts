@@ -5,22 +5,19 @@
  * trailing slash, tracking parameters (`utm_*`, `gclid`, `fbclid`) or a fragment. Each URL has a `key`
  * (what the seen-set compares) and a presented form that does not depend on which twin was met first:
  * the start URL's scheme everywhere, the start URL's choice of `www.` on its own host, no `www.` on
- * other hosts, no trailing slash but on the root. A crawl stays on the registrable domain of its start
- * URL (public-suffix aware, subdomains included).
+ * other hosts, no trailing slash but on the root. A page is fetched with the path it was first
+ * linked with, though (see `Normalized`). A crawl stays on the registrable domain of its start URL (public-suffix
+ * aware, private suffixes such as `github.io` included; subdomains included).
  */
 import net from 'node:net';
-import { getDomain } from 'tldts';
+import { registrableDomain } from '../../engine/safety/domain';
 
 export const MAX_URL_LENGTH = 2048;
 
 const TRACKING_PARAMETER = /^(utm_.*|gclid|fbclid)$/i;
 
-/** The registrable domain of a host name (`shop.example.co.uk` → `example.co.uk`), null for IPs and single labels. */
-export function registrableDomain(hostname: string): string | null {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (net.isIP(host.replace(/^\[|\]$/g, '')) !== 0) return null;
-  return getDomain(host, { allowPrivateDomains: true });
-}
+/** The service's one registrable-domain rule (private suffixes count: `alice.github.io` is a domain). */
+export { registrableDomain };
 
 /** What normalization needs to know about the crawl. */
 export interface UrlScope {
@@ -63,7 +60,13 @@ function withoutTracking(search: string): string {
   return kept.length > 0 ? `?${kept.join('&')}` : '';
 }
 
-export type Normalized = { ok: true; key: string; url: string } | { ok: false; reason: 'invalid' | 'scheme' | 'too_long' | 'out_of_scope' };
+/**
+ * `key`: what dedupe compares; `url`: the presented form; `fetch`: what is requested, the presented
+ * form with the path as the page linked it (its trailing slash kept): a site whose paths end in `/`
+ * may answer 404 without it. Scheme and host stay the presented ones (the start URL's scheme is the
+ * one known to answer; a site that links `https:` may serve plain http only).
+ */
+export type Normalized = { ok: true; key: string; url: string; fetch: string } | { ok: false; reason: 'invalid' | 'scheme' | 'too_long' | 'out_of_scope' };
 
 /**
  * Resolves `href` against `base` and normalizes it. Links longer than 2,048 characters, non-http(s)
@@ -87,7 +90,7 @@ export function normalizeLink(href: string, base: URL | string, scope: UrlScope)
   const query = withoutTracking(url.search);
   const key = `${bare}${port}${path}${query}`;
   const shownHost = bare === scope.startBareHost && scope.startWww ? `www.${bare}` : bare;
-  return { ok: true, key, url: `${scope.scheme}//${shownHost}${port}${path}${query}` };
+  return { ok: true, key, url: `${scope.scheme}//${shownHost}${port}${path}${query}`, fetch: `${scope.scheme}//${shownHost}${port}${url.pathname || '/'}${query}` };
 }
 
 /** The seen-set key of the start URL (so links back to it count as duplicates and it is never a result). */

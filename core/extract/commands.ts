@@ -152,7 +152,7 @@ export function createExtractCommands(deps: ExtractDeps) {
       if (claim?.kind === 'in_flight') throw problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } });
       if (claim?.kind === 'replay') {
         const record = await domains.findOne({ _id: claim.resultId });
-        if (record) return presentDomain(record, true);
+        if (record) return presentDomain(record, principal.accountId);
       }
       const claimed = claim?.kind === 'claimed' ? claim : undefined;
       try {
@@ -172,7 +172,7 @@ export function createExtractCommands(deps: ExtractDeps) {
           record = await start(principal, domain, exampleUrls, existing, claimed);
         }
         await claimed?.complete(domain);
-        return presentDomain(record, true);
+        return presentDomain(record, principal.accountId);
       } catch (error) {
         if (claimed && (await claimed.owned().catch(() => false))) await claimed.drop().catch(() => undefined);
         throw error;
@@ -186,14 +186,14 @@ export function createExtractCommands(deps: ExtractDeps) {
         domains.findOne({ _id: domain }),
       ]);
       if (!submitted || !record) throw problem('not_found', `This account never submitted ${domain}.`, { members: { reason: 'not_found' } });
-      return presentDomain(record, true);
+      return presentDomain(record, principal.accountId);
     },
 
     async list(principal: Principal): Promise<{ allowance: Allowance; domains: Array<Record<string, unknown>> }> {
       const mine = await submissions.find({ account_id: principal.accountId }).toArray();
       const records = mine.length > 0 ? await domains.find({ _id: { $in: mine.map((submission) => submission.domain) } }).toArray() : [];
       records.sort((a, b) => b.submitted_at.getTime() - a.submitted_at.getTime() || a._id.localeCompare(b._id));
-      return { allowance: await allowance(principal), domains: records.map((record) => presentDomain(record, true)) };
+      return { allowance: await allowance(principal), domains: records.map((record) => presentDomain(record, principal.accountId)) };
     },
 
     /**
@@ -228,7 +228,7 @@ export function createExtractCommands(deps: ExtractDeps) {
     /** Every domain Extract serves now. */
     async served(): Promise<Array<{ domain: string; verticals: string[]; warm: boolean }>> {
       const ready = await domains.find({ status: 'ready' }).toArray();
-      return ready.map((record) => ({ domain: record._id, verticals: record.verticals, warm: true })).sort((a, b) => a.domain.localeCompare(b.domain));
+      return ready.map((record) => ({ domain: record._id, verticals: record.verticals ?? [], warm: true })).sort((a, b) => a.domain.localeCompare(b.domain));
     },
   };
 }

@@ -32,6 +32,11 @@ export interface Sample {
   other: number;
   /** Most usable pages came back only from a browser. */
   rendered: boolean;
+  /**
+   * Pages of the kind the sample did not try (a few): read when a labelled field has one value on every
+   * induction page, to see whether it varies after all.
+   */
+  spare?: Kind;
 }
 
 export type Draft =

@@ -7,7 +7,7 @@ export type FieldType = 'int' | 'decimal' | 'price' | 'url' | 'text';
 export type DecimalMark = '.' | ',';
 
 export type Source =
-  | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled'; anchor: string }
+  | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead'; anchor: string }
   | { kind: 'title'; anchor: string }
   | { kind: 'jsonld'; scope: string; path: string }
   | { kind: 'embedded'; scope: string; path: string }
@@ -32,6 +32,11 @@ export interface FieldRecipe {
   /** Seen on (nearly) every sampled page: a page without it means the recipe no longer matches. */
   required: boolean;
   sources: Source[];
+  /**
+   * The field had one value on every sampled page (`pages` of them, `extra` sampled for that reason):
+   * kept because a stable label owns it, recorded so the decision can be explained.
+   */
+  constant?: { pages: number; extra: number };
 }
 
 export interface RoleRecipe {
@@ -53,6 +58,8 @@ export interface RoleRecipe {
   render: 'http' | 'browser';
   /** A detail kind's fields, or the fields of each record of a list kind. */
   fields: FieldRecipe[];
+  /** Labelled fields that had one value on every induction page, and how many more pages were read for them. */
+  resampled?: { fields: string[]; pages: number };
   /** Canonical real-estate field → native field, when the role (or its records) are real-estate listings. */
   standard?: Record<string, string>;
 }
@@ -72,3 +79,13 @@ export interface DomainRecipe {
 
 export const ALGORITHM_VERSION = 'extract-2';
 
+
+/**
+ * Whether a recipe maps a vertical's canonical schema. Read from its roles' mappings as well as its
+ * `verticals` list: a recipe stored without the list (older ones, or a store that dropped the empty
+ * array) is judged by what it can actually map, never by a missing field.
+ */
+export function servesVertical(recipe: Pick<DomainRecipe, 'verticals' | 'roles'>, vertical: 'real_estate'): boolean {
+  const listed = Array.isArray(recipe.verticals) && recipe.verticals.includes(vertical);
+  return listed || (Array.isArray(recipe.roles) && recipe.roles.some((role) => role.standard !== undefined && Object.keys(role.standard).length > 0));
+}

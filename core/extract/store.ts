@@ -115,13 +115,20 @@ export const recipeId = (domain: string, version: number): string => `${domain}:
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 export { prepareWorkflowId } from '../jobs/workflow-names';
 
-/** The record as the interface shows it; `roles` only to an account that submitted the domain. */
-export function presentDomain(doc: PreparedDomainDoc, withRoles: boolean): Record<string, unknown> {
+/**
+ * The record as the interface shows it to `viewer` (an account that submitted the domain; none: no
+ * roles). The record is one for everyone, but what one account sent is its own: when the preparation
+ * ran from another account's `example_urls`, the pages each role works from (those examples, or their
+ * siblings) are left out of the roles this viewer sees.
+ */
+export function presentDomain(doc: PreparedDomainDoc, viewer: string | undefined): Record<string, unknown> {
+  const preparer = doc.started_by.startsWith(`${viewer}:`);
+  const ownPages = preparer || (doc.example_urls ?? []).length === 0;
   return {
     domain: doc._id,
     status: doc.status,
     state: doc.state,
-    ...(withRoles ? { roles: doc.roles } : {}),
+    ...(viewer !== undefined ? { roles: ownPages ? doc.roles : doc.roles.map(({ url: _url, ...role }) => role) } : {}),
     ...(doc.failure ? { failure: doc.failure } : {}),
     submitted_at: doc.submitted_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),

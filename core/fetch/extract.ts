@@ -9,6 +9,7 @@
  */
 import { problem } from '../errors';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
+import { servesVertical } from '../extract/recipe';
 import { applyRole, classify, decodeHtml, detectCharset, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
@@ -25,7 +26,7 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   const domain = registrableDomainOf(params.url.hostname) ?? params.url.hostname;
   const recipe = await cache.recipeFor(domain);
   if (!recipe) throw notPrepared(`Extract is not prepared for ${domain}.`, 'domain_not_prepared');
-  if (params.extract === 'standard' && !recipe.verticals.includes('real_estate')) {
+  if (params.extract === 'standard' && !servesVertical(recipe, 'real_estate')) {
     throw problem('REQS007', `extract=standard maps the canonical real-estate schema; ${domain} is not prepared as real estate. Use extract=auto for its own field names.`, {
       members: { reason: 'vertical_not_supported' },
     });

@@ -5,7 +5,7 @@
  * is checked on read (FerretDB has no TTL indexes); `purgeExpired` is for a periodic cleanup.
  */
 import type { Collection, Db } from 'mongodb';
-import { getDomain } from 'tldts';
+import { domainKeyOf } from '../safety/domain';
 import type { RungId } from './rungs';
 
 export interface DomainRungRecord {
@@ -36,8 +36,7 @@ export interface RungMemory {
 
 /** The domain a rung is remembered for: the registrable domain of a URL's host, the host itself for IP addresses and unknown suffixes. */
 export function rungDomainOf(url: string): string {
-  const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return getDomain(host, { allowPrivateDomains: true }) ?? host;
+  return domainKeyOf(new URL(url).hostname);
 }
 
 export function createRungMemory(store: DomainRungStore, options: { ttlMs: number; now?: () => number }): RungMemory {

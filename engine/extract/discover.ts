@@ -5,7 +5,7 @@
  * the URL). Page kinds themselves also need the pages' structure: see kinds.ts.
  */
 import { createHash } from 'node:crypto';
-import { getDomain } from 'tldts';
+import { registrableDomain } from '../safety/domain';
 
 const ASSET = /\.(?:jpe?g|png|gif|webp|svg|ico|css|js|mjs|json|xml|txt|pdf|zip|gz|mp4|mp3|woff2?)$/i;
 const TRACKING = /^utm_|^(gclid|fbclid)$/;
@@ -61,4 +61,5 @@ export function shapeBalanced(urls: readonly string[], limit: number, seed: stri
 export const sitemapLocations = (xml: string): string[] =>
   [...xml.matchAll(/<loc>\s*([^<\s]+)\s*<\/loc>/gi)].map((match) => match[1]!.replace(/&amp;/g, '&'));
 
-export { getDomain as registrableDomainOf };
+/** Recipes and prepared-domain records are keyed by the service's one registrable-domain rule. */
+export { registrableDomain as registrableDomainOf };

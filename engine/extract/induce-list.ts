@@ -26,10 +26,13 @@ const MAX_ANCHOR_STEPS = 8;
 /** `li.result` → `['result']`: a value's class starting with a record class names the value after it. */
 const stepClasses = (step: string): string[] => (/^[^.#[]+((?:\.[^.#[]+)*)$/.exec(step)?.[1] ?? '').split('.').filter(Boolean);
 
+/** A record class and its leading word: `job-card` names `job-title` and `job-company` `title` and `company`. */
+const prefixesOf = (recordClasses: readonly string[]): string[] => [...recordClasses, ...recordClasses.flatMap((token) => /^([a-z0-9]+)(?:--|__|[-_])./i.exec(token)?.[1] ?? [])];
+
 function fromClasses(classes: readonly string[], recordClasses: readonly string[]): string {
   for (const token of classes) {
     let rest = token;
-    for (const prefix of recordClasses) {
+    for (const prefix of prefixesOf(recordClasses)) {
       const match = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--|__|[-_])(.+)$`).exec(token);
       if (match?.[1]) rest = match[1];
     }

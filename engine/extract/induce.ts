@@ -1,10 +1,15 @@
 /**
  * Induction: from a sample of pages of one kind, the fields that vary from page to page, found
  * independently by two families of evidence and joined where they agree:
- * - label pairs, keyed by label, shape and anchor path, counted only on pages where they occur once
- *   (a "similar listings" block repeats its labels, so it never qualifies);
+ * - label pairs, keyed by label, shape and anchor path, counted only on pages where they give one
+ *   value (a "similar listings" block repeats its labels with other values, so it never qualifies; a
+ *   block shown twice with the same values does);
  * - structured data (JSON-LD, embedded state), keyed by scope and path.
- * What is the same on every page is template, not data, and is dropped. A structured value that agrees
+ * Label-less text that is the same on every page is template, not data, and is dropped; a value a stable
+ * label owns is data however few values the sample shows (a "Transmission" that is mostly "Automatic",
+ * a "Furnished" that is "Yes" or "No"), unless it sits in the site's chrome (header, footer, navigation).
+ * A field with one value on every sampled page is marked `constant`, so the caller may sample more
+ * pages before it believes it (and says so in the record). A structured value that agrees
  * with a label pair on the pages where both appear becomes that field's second source; otherwise it is a
  * field of its own, named after its key. Names come from the site: its labels first, then its keys.
  */
@@ -18,7 +23,7 @@ export interface SamplePage {
 }
 
 export type Induction =
-  | { ok: true; role: Omit<RoleRecipe, 'minSimilarity'>; candidates: number }
+  | { ok: true; role: Omit<RoleRecipe, 'minSimilarity'>; candidates: number; constant?: string[] }
   | { ok: false; reason: 'too_few_pages' | 'nothing_varies'; detail: string };
 
 const STABLE_TOKEN_SHARE = 0.6;
@@ -34,6 +39,8 @@ interface Candidate {
   source: Source;
   name: string;
   label?: string;
+  /** Where a label candidate's first occurrence sits (chrome or not). */
+  path?: string[];
   /** page index → raw value */
   values: Map<number, string>;
 }
@@ -74,11 +81,11 @@ function labelCandidates(signals: readonly PageSignals[]): Candidate[] {
       }
       let best: { anchor: string; values: Map<number, string> } | undefined;
       for (const [anchor, pages] of [...bySuffix].sort(([a], [b]) => a.localeCompare(b))) {
-        const values = new Map([...pages].filter(([, found]) => found.length === 1).map(([page, found]): [number, string] => [page, found[0]!]));
+        const values = new Map([...pages].filter(([, found]) => found.every((value) => value === found[0])).map(([page, found]): [number, string] => [page, found[0]!]));
         if (!best || values.size > best.values.size) best = { anchor, values };
       }
       if (best && best.values.size >= signals.length * FIELD_SUPPORT) {
-        out.push({ key: `label|${first.label}|${first.shape}|${best.anchor}`, name: first.name, label: first.label, source: { kind: 'label', label: first.label, shape: first.shape, anchor: best.anchor }, values: best.values });
+        out.push({ key: `label|${first.label}|${first.shape}|${best.anchor}`, name: first.name, label: first.label, path: first.path, source: { kind: 'label', label: first.label, shape: first.shape, anchor: best.anchor }, values: best.values });
         break;
       }
     }
@@ -110,12 +117,34 @@ function collect(signals: readonly PageSignals[]): Candidate[] {
   return [...labelCandidates(signals), ...candidates.values()];
 }
 
-/** Data varies across pages; template does not. Small counts (bedrooms) vary little but still vary. */
+/** Elements of the site's chrome: a label there (a footer's "Phone: …") labels the site, not the page. */
+const CHROME_STEP = /^(header|footer|nav|aside)\b|[.#][\w-]*(header|footer|nav|menu|breadcrumb|cookie|banner|sidebar)[\w-]*/i;
+
+/**
+ * Shapes where a label owns its value: a term and its definition, a row, a label element and its value,
+ * `Label: value`. An element's `title` (a link's tooltip, "Add to cart") and a leading word ("by") are
+ * weaker: such values count as data only when they vary.
+ */
+const OWNING_SHAPES: ReadonlySet<string> = new Set(['dl', 'table', 'pair', 'colon', 'inline']);
+
+/** A value its own label owns, outside the chrome: data, whatever the sample's spread of values. */
+const labelled = (candidate: Candidate): boolean =>
+  candidate.source.kind === 'label' && OWNING_SHAPES.has(candidate.source.shape) && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step));
+
+/**
+ * Data varies across pages; label-less template does not. Small counts (bedrooms) vary little but still
+ * vary; labelled values are data however few distinct values the sample has (see `labelled`).
+ */
 const varies = (candidate: Candidate): boolean => {
   const values = [...candidate.values.values()];
   const distinct = new Set(values).size;
+  if (labelled(candidate)) return distinct >= 1;
   return distinct >= 2 && (distinct / values.length >= 0.3 || values.every((value) => /^\d{1,3}$/.test(value.trim())));
 };
+
+const minorHeading = (candidate: Candidate): boolean => candidate.source.kind === 'title' && /(^|>)h2[^>]*$/.test(candidate.source.anchor);
+
+const isConstant = (candidate: Candidate): boolean => new Set(candidate.values.values()).size === 1;
 
 /** `address.addressLocality` → `address.address_locality`; embedded paths lose the prefix they all share. */
 function structuredName(path: string, commonPrefix: string): string {
@@ -176,7 +205,8 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
   const urls = pages.map((page) => page.url);
   const mark = decimalMarkOf(signals.flatMap((page) => page.labels.map((pair) => pair.value)));
   const candidates = collect(signals).filter((candidate) => candidate.values.size >= pages.length * FIELD_SUPPORT && varies(candidate));
-  if (candidates.length === 0) return { ok: false, reason: 'nothing_varies', detail: `Nothing varies across the ${pages.length} sampled pages of this kind.` };
+  // Pages on which nothing at all varies are one page under many URLs: their labelled values are its template.
+  if (candidates.length === 0 || candidates.every(isConstant)) return { ok: false, reason: 'nothing_varies', detail: `Nothing varies across the ${pages.length} sampled pages of this kind.` };
 
   // DOM fields first: one per name, the best supported anchor.
   const dom = candidates
@@ -189,11 +219,16 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
   const embeddedPrefix = commonPathPrefix(structured.filter((candidate) => candidate.source.kind === 'embedded').map((candidate) => candidate.name));
   for (const candidate of structured) {
     const match = [...fields.values()].find((field) => agree(field.candidate, candidate, mark, urls));
+    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
     if (match) {
       match.extra.push(candidate);
+      // A page without an h1 names its heading by nothing of its own: the site's key for the same value does.
+      if (minorHeading(match.candidate) && name && !fields.has(name)) {
+        fields.delete(match.candidate.name);
+        fields.set(name, { candidate: { ...match.candidate, name }, extra: match.extra });
+      }
       continue;
     }
-    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
     if (name && !fields.has(name)) fields.set(name, { candidate: { ...candidate, name }, extra: [] });
   }
 
@@ -204,6 +239,7 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
       type: inferType([...candidate.values.values()], mark),
       required: candidate.values.size >= pages.length * REQUIRED_SUPPORT,
       sources: [candidate.source, ...extra.map((other) => other.source)],
+      ...(isConstant(candidate) ? { constant: { pages: candidate.values.size, extra: 0 } } : {}),
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 
@@ -217,6 +253,7 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
   return {
     ok: true,
     candidates: candidates.length,
+    constant: recipeFields.filter((field) => field.constant).map((field) => field.name),
     role: {
       role: roleName,
       url: pages[0]!.url,

@@ -11,6 +11,7 @@
  */
 import { jsonLd } from '../outputs/autoparse/jsonld';
 import { collapseWhitespace, isElement, NOISE_TAGS, parseHtml, type HTMLElement, type Node } from '../outputs/dom';
+import { isDecoy } from './decoys';
 
 export interface LabelPair {
   /** The site's label as shown ("Living area"). */
@@ -19,7 +20,7 @@ export interface LabelPair {
   name: string;
   value: string;
   /** How the value sits next to its label, so the runtime can find it again. */
-  shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled';
+  shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead';
   /** Anchor steps from the outermost ancestor to the value's element. */
   path: string[];
 }
@@ -43,6 +44,8 @@ export interface PageSignals {
 
 const MAX_LABEL_LENGTH = 40;
 const MAX_VALUE_LENGTH = 300;
+/** A label, its value and the decoys beside them (a former price, a monthly line). */
+const MAX_PAIR_PARTS = 5;
 
 /** `Living area` → `living_area`; diacritics folded; empty when nothing usable is left. */
 export function fieldName(label: string): string {
@@ -57,13 +60,14 @@ export function fieldName(label: string): string {
 
 const clean = (text: string): string => collapseWhitespace(text).trim();
 
-/** Text of an element as a reader sees it: noise elements skipped, blocks separated by spaces. */
-export function readText(node: Node): string {
+/** Text of an element as a reader sees it: noise elements (and those `skip` names) skipped, blocks separated by spaces. */
+export function readText(node: Node, skip?: (el: HTMLElement) => boolean): string {
   const parts: string[] = [];
   const work: Node[] = [node];
   for (let current = work.pop(); current; current = work.pop()) {
     if (isElement(current)) {
       if (NOISE_TAGS.has(current.rawTagName ?? '')) continue;
+      if (skip && current !== node && skip(current)) continue;
       for (let index = current.childNodes.length - 1; index >= 0; index--) work.push(current.childNodes[index] as Node);
       parts.push(' ');
     } else {
@@ -71,6 +75,17 @@ export function readText(node: Node): string {
     }
   }
   return clean(decodeEntities(parts.join('')));
+}
+
+/**
+ * The value a label owns in `el`: its text without the competing values inside it (a struck-through
+ * former price, a monthly line, a parenthesised qualifier; see decoys.ts), unless nothing else is left.
+ */
+export function valueText(el: HTMLElement): string {
+  const whole = readText(el);
+  if (elementChildren(el).length === 0) return whole;
+  const own = readText(el, (child) => isDecoy(child));
+  return own.length > 0 ? own : whole;
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
@@ -158,17 +173,26 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
       for (let index = 0; index < children.length - 1; index++) {
         const term = children[index]!;
         const definition = children[index + 1]!;
-        if (term.rawTagName === 'dt' && definition.rawTagName === 'dd') push(pair(readText(term), readText(definition), 'dl', definition, stable, wanted));
+        if (term.rawTagName === 'dt' && definition.rawTagName === 'dd') push(pair(readText(term), valueText(definition), 'dl', definition, stable, wanted));
       }
     } else if (tag === 'tr' && children.length === 2) {
       const [head, cell] = children as [HTMLElement, HTMLElement];
-      if (head.rawTagName === 'th' || (head.rawTagName === 'td' && cell.rawTagName === 'td')) push(pair(readText(head), readText(cell), 'table', cell, stable, wanted));
-    } else if (children.length === 2 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol'].includes(tag)) {
-      const [first, second] = children as [HTMLElement, HTMLElement];
+      if (head.rawTagName === 'th' || (head.rawTagName === 'td' && cell.rawTagName === 'td')) push(pair(readText(head), valueText(cell), 'table', cell, stable, wanted));
+    } else if (children.length >= 2 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol'].includes(tag)) {
+      // A label element and its value element; competing values beside them (a former price, a
+      // monthly line) are not a third part of the pair but decoys of it.
+      // Cheap tests first: a leaf label, no text of the holder's own, a handful of parts.
       const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
-      if (ownText === '' && elementChildren(first).length === 0 && elementChildren(second).length === 0) {
-        push(pair(readText(first), readText(second), 'pair', second, stable, wanted));
+      const leafLabel = ownText === '' && children.length <= MAX_PAIR_PARTS && elementChildren(children[0]!).length === 0;
+      const parts = !leafLabel ? [] : children.length === 2 ? children : children.filter((child, index) => index === 0 || !isDecoy(child));
+      if (parts.length === 2 && elementChildren(parts[1]!).every((child) => isDecoy(child))) {
+        push(pair(readText(parts[0]!), valueText(parts[1]!), 'pair', parts[1]!, stable, wanted));
       }
+    }
+    if (children.length > 0 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol', 'select'].includes(tag)) {
+      for (const run of inlineRuns(el)) push(pair(run.label, run.value, 'inline', run.holder, stable, wanted));
+      const lead = leadRun(el);
+      if (lead) push(pair(lead.label, lead.value, 'lead', el, stable, wanted));
     }
     // A leaf longer than a label and a value together holds no pair: its text is not even read.
     if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag) && el.rawText.length <= 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) {
@@ -182,6 +206,66 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
   }
   return found;
 }
+
+const INLINE_LABEL_TAGS = new Set(['b', 'strong', 'label', 'em', 'span', 'th']);
+
+/**
+ * `<li><strong>Publisher</strong>: Mira Books</li>` and `<b>ISBN:</b> 978…<br><b>Date:</b> June 2010<br>`:
+ * a bold (or labelled) element, a colon on either side of its end, and the text after it up to the
+ * next line break or label. The colon is the evidence: a bold word inside prose has none.
+ */
+function inlineRuns(el: HTMLElement): Array<{ label: string; value: string; holder: HTMLElement }> {
+  const runs: Array<{ label: string; value: string; holder: HTMLElement }> = [];
+  const nodes = el.childNodes;
+  for (let index = 0; index < nodes.length; index++) {
+    const node = nodes[index]!;
+    if (!isElement(node) || !INLINE_LABEL_TAGS.has(node.rawTagName ?? '') || elementChildren(node).length > 0) continue;
+    const label = readText(node);
+    const parts: string[] = [];
+    let next = index + 1;
+    for (; next < nodes.length; next++) {
+      const after = nodes[next]!;
+      if (isElement(after)) {
+        const tag = after.rawTagName ?? '';
+        if (tag === 'br' || BLOCKS.has(tag) || (INLINE_LABEL_TAGS.has(tag) && elementChildren(after).length === 0 && /:\s*$/.test(readText(after)))) break;
+        parts.push(readText(after, (child) => isDecoy(child)));
+      } else {
+        parts.push(after.rawText);
+      }
+    }
+    const text = clean(decodeEntities(parts.join(' ')));
+    const colonAfter = text.startsWith(':');
+    if (!(colonAfter || /:\s*$/.test(label)) || label.length === 0) continue;
+    const value = text.replace(/^:\s*/, '').trim();
+    if (value.length > 0) runs.push({ label: label.replace(/\s*:\s*$/, ''), value, holder: node });
+    index = next - 1;
+  }
+  return runs;
+}
+
+const LEAD_SEPARATOR = /^[\s,;&|/]*(and|und|et|y|e)?[\s,;&|/]*$/i;
+
+/**
+ * `<h3>by <a>Emilie Richards</a></h3>`, `<p>Author: <a>A</a>, <a>B</a></p>`: a word or two of the
+ * element's own text, then only links (and separators between them); the links are the value.
+ */
+function leadRun(el: HTMLElement): { label: string; value: string } | undefined {
+  const nodes = el.childNodes.filter((node) => isElement(node) || node.rawText.trim() !== '');
+  const first = nodes[0];
+  if (!first || isElement(first) || nodes.length < 2) return undefined;
+  const label = clean(decodeEntities(first.rawText)).replace(/\s*:$/, '');
+  if (label.split(' ').length > 2 || !/^\p{L}+( \p{L}+)?$/u.test(label)) return undefined;
+  const links: string[] = [];
+  for (const node of nodes.slice(1)) {
+    if (isElement(node)) {
+      if (node.rawTagName !== 'a') return undefined;
+      links.push(readText(node));
+    } else if (!LEAD_SEPARATOR.test(node.rawText)) return undefined;
+  }
+  return links.length > 0 && links.every(Boolean) ? { label, value: links.join(', ') } : undefined;
+}
+
+const BLOCKS = new Set(['p', 'div', 'ul', 'ol', 'li', 'table', 'dl', 'section', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr']);
 
 /** Scalar leaves of a JSON value as dot paths (arrays of scalars joined, arrays of objects by first item). */
 export function flatten(value: unknown, prefix = '', out: Array<[string, string]> = [], depth = 0): Array<[string, string]> {
@@ -295,8 +379,9 @@ export interface SignalNeeds {
 export function pageSignals(html: string | HTMLElement, url: string, stable: TokenFilter = new Set(), needs?: SignalNeeds): PageSignals {
   const root = typeof html === 'string' ? parseHtml(html) : html;
   const body = root.querySelector('body') ?? root;
-  const heading = body.querySelector('h1');
-  const headingText = heading ? readText(heading) : '';
+  // The page's heading: its h1, or the first h2 of a page that has none (older templates).
+  const heading = body.querySelector('h1') ?? body.querySelector('h2');
+  const headingText = heading ? valueText(heading) : '';
   return {
     url,
     labels: needs && needs.labels.size === 0 ? [] : labelPairs(body, stable, needs?.labels),

@@ -53,6 +53,8 @@ const isUrl = (text: string): boolean => /^(https?:)?\/\//i.test(text) || /^\/[^
 export function inferType(values: readonly string[], mark: DecimalMark): FieldType {
   if (values.length === 0) return 'text';
   if (values.every(isUrl)) return 'url';
+  // Identifiers (ISBNs, EANs, codes with a leading zero) are written as digits but are not quantities.
+  if (values.some((value) => /^0\d/.test(value.trim())) || values.every((value) => /^\d{9,}$/.test(value.trim().replace(/-/g, '')))) return 'text';
   const numeric =
     values.every((value) => {
       const stripped = value.replace(UNIT, '').replace(CURRENCY, '').replace(/[\s\u00a0]/g, '');

@@ -56,7 +56,10 @@ export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: rea
       }
       if (both > 0 && same / both < AGREEMENT) sources = sources.slice(0, 1);
     }
-    kept.push({ ...field, sources });
+    // One value in the induction sample, several on the held-out pages: it varies after all.
+    const { constant, ...rest } = field;
+    const heldValues = new Set(runs.flatMap((run) => (run.values.has(field.name) ? [run.values.get(field.name)] : [])));
+    kept.push({ ...rest, sources, ...(constant && heldValues.size <= 1 ? { constant: { ...constant, pages: constant.pages + runs.filter((run) => run.values.has(field.name)).length } } : {}) });
   }
   if (!kept.some((field) => field.name !== 'title')) {
     return { ok: false, reason: 'not_verified', detail: `No field held on ${heldOut.length} held-out pages${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.` };
@@ -66,8 +69,16 @@ export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: rea
   return {
     ok: true,
     role: { ...role, fields: kept, minSimilarity },
-    detail: `${kept.length} fields verified on ${heldOut.length} held-out pages (${twoSources} confirmed by two sources)${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.`,
+    detail: `${kept.length} fields verified on ${heldOut.length} held-out pages (${twoSources} confirmed by two sources)${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}${constantNote(role, kept)}.`,
   };
+}
+
+/** What the record says of labelled fields that looked constant: how many more pages were read, and what stayed constant. */
+function constantNote(role: Omit<RoleRecipe, 'minSimilarity'>, kept: readonly FieldRecipe[]): string {
+  if (!role.resampled) return '';
+  const still = kept.filter((field) => field.constant).map((field) => `${field.name} (one value on ${field.constant!.pages} pages)`);
+  const read = role.resampled.pages > 0 ? `${role.resampled.pages} more pages sampled` : 'no more pages to sample';
+  return `; ${role.resampled.fields.join(', ')} had one value on every induction page: ${read}${still.length > 0 ? `; kept as labelled though constant: ${still.join(', ')}` : '; each varies'}`;
 }
 
 function threshold(role: Omit<RoleRecipe, 'minSimilarity'>, shingles: ReadonlyArray<ReadonlySet<string>>): number {

@@ -3,7 +3,7 @@
  * default unless `HOST_BUDGETS` names it) and, when `HOST_BUDGETS` names its registrable domain, the
  * budget all hosts of that domain share.
  */
-import { getDomain } from 'tldts';
+import { registrableDomain } from '../safety/domain';
 
 export interface Budget {
   /** Request starts per second; 0: none beyond the host's Crawl-delay and back-offs. */
@@ -22,14 +22,6 @@ export interface GateKey {
   budget: Budget;
   /** The exact host: its back-offs and Crawl-delay apply here. */
   host: boolean;
-}
-
-/**
- * The registrable domain of a host name (`shop.example.co.uk` → `example.co.uk`, private suffixes such
- * as `github.io` counted as public), null for IP addresses and single labels.
- */
-export function registrableDomain(hostname: string): string | null {
-  return getDomain(hostname, { allowPrivateDomains: true });
 }
 
 export class GateKeys {

@@ -34,3 +34,4 @@ export function createTargetGuard(config: Pick<Config, 'targetAllowlist' | 'host
 export { classifyAddress, isPublicAddress, type AddressCategory, type AddressVerdict } from './address';
 export { bareHost, createTargetPolicy, type TargetPolicy, type TargetVerdict } from './policy';
 export { createHostResolver, type HostResolver, type Resolution } from './resolver';
+export { domainKeyOf, registrableDomain } from './domain';

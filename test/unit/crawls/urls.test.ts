@@ -25,7 +25,17 @@ describe('crawl URLs', () => {
       '../p/1',
     ];
     const normalized = spellings.map((href) => norm(href, 'http://www.shop.fixture.test:8080/x/'));
-    for (const result of normalized) expect(result).to.deep.equal({ ok: true, key: 'shop.fixture.test:8080/p/1', url: 'http://www.shop.fixture.test:8080/p/1' });
+    for (const result of normalized) expect(result).to.deep.include({ ok: true, key: 'shop.fixture.test:8080/p/1', url: 'http://www.shop.fixture.test:8080/p/1' });
+  });
+
+  it('fetches each URL with the path it was linked with (its trailing slash), on the presented scheme and host', () => {
+    const fetched = (href: string) => {
+      const result = norm(href, 'http://www.shop.fixture.test:8080/x/');
+      return result.ok ? result.fetch : undefined;
+    };
+    expect(fetched('/p/1/')).to.equal('http://www.shop.fixture.test:8080/p/1/');
+    expect(fetched('https://shop.fixture.test:8080/p/1/#reviews')).to.equal('http://www.shop.fixture.test:8080/p/1/');
+    expect(fetched('/p/1?utm_source=x&a=1')).to.equal('http://www.shop.fixture.test:8080/p/1?a=1');
   });
 
   it('keeps other query parameters, in their order and spelling', () => {
@@ -35,7 +45,12 @@ describe('crawl URLs', () => {
   });
 
   it('presents other hosts of the domain without www. and with the start scheme', () => {
-    expect(norm('https://www.blog.fixture.test:8080/post/1/')).to.deep.equal({ ok: true, key: 'blog.fixture.test:8080/post/1', url: 'http://blog.fixture.test:8080/post/1' });
+    expect(norm('https://www.blog.fixture.test:8080/post/1/')).to.deep.equal({
+      ok: true,
+      key: 'blog.fixture.test:8080/post/1',
+      url: 'http://blog.fixture.test:8080/post/1',
+      fetch: 'http://blog.fixture.test:8080/post/1/',
+    });
     expect(norm('http://fixture.test:8080/')).to.deep.include({ ok: true, url: 'http://fixture.test:8080/' });
   });
 
