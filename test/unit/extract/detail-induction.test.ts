@@ -3,7 +3,7 @@
  * remaining page of the site, which neither step saw. Each held-out page must give its truth exactly.
  */
 import { expect } from 'chai';
-import { applyRole, induceRole, verifyRole } from '../../../engine/extract';
+import { applyRole, induceRole, sampleOrder, verifyRole } from '../../../engine/extract';
 import type { RoleRecipe } from '../../../core/extract/recipe';
 import { acmeHomes, casaHogar, fewPages, homesDirect, immoHaus, nextProp, oddFacts, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../../fixtures/extract-sites/sites';
 import { jobBoard, meubleLoc, priceBlocks, slashCars } from '../../fixtures/extract-sites/classes';
@@ -66,6 +66,25 @@ describe('Extract induction: detail pages of the generated sites', () => {
       expect(f1(counts)).to.equal(1);
     });
   }
+
+  it('as preparation samples: 14 pages in the seeded order, 60% to induce, the rest to verify; every other page exact, on three generator seeds', () => {
+    const makers = [(seed: number) => acmeHomes(24, seed), (seed: number) => immoHaus(20, seed), (seed: number) => casaHogar(20, seed), (seed: number) => shopWidgets(20, seed), (seed: number) => nextProp(16, seed), (seed: number) => homesDirect(5, seed), (seed: number) => slashCars(24, seed), (seed: number) => meubleLoc(16, seed), (seed: number) => priceBlocks(20, seed), (seed: number) => jobBoard(6, seed)];
+    let pages = 0;
+    for (const make of makers) {
+      for (const seed of [31, 32, 33]) {
+        const site = make(seed);
+        const byUrl = new Map(site.details.map((path) => [urlOf(site, path), path]));
+        const sampled = sampleOrder([...byUrl.keys()], `${site.host}|detail|1`).slice(0, 14).map((url) => byUrl.get(url)!);
+        const cut = Math.ceil(sampled.length * 0.6);
+        const role = learnDetail(site, sampled.slice(0, cut), sampled.slice(cut));
+        for (const path of site.details.filter((candidate) => !sampled.includes(candidate))) {
+          expect(applyRole(role, site.pages.get(path)!.html, urlOf(site, path)).parsed, `${site.host} seed ${seed} ${path}`).to.deep.equal(truthOf(site, path));
+          pages++;
+        }
+      }
+    }
+    expect(pages).to.be.greaterThan(150);
+  });
 
   it('reads the same fields from another seed of the same generator (the recipe is not tied to the sample)', () => {
     const { role } = learned(acmeHomes(24, 1));

@@ -15,6 +15,9 @@ const describeRole = (role: RoleRecipe) => ({
   fields: Object.fromEntries(role.fields.map((field) => [field.name, `${field.type}:${field.sources.map((source) => (source.kind === 'record' ? `${source.take}@${source.path}` : source.kind)).join('+')}`])),
 });
 
+/** A test of behaviour the engine does not have yet (an open engine gap): reported as pending, not run. */
+const todo = it.skip;
+
 function readsEveryPage(site: GeneratedSite, role: RoleRecipe, paths: readonly string[]): void {
   const counts = { tp: 0, fp: 0, fn: 0 };
   for (const path of paths) {
@@ -104,6 +107,37 @@ describe('Extract induction: list pages of the generated sites', () => {
     readsEveryPage(site, role, search);
     const withNext = search.filter((path) => 'next_page' in truthOf(site, path));
     expect(withNext).to.have.length(5);
+  });
+
+  it('reads a last page of fewer records than a list needs to be found (one or two) with the learned recipe', () => {
+    const site = jobBoard(6, 2);
+    const search = site.lists!.filter((path) => path.startsWith('/search/'));
+    const full = search.filter((path) => (truthOf(site, path).items as unknown[]).length >= 3);
+    const short = search.filter((path) => (truthOf(site, path).items as unknown[]).length < 3);
+    expect(short.length).to.be.greaterThan(0);
+    const role = learnList(site, full.slice(0, 2), full.slice(2));
+    readsEveryPage(site, role, short);
+  });
+
+  todo('TODO engine gap: induces a list from a sample that holds a short last page (two records)', () => {
+    // job-board seed 2: senior&page=2 holds two records, too few for the page to show a list region;
+    // the container must then be found on 80% of all sampled pages, so 3 of 4 is not enough.
+    const site = jobBoard(6, 2);
+    const search = site.lists!.filter((path) => path.startsWith('/search/'));
+    expect((truthOf(site, search[1]!).items as unknown[]).length).to.equal(2);
+    const induced = induceList('x', samples(site, search.slice(0, 4)));
+    expect(induced.ok, induced.ok ? '' : induced.detail).to.equal(true);
+  });
+
+  todo('TODO engine gap: verifies a list on held-out pages one of which is a last page with one record', () => {
+    // job-board seed 1: lead&page=2 holds one record; verification wants two records on 80% of held-out pages.
+    const site = jobBoard(6, 1);
+    const search = site.lists!.filter((path) => path.startsWith('/search/'));
+    expect((truthOf(site, search[5]!).items as unknown[]).length).to.equal(1);
+    const induced = induceList('x', samples(site, search.slice(0, 3)));
+    if (!induced.ok) throw new Error(induced.detail);
+    const verified = verifyRole(induced.role, samples(site, search.slice(3)));
+    expect(verified.ok, verified.detail).to.equal(true);
   });
 
   it('refuses a list kind on detail pages (no repeated records in one place) and on too few pages', () => {
