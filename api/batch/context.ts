@@ -12,7 +12,7 @@ import { problem } from '../../core/errors';
 import { createHmacKeys } from '../../core/webhooks/hmac-keys';
 import { createSecretBox } from '../../core/webhooks/secret-box';
 import { createWebhookEvents } from '../../core/webhooks/events';
-import { checkWebhookUrl, createTargetGuard } from '../../engine';
+import { checkWebhookUrl } from '../../engine';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { AppContext } from '../http/context';
@@ -22,7 +22,7 @@ import { SANDBOX } from './schemas';
 export function createBatchContext(deps: ApiDeps) {
   const commands = createBatchCommands({ db: deps.db.db, accounts: deps.accounts, temporal: deps.temporal, config: deps.config });
   const collections = batchCollections(deps.db.db);
-  const guard = createTargetGuard(deps.config);
+  const { guard } = deps.fetching;
   const events = createWebhookEvents(deps.db.db);
   let links: Links | undefined;
   const linksOf = (): Links => {

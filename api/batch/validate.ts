@@ -1,12 +1,12 @@
 /**
  * What a Batch submission must be before anything is stored: each task's URL, and the Fetch
  * parameters of the job and of each task, checked by the Fetch route's own schema and rules
- * (api/fetch/task.ts). A bad value is 400 `invalid_argument` naming the parameter; bad tasks are
+ * (core/fetch/task.ts). A bad value is 400 `invalid_argument` naming the parameter; bad tasks are
  * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them.
  */
 import type { StoredTask } from '../../core/batch/store';
 import { isApiError, problem } from '../../core/errors';
-import { parameterOf, parseTaskParams } from '../fetch/task';
+import { parameterOf, parseTaskParams } from '../../core/fetch/task';
 
 export interface TaskInput {
   url: string;

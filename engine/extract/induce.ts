@@ -1,8 +1,9 @@
 /**
  * Induction: from a sample of pages of one kind, the fields that vary from page to page, found
  * independently by two families of evidence and joined where they agree:
- * - label pairs, keyed by label, shape and anchor path, counted only on pages where they occur once
- *   (a "similar listings" block repeats its labels, so it never qualifies);
+ * - label pairs, keyed by label, shape and anchor path, counted only on pages where they give one
+ *   value (a "similar listings" block repeats its labels with other values, so it never qualifies; a
+ *   block shown twice with the same values does);
  * - structured data (JSON-LD, embedded state), keyed by scope and path.
  * Label-less text that is the same on every page is template, not data, and is dropped; a value a stable
  * label owns is data however few values the sample shows (a "Transmission" that is mostly "Automatic",
@@ -80,7 +81,7 @@ function labelCandidates(signals: readonly PageSignals[]): Candidate[] {
       }
       let best: { anchor: string; values: Map<number, string> } | undefined;
       for (const [anchor, pages] of [...bySuffix].sort(([a], [b]) => a.localeCompare(b))) {
-        const values = new Map([...pages].filter(([, found]) => found.length === 1).map(([page, found]): [number, string] => [page, found[0]!]));
+        const values = new Map([...pages].filter(([, found]) => found.every((value) => value === found[0])).map(([page, found]): [number, string] => [page, found[0]!]));
         if (!best || values.size > best.values.size) best = { anchor, values };
       }
       if (best && best.values.size >= signals.length * FIELD_SUPPORT) {

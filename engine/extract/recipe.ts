@@ -17,7 +17,8 @@ function sourceValue(source: Source, signals: PageSignals): string | undefined {
   switch (source.kind) {
     case 'label': {
       const hits = signals.labels.filter((pair) => pair.label === source.label && pair.shape === source.shape && endsWithAnchor(pair.path, source.anchor));
-      return hits.length === 1 ? hits[0]!.value : undefined;
+      // The same block shown twice (a tab and its print copy) agrees with itself; different values are ambiguous.
+      return hits.length > 0 && hits.every((hit) => hit.value === hits[0]!.value) ? hits[0]!.value : undefined;
     }
     case 'title':
       return signals.title && endsWithAnchor(signals.title.path, source.anchor) ? signals.title.value : undefined;

@@ -44,6 +44,8 @@ export interface PageSignals {
 
 const MAX_LABEL_LENGTH = 40;
 const MAX_VALUE_LENGTH = 300;
+/** A label, its value and the decoys beside them (a former price, a monthly line). */
+const MAX_PAIR_PARTS = 5;
 
 /** `Living area` → `living_area`; diacritics folded; empty when nothing usable is left. */
 export function fieldName(label: string): string {
@@ -82,7 +84,7 @@ export function readText(node: Node, skip?: (el: HTMLElement) => boolean): strin
 export function valueText(el: HTMLElement): string {
   const whole = readText(el);
   if (elementChildren(el).length === 0) return whole;
-  const own = readText(el, (child) => isDecoy(child, () => readText(child)));
+  const own = readText(el, (child) => isDecoy(child));
   return own.length > 0 ? own : whole;
 }
 
@@ -179,10 +181,11 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
     } else if (children.length >= 2 && !['dl', 'table', 'tbody', 'thead', 'tr', 'ul', 'ol'].includes(tag)) {
       // A label element and its value element; competing values beside them (a former price, a
       // monthly line) are not a third part of the pair but decoys of it.
-      const parts = children.length === 2 ? children : children.filter((child, index) => index === 0 || !isDecoy(child, () => readText(child)));
+      // Cheap tests first: a leaf label, no text of the holder's own, a handful of parts.
       const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
-      const plainValue = elementChildren(parts[1]!).every((child) => isDecoy(child, () => readText(child)));
-      if (parts.length === 2 && ownText === '' && elementChildren(parts[0]!).length === 0 && plainValue) {
+      const leafLabel = ownText === '' && children.length <= MAX_PAIR_PARTS && elementChildren(children[0]!).length === 0;
+      const parts = !leafLabel ? [] : children.length === 2 ? children : children.filter((child, index) => index === 0 || !isDecoy(child));
+      if (parts.length === 2 && elementChildren(parts[1]!).every((child) => isDecoy(child))) {
         push(pair(readText(parts[0]!), valueText(parts[1]!), 'pair', parts[1]!, stable, wanted));
       }
     }
@@ -225,7 +228,7 @@ function inlineRuns(el: HTMLElement): Array<{ label: string; value: string; hold
       if (isElement(after)) {
         const tag = after.rawTagName ?? '';
         if (tag === 'br' || BLOCKS.has(tag) || (INLINE_LABEL_TAGS.has(tag) && elementChildren(after).length === 0 && /:\s*$/.test(readText(after)))) break;
-        parts.push(readText(after, (child) => isDecoy(child, () => readText(child))));
+        parts.push(readText(after, (child) => isDecoy(child)));
       } else {
         parts.push(after.rawText);
       }
