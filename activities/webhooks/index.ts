@@ -5,7 +5,7 @@
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { Context } from '@temporalio/activity';
-import { batchCollections } from '../../core/batch/store';
+import { recordWebhookOutcome } from '../../core/batch/run-records';
 import { createHmacKeys } from '../../core/webhooks/hmac-keys';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import { createSecretBox } from '../../core/webhooks/secret-box';
@@ -25,10 +25,8 @@ export function webhookActivities(deps: ActivityDeps) {
   const posterOf = (): WebhookPoster =>
     (poster ??= createWebhookPoster({ guard: createTargetGuard(deps.config), timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
 
-  // The run keeps its webhook's final outcome (the run has ended: no other writer of its record).
-  const keepOutcome = async (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => {
-    await batchCollections(deps.db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
-  };
+  // The run keeps its webhook's final outcome, through Batch's own command.
+  const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */

@@ -1,19 +1,15 @@
 /** CSV inputs for Batch jobs, and the capability links the clients fetch without credentials (result bodies, export files, input uploads). */
-import { readExport } from '../../core/batch/exports';
-import type { Links } from '../../core/batch/links';
-import { isDeleted } from '../../core/batch/runs';
-import type { JobDoc, RunDoc } from '../../core/batch/store';
+import type { CsvSettings } from '../../core/batch/csv-input';
 import { problem } from '../../core/errors';
-import { newUlid } from '../../core/ids';
 import { principalOf } from '../auth/authenticate';
-import type { AppContext } from '../http/context';
 import type { Route } from '../http/routes';
 import { batchIssues } from '../webhooks/routes';
 import type { BatchContext } from './context';
+import { sendBody } from './present';
 import { errors, INPUT_BODY, json, SANDBOX } from './schemas';
 
 export function inputRoutes(c: BatchContext): Route[] {
-  const { deps, commands, collections, common, linksOf, ttlMs, originOf, sendTaskBody } = c;
+  const { commands, common, linksOf, ttlMs, originOf } = c;
   return [
     {
       ...common,
@@ -24,21 +20,12 @@ export function inputRoutes(c: BatchContext): Route[] {
       body: INPUT_BODY,
       responses: { 201: json('`{file_input_id, upload, expires_at}`'), ...errors },
       async handler(ctx, input) {
-        const principal = principalOf(ctx);
-        const body = input.body as { csv?: { delimiter?: string; quote?: string; header?: boolean; fields: { url: string | number; external_id?: string | number } } };
+        const body = input.body as { csv?: CsvSettings };
         if (!body.csv) throw problem('invalid_argument', '"csv" is required for a CSV input.', { members: { parameter: 'csv' } });
-        const now = new Date();
-        const expires = new Date(now.getTime() + 24 * 3_600_000);
-        const id = `in_${newUlid(now.getTime()).toLowerCase()}`;
-        await collections.inputs.insertOne({
-          _id: id,
-          account_id: principal.accountId,
-          csv: { delimiter: body.csv.delimiter ?? ',', quote: body.csv.quote ?? '"', header: body.csv.header ?? false, fields: body.csv.fields },
-          uploaded: false,
-          chunks: 0,
-          created_at: now,
-          expires_at: expires,
-        });
+        const doc = await commands.inputs.create(principalOf(ctx), body.csv);
+        const id = doc._id;
+        const now = doc.created_at;
+        const expires = doc.expires_at;
         const linkExpires = Math.min(expires.getTime(), now.getTime() + ttlMs);
         ctx.status = 201;
         ctx.body = {
@@ -48,14 +35,10 @@ export function inputRoutes(c: BatchContext): Route[] {
         };
       },
     },
-    ...linkRoutes(linksOf, commands, sendTaskBody),
+    ...linkRoutes(),
   ];
 
-  function linkRoutes(
-    linksFor: () => Links,
-    batch: BatchContext['commands'],
-    send: (ctx: AppContext, job: JobDoc, run: RunDoc, taskId: string) => Promise<void>,
-  ): Route[] {
+  function linkRoutes(): Route[] {
     const linkCommon = { tags: ['Batch links'], issues: batchIssues };
     const gone = (): never => {
       throw problem('not_found', 'This link is unknown or has expired.');
@@ -69,14 +52,13 @@ export function inputRoutes(c: BatchContext): Route[] {
         summary: 'A task’s body through its capability link (no credentials).',
         responses: { 200: { description: 'The body' }, 404: { description: 'Unknown or expired link (not_found)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'result');
+          const claim = linksOf().verify(input.params.token ?? '', 'result');
           if (!claim) return gone();
           const [jobId, runId, taskId] = claim.id.split(':');
-          const job = await collections.jobs.findOne({ _id: jobId ?? '' });
-          const view = await batch.runs.one({ _id: runId ?? '', job_id: jobId ?? '' });
-          if (!job || !view || job.status === 'deleted' || isDeleted(view)) return gone();
+          const found = await commands.query.linkedTaskBody(jobId ?? '', runId ?? '', taskId ?? '');
+          if (!found) return gone();
           ctx.set('Cache-Control', 'private, no-store');
-          await send(ctx, job, view.run, taskId ?? '');
+          sendBody(ctx, found);
         },
       },
       {
@@ -87,16 +69,16 @@ export function inputRoutes(c: BatchContext): Route[] {
         summary: 'An export’s file through its capability link (no credentials).',
         responses: { 200: { description: 'The file (NDJSON or CSV)' }, 404: { description: 'Unknown or expired link (not_found)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'export');
+          const claim = linksOf().verify(input.params.token ?? '', 'export');
           if (!claim) return gone();
-          const doc = await collections.exports.findOne({ _id: claim.id });
-          if (!doc || doc.status !== 'completed') return gone();
-          const chunks = await readExport(deps.db.db, doc);
+          const file = await commands.exports.linkedFile(claim.id);
+          if (!file) return gone();
+          const { doc } = file;
           ctx.set(SANDBOX);
           ctx.set('Cache-Control', 'private, no-store');
           ctx.set('Content-Type', doc.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
           ctx.set('Content-Disposition', `attachment; filename="${doc.run_id}.${doc.format}"`);
-          ctx.body = Buffer.concat(chunks);
+          ctx.body = file.body;
         },
       },
       {
@@ -108,18 +90,9 @@ export function inputRoutes(c: BatchContext): Route[] {
         body: 'raw',
         responses: { 200: { description: 'Stored' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'input');
+          const claim = linksOf().verify(input.params.token ?? '', 'input');
           if (!claim) return gone();
-          const doc = await collections.inputs.findOne({ _id: claim.id });
-          if (!doc || doc.expires_at.getTime() < Date.now()) return gone();
-          if (doc.uploaded) throw problem('conflict', 'This input was already uploaded.');
-          const data = input.rawBody ?? Buffer.alloc(0);
-          const chunk = 4 * 1024 * 1024;
-          let count = 0;
-          for (let offset = 0; offset < data.length || count === 0; offset += chunk, count++) {
-            await collections.contents.replaceOne({ _id: `${doc._id}:${count}` }, { run_id: doc._id, data: data.subarray(offset, offset + chunk) }, { upsert: true });
-          }
-          await collections.inputs.updateOne({ _id: doc._id, uploaded: false }, { $set: { uploaded: true, chunks: count } });
+          if (!(await commands.inputs.upload(claim.id, input.rawBody ?? Buffer.alloc(0)))) return gone();
           ctx.status = 200;
           ctx.body = '';
         },

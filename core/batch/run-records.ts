@@ -97,3 +97,8 @@ export async function countRerun(db: Db, job: JobDoc, of: string | null, statuse
   return { retried, inherited: job.task_count - retried };
 }
 
+
+/** Keeps a run's webhook outcome on its record (the run has ended: no other writer of its record). */
+export async function recordWebhookOutcome(db: Db, runId: string, outcome: NonNullable<RunDoc['webhook_outcome']>): Promise<void> {
+  await batchCollections(db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
+}

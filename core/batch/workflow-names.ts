@@ -8,6 +8,9 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const BATCH_RUN_WORKFLOW_TYPE = 'batchRunWorkflow';
 export const batchRunWorkflowId = (runId: string): string => `run-${runId}`;
 
+export const BATCH_EXPORT_WORKFLOW_TYPE = 'batchExportWorkflow';
+export const batchExportWorkflowId = (exportId: string): string => `export-${exportId}`;
+
 export const TASKS_ADDED_SIGNAL = 'batchTasksAdded';
 export const PAUSE_SIGNAL = 'batchPause';
 export const RESUME_SIGNAL = 'batchResume';
