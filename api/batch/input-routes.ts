@@ -6,6 +6,7 @@ import type { Route } from '../http/routes';
 import { batchIssues } from '../webhooks/routes';
 import type { BatchContext } from './context';
 import { sendBody } from './present';
+import { INPUT_CREATED } from './response-schemas';
 import { errors, INPUT_BODY, json, SANDBOX } from './schemas';
 
 export function inputRoutes(c: BatchContext): Route[] {
@@ -18,7 +19,7 @@ export function inputRoutes(c: BatchContext): Route[] {
       operationId: 'createJobInput',
       summary: 'Allocate a CSV upload for a job’s tasks; PUT the file to `upload.url`, then create the job with `file_input_id`.',
       body: INPUT_BODY,
-      responses: { 201: json('`{file_input_id, upload, expires_at}`'), ...errors },
+      responses: { 201: json('`{file_input_id, upload, expires_at}`', INPUT_CREATED), ...errors },
       async handler(ctx, input) {
         const body = input.body as { csv?: CsvSettings };
         if (!body.csv) throw problem('invalid_argument', '"csv" is required for a CSV input.', { members: { parameter: 'csv' } });

@@ -6,6 +6,7 @@ import type { TaskInput } from '../../core/batch/task-input';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
+import { ADDED, CREATED, JOB, JOBS_PAGE } from './response-schemas';
 import { ADD_BODY, CREATE_BODY, errors, json, LIST_QUERY, PUT_SCHEDULE, SCHEDULE_STATE_BODY } from './schemas';
 
 export function jobRoutes(c: BatchContext): Route[] {
@@ -22,10 +23,11 @@ export function jobRoutes(c: BatchContext): Route[] {
       description: 'Header `Idempotency-Key`: the same key and body return the same job; another body is 409. Every task is fetched like GET /v1/ with the job’s `zenrows_params` (a task’s own override them).',
       body: CREATE_BODY,
       responses: {
-        201: json('The job, its first run and the tasks accepted'),
+        201: json('The job, its first run and the tasks accepted', CREATED),
+        200: json('The job this Idempotency-Key created before', CREATED),
         ...errors,
         402: { description: 'No credits available (payment_required)' },
-        409: { description: 'Idempotency-Key reused with another body, or still in flight (conflict)' },
+        409: { description: 'Idempotency-Key reused with another body, or still in flight (idempotency_key_conflict); CSV input not uploaded or not for this job (file_input_not_uploaded, file_input_unsupported_for_job_type)' },
         429: { description: 'The account runs its active jobs already (quota_exceeded, Retry-After: 30)' },
       },
       async handler(ctx, input) {
@@ -43,7 +45,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       operationId: 'listJobs',
       summary: 'The account’s jobs, newest first.',
       query: LIST_QUERY,
-      responses: { 200: json('`{jobs, next_cursor}`'), ...errors },
+      responses: { 200: json('`{jobs, next_cursor}`', JOBS_PAGE), ...errors },
       async handler(ctx, input) {
         ctx.body = await commands.query.listJobs(principalOf(ctx), {
           limit: (input.query.limit as number | undefined) ?? 20,
@@ -59,7 +61,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}',
       operationId: 'getJob',
       summary: 'A job with its latest run and progress.',
-      responses: { 200: json('The job'), ...errors },
+      responses: { 200: json('The job', JOB), ...errors },
       async handler(ctx, input) {
         const { job, latest } = await commands.query.job(principalOf(ctx), input.params.job_id ?? '');
         ctx.body = presentJob(job, latest);
@@ -85,9 +87,9 @@ export function jobRoutes(c: BatchContext): Route[] {
       summary: 'Add up to 10,000 tasks to an open job; `last_batch: true` closes it.',
       body: ADD_BODY,
       responses: {
-        200: json('`{accepted_tasks, job_status, latest_run}`'),
+        200: json('`{accepted_tasks, job_status, latest_run}`', ADDED),
         ...errors,
-        409: { description: 'The job is closed, or another submission is still being written: retry (conflict)' },
+        409: { description: 'The job is closed (last_batch_received; job_not_open for a scheduled job), another submission is still being written: retry (run_not_terminal), or the Idempotency-Key was used with another body (idempotency_key_conflict)' },
       },
       async handler(ctx, input) {
         const body = input.body as { tasks: TaskInput[]; last_batch?: boolean | null };
@@ -102,7 +104,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}/close',
       operationId: 'closeJob',
       summary: 'Close an open job: its run finishes the tasks it has and ends.',
-      responses: { 200: json('The job'), ...errors, 409: { description: 'A submission is still being written (conflict)' } },
+      responses: { 200: json('The job', JOB), ...errors, 409: { description: 'A submission is still being written (run_not_terminal)' } },
       async handler(ctx, input) {
         ctx.body = await present(await commands.close(principalOf(ctx), input.params.job_id ?? ''));
       },
@@ -114,7 +116,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       operationId: 'putJobSchedule',
       summary: 'Replace a scheduled job’s schedule; a run in flight goes on, the new schedule governs the next fires.',
       body: PUT_SCHEDULE,
-      responses: { 200: json('The job'), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
+      responses: { 200: json('The job', JOB), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
       async handler(ctx, input) {
         ctx.body = await present(await commands.setSchedule(principalOf(ctx), input.params.job_id ?? '', input.body as JobSchedule));
       },
@@ -126,7 +128,7 @@ export function jobRoutes(c: BatchContext): Route[] {
       operationId: 'setJobScheduleState',
       summary: 'Pause a scheduled job’s fires (`paused`; a run in flight goes on) or resume them (`active`).',
       body: SCHEDULE_STATE_BODY,
-      responses: { 200: json('The job'), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
+      responses: { 200: json('The job', JOB), ...errors, 409: { description: 'Not a scheduled job (conflict)' } },
       async handler(ctx, input) {
         const state = (input.body as { schedule_state: ScheduleState }).schedule_state;
         ctx.body = await present(await commands.setScheduleState(principalOf(ctx), input.params.job_id ?? '', state));

@@ -4,6 +4,7 @@ import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
 import { sendBody } from './present';
+import { HISTORY, RESULTS_PAGE } from './response-schemas';
 import { errors, json, RESULTS_QUERY } from './schemas';
 
 export function resultRoutes(c: BatchContext): Route[] {
@@ -17,7 +18,7 @@ export function resultRoutes(c: BatchContext): Route[] {
       summary: withRun ? 'Results of one run, a page at a time.' : 'Results of the latest run, a page at a time.',
       description: 'Each task once, in submission order. `result_url` reads a body without credentials until it expires.',
       query: RESULTS_QUERY,
-      responses: { 200: json('A page of results: `{results, next_cursor}`'), ...errors },
+      responses: { 200: json('A page of results: `{results, next_cursor}`', RESULTS_PAGE), ...errors },
       async handler(ctx, input) {
         ctx.body = await commands.query.results(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, {
           presenter: presenterOf(ctx),
@@ -32,7 +33,7 @@ export function resultRoutes(c: BatchContext): Route[] {
       path: `${prefix}/tasks/{task_id}/content`,
       operationId: withRun ? 'getRunTaskContent' : 'getTaskContent',
       summary: 'The stored body of a successful task.',
-      responses: { 200: { description: 'The body, with its content type' }, ...errors, 409: { description: 'The task has no body (conflict)' } },
+      responses: { 200: { description: 'The body, with its content type' }, ...errors, 409: { description: 'The task has no body (task_not_ready)' } },
       async handler(ctx, input) {
         sendBody(ctx, await commands.query.taskBody(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, input.params.task_id ?? ''));
       },
@@ -43,7 +44,7 @@ export function resultRoutes(c: BatchContext): Route[] {
       path: `${prefix}/tasks/{task_id}/history`,
       operationId: withRun ? 'getRunTaskHistory' : 'getTaskHistory',
       summary: 'Every attempt of a task: its times, outcome and spend.',
-      responses: { 200: json('`{events}`'), ...errors },
+      responses: { 200: json('`{events}`', HISTORY), ...errors },
       async handler(ctx, input) {
         ctx.body = await commands.query.taskHistory(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, input.params.task_id ?? '');
       },

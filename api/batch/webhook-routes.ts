@@ -2,6 +2,7 @@
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
+import { DELIVERIES, WEBHOOK_SETTING } from './response-schemas';
 import { errors, json, PUT_WEBHOOK } from './schemas';
 
 export function webhookRoutes(c: BatchContext): Route[] {
@@ -13,7 +14,7 @@ export function webhookRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}/webhook',
       operationId: 'getJobWebhook',
       summary: 'The job’s webhook.',
-      responses: { 200: json('`{url, signature}`'), ...errors },
+      responses: { 200: json('`{url, signature}`', WEBHOOK_SETTING), ...errors },
       async handler(ctx, input) {
         ctx.body = await commands.webhook.get(principalOf(ctx), input.params.job_id ?? '');
       },
@@ -25,7 +26,7 @@ export function webhookRoutes(c: BatchContext): Route[] {
       operationId: 'putJobWebhook',
       summary: 'Set or replace the job’s webhook.',
       body: PUT_WEBHOOK,
-      responses: { 200: json('`{url, signature}`'), ...errors },
+      responses: { 200: json('`{url, signature}`', WEBHOOK_SETTING), ...errors },
       async handler(ctx, input) {
         ctx.body = (await commands.webhook.set(principalOf(ctx), input.params.job_id ?? '', input.body as { url: string; signature?: boolean })).webhook;
       },
@@ -48,7 +49,7 @@ export function webhookRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}/webhook/deliveries',
       operationId: 'listWebhookDeliveries',
       summary: 'The webhook events of the job’s recent runs, each with every delivery attempt.',
-      responses: { 200: json('`{deliveries}`'), ...errors },
+      responses: { 200: json('`{deliveries}`', DELIVERIES), ...errors },
       async handler(ctx, input) {
         const found = await commands.webhook.deliveries(principalOf(ctx), input.params.job_id ?? '');
         ctx.body = {
