@@ -12,6 +12,7 @@ import { webhookRetry } from '../../core/webhooks/deliveries';
 import { batchCharges } from '../../core/batch/charges';
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { createWebhookEvents } from '../../core/webhooks/events';
+import { RunLimits } from '../../core/jobs/run-limits';
 import { Semaphore } from '../../core/semaphore';
 import type { ActivityDeps } from '../deps';
 import { runBatchSlice, type RunControl } from './slice';
@@ -28,18 +29,8 @@ export function batchActivities(deps: ActivityDeps) {
   const schedules = createJobSchedules(deps.temporal, deps.config.temporalTaskQueue);
   const workerLimit = new Semaphore(deps.config.batchConcurrency);
   // Each run's window in this worker: its slices in flight share it.
-  const runLimits = new Map<string, { limit: Semaphore; users: number }>();
-  const runLimit = (runId: string, concurrency: number) => {
-    const entry = runLimits.get(runId) ?? { limit: new Semaphore(concurrency), users: 0 };
-    entry.users++;
-    runLimits.set(runId, entry);
-    return {
-      limit: entry.limit,
-      done: () => {
-        if (--entry.users === 0) runLimits.delete(runId);
-      },
-    };
-  };
+  const runLimits = new RunLimits();
+  const runLimit = (runId: string, concurrency: number) => runLimits.take(runId, concurrency);
   const ended = new Map<string, { at: number; ended: boolean }>();
   /**
    * What a run asks of its slices before each task: go on, hold (paused) or stop (stopped, deleted or
