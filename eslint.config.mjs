@@ -7,6 +7,18 @@ const nodeBuiltins = [
   'tls', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
 ];
 
+/**
+ * Layering: routes validate, call a core command and present; they never touch the database. So nothing
+ * under api/ imports the MongoDB driver or a store module; the database handle's type (core/db) may be
+ * named, to hand it to core's commands. The process entry points (api/main.ts, api/mcp/stdio.ts) open
+ * the database for those commands and may import core/db for that.
+ */
+const storeModules = [
+  { group: ['mongodb', 'mongodb/*'], message: 'api/ makes no database call: add a command or query in core/ and call it.' },
+  { regex: '(^|/)store$', message: 'api/ reads no store: add a command or query in core/ and call it.' },
+];
+const databaseHandle = { regex: '(^|/)core/db$', allowTypeImports: true, message: 'api/ opens no database: take the handle from ApiDeps and pass it to a core command.' };
+
 const processEnv = { object: 'process', property: 'env', message: 'Only core/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
 
 export default tseslint.config(
@@ -38,6 +50,22 @@ export default tseslint.config(
     files: ['api/**/*.ts', 'activities/**/*.ts', 'workers/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/engine/*'], message: 'Import the fetch engine through engine/index.ts.' }] }],
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    ignores: ['api/main.ts', 'api/mcp/stdio.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...storeModules, databaseHandle] }] },
+  },
+  {
+    files: ['api/main.ts', 'api/mcp/stdio.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: storeModules }] },
+  },
+  {
+    // The worker and its activities run core and engine code only: the HTTP layer is the API process's.
+    files: ['activities/**/*.ts', 'workers/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+api(/|$)', message: 'workers/ and activities/ import nothing from api/: move what they need into core/ or engine/.' }] }],
     },
   },
   {

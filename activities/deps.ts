@@ -4,6 +4,7 @@ import type { Accounts } from '../core/accounts';
 import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../core/config';
 import type { Logger } from '../core/log';
+import type { TargetGuard } from '../engine';
 import type { PageFetcher } from './crawl/fetcher';
 
 /** Dependencies every activity receives once per worker, from `createActivities`. */
@@ -15,12 +16,14 @@ export interface ActivityDeps {
   identity: string;
   /** Accounts, plans and charging (crawl pages are billed as they are fetched). */
   accounts: Accounts;
-  /** How crawls open a page: the plain engine for now; the mode=auto ladder plugs in here. */
+  /** How crawls open a page: the Fetch pipeline's mode=auto ladder (core/fetch/pipeline.ts). */
   pageFetcher: PageFetcher;
-  /** How a Batch task is fetched: the Fetch route's own parsing, retrieval and shaping. */
+  /** How a Batch task is fetched: the Fetch pipeline, with the task's own billing (core/fetch/task.ts). */
   runTask: TaskRunner;
   /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */
   temporal: Client;
+  /** The worker's one target guard (its fetch engine's): webhook receivers are checked with it. */
+  guard: TargetGuard;
 }
 
 export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

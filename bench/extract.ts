@@ -22,8 +22,8 @@ import { createLogger } from '../core/log';
 import { applyRole, classify, extractEnvelope, pageShingles, parsePage } from '../engine/extract';
 import { decodeHtml } from '../engine/outputs';
 import type { Page } from '../engine/retrieve';
-import { shapeExtract } from '../api/fetch/extract';
-import { parseFetchParams } from '../api/fetch/params';
+import { shapeExtract } from '../core/fetch/extract';
+import { parseFetchParams } from '../core/fetch/params';
 import { startBenchStack } from './crawl';
 import { acmeHomes, casaHogar, EXTRACT_HOSTS, homesDirect, homesListed, immoHaus, nextProp, shopWidgets, type GeneratedSite } from '../test/fixtures/extract-sites/sites';
 import { serveSites } from '../test/fixtures/extract-sites/server';
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       console.log(`API process CPU per request (${CPU_REQUESTS} each): plain ${plainCpu.toFixed(0)} µs, extract=auto ${extractCpu.toFixed(0)} µs: extract adds ${(extractCpu - plainCpu).toFixed(0)} µs`);
     }
 
-    // The same stages as api/fetch/extract.ts, with the recipe the service stored.
+    // The same stages as core/fetch/extract.ts, with the recipe the service stored.
     const serviceConfig = configFrom(bench.stack.component('api').spec.env);
     const db = await openDatabase(serviceConfig, createLogger('error'), { indexes: SERVICE_INDEXES });
     try {

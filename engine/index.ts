@@ -19,9 +19,10 @@ export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } fr
 export { createFetchService, type FetchService } from './service';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
-export { BLOCKABLE_TYPES, parseBrowserParams, type BrowserParams } from './browser';
+export { BLOCKABLE_TYPES, parseBlockResources, parseInstructions, type Device, type RenderError, type ScreenshotRequest } from './browser';
 export {
   autoparse,
+  invalidSelector,
   cssExtract,
   decodeHtml,
   detectCharset,

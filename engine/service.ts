@@ -9,11 +9,14 @@ import { BrowserPool, browserPoolOptionsFromConfig, renderLimitsFromConfig } fro
 import { createFetchEngine, type FetchEngine } from './http/engine';
 import { createRungMemory, MongoDomainRungStore } from './escalation';
 import { createRetrieval, type Retrieval } from './retrieve';
+import type { TargetGuard } from './safety';
 
 export interface FetchService {
   engine: FetchEngine;
   browsers: BrowserPool;
   retrieval: Retrieval;
+  /** The process's one target guard (the plain engine's): every other check of a target URL (crawl starts, webhook receivers) uses it. */
+  guard: TargetGuard;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,7 @@ export function createFetchService(options: { config: Config; log: Logger; db: D
     engine,
     browsers,
     retrieval,
+    guard: engine.guard,
     async close() {
       await browsers.close();
       await engine.close();

@@ -5,12 +5,13 @@ import { createActivities } from '../activities';
 import { autoPageFetcher } from '../activities/crawl';
 import { createAccounts } from '../core/accounts';
 import { processConfig } from '../core/config';
+import { createFetchPipeline } from '../core/fetch/pipeline';
+import { createTaskRunner } from '../core/fetch/task';
 import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { startHeartbeat } from '../core/liveness';
 import { createLogger, type Logger } from '../core/log';
-import { createTaskRunner } from '../api/fetch/task';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
 import { createFetchService } from '../engine';
 import { workflowBundlePath } from './bundle';
@@ -60,13 +61,15 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
   const fetching = createFetchService({ config, log, db: db.db });
+  // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(fetching.retrieval), runTask: createTaskRunner(fetching), temporal: temporal.client }),
+    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard }),
     identity,
     // Slots are Temporal's own: a worker takes no more than these, the rest waits for any worker.
     maxConcurrentActivityTaskExecutions: config.workerMaxActivities,

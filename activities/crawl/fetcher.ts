@@ -2,11 +2,12 @@
  * How a crawl opens one page. The crawl bills each page as a Fetch request in `mode=auto`: the
  * fetcher asks `afford(credits)` before trying a configuration that costs that much in total, and
  * reports the credits of the configuration that returned the page. The plain fetcher below is the
- * first rung only (1 credit); `autoPageFetcher` runs the mode=auto ladder (engine/retrieve.ts), which
- * is what workers use.
+ * first rung only (1 credit); `autoPageFetcher` runs the mode=auto ladder through the Fetch pipeline
+ * (core/fetch/pipeline.ts, the one place a target is fetched for a caller), which is what workers use.
  */
 import type { FetchEngine } from '../../engine';
-import type { Page, Retrieval } from '../../engine';
+import type { Page } from '../../engine';
+import type { FetchPipeline } from '../../core/fetch/pipeline';
 
 export interface PageFetchRequest {
   url: string;
@@ -53,23 +54,20 @@ export function plainPageFetcher(engine: FetchEngine): PageFetcher {
  * that asks to come back later (`Retry-After`) is returned as is, so the crawl waits instead of paying
  * for a dearer configuration.
  */
-export function autoPageFetcher(retrieval: Retrieval): PageFetcher {
+export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage'>): PageFetcher {
   return {
     async fetch({ url, signal, afford, reuseKey }) {
-      let vetoed = false;
-      const result = await retrieval.retrieve({
-        url,
-        mode: { kind: 'auto', needsBrowser: false },
-        signal,
-        ...(reuseKey !== undefined ? { reuseKey } : {}),
-        beforeRung: async (rung) => {
-          const affordable = await afford(rung.cost);
-          vetoed ||= !affordable;
-          return affordable;
+      const result = await pipeline.retrievePage(
+        {
+          url,
+          mode: { kind: 'auto', needsBrowser: false },
+          signal,
+          ...(reuseKey !== undefined ? { reuseKey } : {}),
+          acceptAsIs: (page) => retryAfterMs(page.status, page.headers) !== undefined,
         },
-        acceptAsIs: (page) => retryAfterMs(page.status, page.headers) !== undefined,
-      });
-      if (!result.ok) return { ok: false, vetoed: vetoed && result.error.kind === 'vetoed', detail: result.error.detail };
+        afford,
+      );
+      if (!result.ok) return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
       const { page, rung } = result;
       return {
         ok: true,

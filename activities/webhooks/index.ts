@@ -1,16 +1,13 @@
 /**
- * Webhook delivery activities. `deliverWebhook` makes one attempt per activity attempt: it re-checks the
- * receiver against the target policy, signs the stored bytes with the account's current signing key
- * and a fresh timestamp, records the attempt, and fails retryably on anything but a 2xx, so Temporal's
+ * Webhook delivery activities. `deliverWebhook` makes one attempt per activity attempt: it sends the
+ * stored bytes through the one webhook sender (core/webhooks/deliver.ts: the receiver re-checked against
+ * the target policy, signed with the account's current signing key and a fresh timestamp), records the attempt, and fails retryably on anything but a 2xx, so Temporal's
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { Context } from '@temporalio/activity';
 import { recordWebhookOutcome } from '../../core/batch/run-records';
-import { createHmacKeys } from '../../core/webhooks/hmac-keys';
+import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
-import { createSecretBox } from '../../core/webhooks/secret-box';
-import { EVENT_ID_HEADER, signatureHeader } from '../../core/webhooks/signature';
-import { createTargetGuard, createWebhookPoster, type WebhookPoster } from '../../engine';
 import type { ActivityDeps } from '../deps';
 import { activityFailure } from '../failures';
 
@@ -21,9 +18,7 @@ export interface DeliveryOutcome {
 
 export function webhookActivities(deps: ActivityDeps) {
   const events = createWebhookEvents(deps.db);
-  let poster: WebhookPoster | undefined;
-  const posterOf = (): WebhookPoster =>
-    (poster ??= createWebhookPoster({ guard: createTargetGuard(deps.config), timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
+  const sender = createWebhookSender({ db: deps.db, config: deps.config, guard: deps.guard });
 
   // The run keeps its webhook's final outcome, through Batch's own command.
   const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);
@@ -40,15 +35,13 @@ export function webhookActivities(deps: ActivityDeps) {
       if (!event) throw activityFailure('webhook_event_missing', `webhook event ${key} does not exist`);
       if (event.state !== 'pending') return { delivered: event.state === 'delivered', attempts: event.attempts };
       const attempt = Context.current().info.attempt;
-      const body = Buffer.from(event.body, 'utf8');
-      const headers: Record<string, string> = { [EVENT_ID_HEADER]: event.event_id };
-      if (event.signature) {
-        if (!deps.config.secretsKey) throw activityFailure('signing_unavailable', 'SECRETS_KEY is not set: signed deliveries cannot be made');
-        const key = await createHmacKeys(deps.db, createSecretBox(deps.config.secretsKey)).signingKey(event.account_id);
-        if (!key) throw activityFailure('signing_key_missing', 'the account has no active signing key');
-        headers['X-Signature'] = signatureHeader(key, body, Date.now() / 1000);
+      const sent = await sender.send({ url: event.url, body: Buffer.from(event.body, 'utf8'), eventId: event.event_id, accountId: event.account_id, signed: Boolean(event.signature) });
+      if (!sent.sent) {
+        throw sent.refused === 'signing_unavailable'
+          ? activityFailure('signing_unavailable', 'SECRETS_KEY is not set: signed deliveries cannot be made')
+          : activityFailure('signing_key_missing', 'the account has no active signing key');
       }
-      const outcome = await posterOf().post(event.url, body, headers);
+      const { outcome } = sent;
       await events.recordAttempt(event, {
         attempt,
         at: new Date(),

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import type { Middleware } from 'koa';
 import type { Accounts } from '../../core/accounts';
+import { createClaims } from '../../core/accounts/claims';
 import { clientNetwork } from '../../core/accounts/signups';
 import type { Config } from '../../core/config';
 import { isApiError } from '../../core/errors';
@@ -88,6 +89,7 @@ const SIGNUP_RESULT = {
 
 export function agentRoutes(deps: AgentDeps): Route[] {
   const { accounts, config } = deps;
+  const claims = createClaims(accounts);
   return [
     {
       method: 'POST',
@@ -154,10 +156,9 @@ export function agentRoutes(deps: AgentDeps): Route[] {
       },
       async handler(ctx) {
         const principal = principalOf(ctx);
-        // Read fresh: a claim made through another process must show at once.
-        const account = await accounts.store.account(principal.accountId);
+        const claimed = await claims.isClaimed(principal.accountId);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = { accountId: principal.accountId, claimed: Boolean(account?.claimed_at), isAgent: principal.isAgent };
+        ctx.body = { accountId: principal.accountId, claimed, isAgent: principal.isAgent };
       },
     },
   ];

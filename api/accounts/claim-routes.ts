@@ -1,12 +1,11 @@
 /**
  * The claim page behind an agent signup's `claimUrl`: a person opens it, gives an email address and
  * so takes ownership of the account. The API key the agent holds keeps working. The link itself is
- * the credential (its token is stored only as a SHA-256), so the page sends no referrer.
+ * the credential (its token is stored only as a SHA-256, checked by core/accounts/claims.ts), so the page
+ * sends no referrer.
  */
 import type { Accounts } from '../../core/accounts';
-import { sameDigest } from '../../core/accounts/keys';
-import { claimDigest } from '../../core/accounts/signups';
-import type { AccountDoc } from '../../core/accounts/store';
+import { createClaims, type ClaimView } from '../../core/accounts/claims';
 import type { AppContext } from '../http/context';
 import type { Route } from '../http/routes';
 
@@ -52,24 +51,14 @@ function readEmail(ctx: AppContext, raw: Buffer): string {
   return (new URLSearchParams(text).get('email') ?? '').trim();
 }
 
-const TOKEN = /^[0-9a-f]{48}$/;
-
 export function claimRoutes(deps: { accounts: Accounts }): Route[] {
-  const { accounts } = deps;
-
-  /** The account the link claims, or undefined when the link is not a valid one. */
-  async function accountOf(accountId: string, token: string): Promise<AccountDoc | undefined> {
-    if (!TOKEN.test(token) || accountId.length > 64) return undefined;
-    const account = await accounts.store.account(accountId);
-    if (!account?.claim_digest || account.deleted_at) return undefined;
-    return sameDigest(account.claim_digest, claimDigest(token)) ? account : undefined;
-  }
+  const claims = createClaims(deps.accounts);
 
   const notFound = (ctx: AppContext) =>
     page(ctx, 404, 'Claim link not valid', '<p>This claim link is not valid. Check that it was copied whole.</p>');
-  const claimed = (ctx: AppContext, account: AccountDoc | null) =>
-    page(ctx, 200, 'Account claimed', `<p>The account <code>${escapeHtml(account?._id ?? '')}</code> belongs to
-${escapeHtml(account?.email ?? 'its owner')}. Its API key keeps working.</p>`);
+  const claimed = (ctx: AppContext, account: ClaimView) =>
+    page(ctx, 200, 'Account claimed', `<p>The account <code>${escapeHtml(account.accountId)}</code> belongs to
+${escapeHtml(account.email ?? 'its owner')}. Its API key keeps working.</p>`);
 
   return [
     {
@@ -81,10 +70,10 @@ ${escapeHtml(account?.email ?? 'its owner')}. Its API key keeps working.</p>`);
       internal: true,
       responses: { 200: { description: 'HTML page' }, 404: { description: 'Not a valid claim link' } },
       async handler(ctx, { params }) {
-        const account = await accountOf(params.account_id ?? '', params.token ?? '');
+        const account = await claims.open(params.account_id ?? '', params.token ?? '');
         if (!account) return notFound(ctx);
-        if (account.claimed_at) return claimed(ctx, account);
-        page(ctx, 200, 'Claim your account', form(account._id));
+        if (account.claimed) return claimed(ctx, account);
+        page(ctx, 200, 'Claim your account', form(account.accountId));
       },
     },
     {
@@ -97,15 +86,13 @@ ${escapeHtml(account?.email ?? 'its owner')}. Its API key keeps working.</p>`);
       body: 'raw',
       responses: { 200: { description: 'HTML page' }, 400: { description: 'Invalid email' }, 404: { description: 'Not a valid claim link' } },
       async handler(ctx, { params, rawBody }) {
-        const account = await accountOf(params.account_id ?? '', params.token ?? '');
+        const account = await claims.open(params.account_id ?? '', params.token ?? '');
         if (!account) return notFound(ctx);
         const email = readEmail(ctx, rawBody ?? Buffer.alloc(0));
-        if (!account.claimed_at && (email.length > 254 || !EMAIL.test(email))) {
-          return page(ctx, 400, 'Claim your account', form(account._id, 'Enter a valid email address.', email.slice(0, 254)));
+        if (!account.claimed && (email.length > 254 || !EMAIL.test(email))) {
+          return page(ctx, 400, 'Claim your account', form(account.accountId, 'Enter a valid email address.', email.slice(0, 254)));
         }
-        await accounts.store.claim(account._id, email.toLowerCase());
-        accounts.keys.forget(account._id);
-        claimed(ctx, await accounts.store.account(account._id));
+        claimed(ctx, await claims.claim(account.accountId, email.toLowerCase()));
       },
     },
   ];

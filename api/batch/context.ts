@@ -1,27 +1,25 @@
 /**
- * What every Batch route shares: the commands (core/batch/commands.ts, wired with the Fetch
- * parameters' check and the webhook target check), the capability links and the presenter.
+ * What every Batch route shares: the commands (core/batch/commands.ts, wired with the process's
+ * webhook target check), the capability links and the presenter.
  * Built once per API process.
  */
 import { createBatchCommands } from '../../core/batch/commands';
 import { createLinks, type Links } from '../../core/batch/links';
 import type { Presenter } from '../../core/batch/read';
 import { problem } from '../../core/errors';
-import { checkWebhookUrl, createTargetGuard } from '../../engine';
+import { checkWebhookUrl } from '../../engine';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import { parseTaskParams } from '../fetch/task';
 import type { AppContext } from '../http/context';
 import { batchIssues } from '../webhooks/routes';
 
 export function createBatchContext(deps: ApiDeps) {
-  const guard = createTargetGuard(deps.config);
+  const { guard } = deps.fetching;
   const commands = createBatchCommands({
     db: deps.db.db,
     accounts: deps.accounts,
     temporal: deps.temporal,
     config: deps.config,
-    checkTaskParams: (url, params) => void parseTaskParams(url, params),
     checkWebhookUrl: (url) => checkWebhookUrl(guard, url),
   });
   let links: Links | undefined;

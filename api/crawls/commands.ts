@@ -1,10 +1,9 @@
 /** The crawl commands as the API process wires them: its database, Temporal client and the engine's target check. */
 import { createCrawlCommands, type CrawlCommands } from '../../core/crawls/commands';
-import { createTargetGuard } from '../../engine';
 import type { ApiDeps } from '../deps';
 
 export function crawlCommandsOf(deps: ApiDeps): CrawlCommands {
-  const guard = createTargetGuard(deps.config);
+  const { guard } = deps.fetching;
   return createCrawlCommands({
     db: deps.db.db,
     accounts: deps.accounts,

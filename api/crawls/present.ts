@@ -1,7 +1,6 @@
 /** The crawl object, its result items, a stop's answer and the download's lines, as the interface spells them. */
 import type { DownloadItem, ResultsPage } from '../../core/crawls/commands';
-import type { CrawlView, ResultItem } from '../../core/crawls/read';
-import { ids, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
+import { contentIdOf, type CrawlDoc, type CrawlEndDoc, type CrawlView, type ResultItem } from '../../core/crawls/read';
 import { findMainContent, renderMainContent, toMarkdown } from '../../engine';
 
 export function presentCrawl(view: CrawlView): Record<string, unknown> {
@@ -34,7 +33,7 @@ export function presentResult(crawlId: string, outputFormat: boolean, item: Resu
   return {
     url: item.url,
     content_status: status,
-    ...(status === 'fetched' ? { content_url: `/v1/crawls/${crawlId}/contents/${ids.contentId(item.k, item.index)}` } : {}),
+    ...(status === 'fetched' ? { content_url: `/v1/crawls/${crawlId}/contents/${contentIdOf(item)}` } : {}),
   };
 }
 

@@ -1,10 +1,10 @@
 /**
  * Fetch, `GET|POST|PUT /v1/`: the synchronous retrieval of one page.
  *
- *   validate (REQS004, RESP004) ─> slot (AUTH008) ─> performFetch (perform.ts: recipe, credits,
- *     engine, shape, settle) ─> respond
+ *   validate (REQS004, RESP004) ─> slot (AUTH008) ─> fetchForAccount (core/fetch: plan, recipe,
+ *     credits, engine, shape, settle) ─> respond
  *
- * The MCP tools (api/mcp/tools.ts) run the same performFetch, so both are billed alike.
+ * The MCP tools (api/mcp/tools.ts), Batch tasks and crawls run the same pipeline (core/fetch/pipeline.ts).
  */
 import { setCostHeaders, withSlot } from '../accounts/concurrency';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -12,12 +12,13 @@ import type { ApiDeps } from '../deps';
 import type { HttpContext } from '../http/context';
 import type { LeanRoute, Method, RouteInput } from '../http/routes';
 import { markThirdParty, THIRD_PARTY_HEADERS } from '../http/third-party';
+import { fetchForAccount } from '../../core/fetch/calls';
+import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
+import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { forwardedHeaders } from './headers';
-import { FETCH_QUERY, fetchIssues, parseFetchParams } from './params';
-import type { RecipeCache } from './extract';
-import { createFetchRecipes, performFetch } from './perform';
+import { fetchPipelineOf, setFetchHeaders } from './pipeline';
 
-async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext, input: RouteInput): Promise<void> {
+async function handleFetch(deps: ApiDeps, pipeline: FetchPipeline, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query);
   const principal = principalOf(ctx);
   const method = ctx.method as 'GET' | 'POST' | 'PUT';
@@ -26,7 +27,10 @@ async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext
   // Whatever shape it takes, the answer is the target's content.
   markThirdParty(ctx);
   await withSlot(ctx, deps.accounts, principal, async (signal) => {
-    const { shaped, cost } = await performFetch(deps, recipes, principal, { params, method, headers, body, signal }, ctx);
+    const result = await fetchForAccount(pipeline, deps.accounts, principal, { params, method, headers, body, signal });
+    setFetchHeaders(ctx, result);
+    if (!result.ok) throw result.error;
+    const { shaped, cost } = result;
     setCostHeaders(ctx, cost);
     ctx.status = shaped.status;
     ctx.body = shaped.body;
@@ -35,7 +39,7 @@ async function handleFetch(deps: ApiDeps, recipes: RecipeCache, ctx: HttpContext
 }
 
 export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
-  const recipes = createFetchRecipes(deps);
+  const pipeline = fetchPipelineOf(deps);
   const route = (method: Method): LeanRoute => ({
     lean: true,
     method,
@@ -66,7 +70,7 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
         },
       },
     },
-    handler: (ctx, input) => handleFetch(deps, recipes, ctx, input),
+    handler: (ctx, input) => handleFetch(deps, pipeline, ctx, input),
   });
   return [route('GET'), route('POST'), route('PUT')];
 }

@@ -4,36 +4,19 @@
  * parameter added to a schema is checked and documented at once.
  */
 import Router from '@koa/router';
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020';
 import type { Middleware } from 'koa';
-import { parseBoolean } from '../../core/boolean';
-import { problem, type ApiError, type ErrorCode } from '../../core/errors';
+import { coerceQuery, compileSchema, defaultIssues, issueFrom, type IssueMapper, type JsonSchema, type ObjectSchema } from '../../core/validation';
 import { readJsonBody, readRawBody } from './body';
 import { announceDeprecation, type Deprecation } from './deprecation';
 
 export type { Deprecation } from './deprecation';
-import type { AppContext, HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
+import type { AppContext, HttpContext, HttpMiddleware, RequestState } from './context';
 
-export type JsonSchema = Record<string, unknown>;
-
-export interface ObjectSchema extends JsonSchema {
-  type: 'object';
-  properties: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean;
-}
+// Validation itself lives in core (the worker and the MCP tools validate without HTTP); routes re-export it.
+export { checkBody, checkQuery, defaultIssues, issueMessage, issuesAs, type IssueMapper, type JsonSchema, type ObjectSchema, type ValidationIssue } from '../../core/validation';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-/** What went wrong with a request, before a surface turns it into its own error code. */
-export type ValidationIssue =
-  | { kind: 'malformed_body'; message: string }
-  | { kind: 'unknown'; where: 'query' | 'body'; field: string }
-  | { kind: 'missing'; where: 'query' | 'body'; field: string }
-  | { kind: 'invalid'; where: 'query' | 'body'; field: string; message: string };
-
-export type IssueMapper = (issue: ValidationIssue) => ApiError;
 
 export interface ResponseSpec {
   description: string;
@@ -99,111 +82,6 @@ export interface LeanRoute extends RouteBase {
 
 export type Route = KoaRoute | LeanRoute;
 
-/** What a validation failure says, the field named. */
-export function issueMessage(issue: ValidationIssue): string {
-  switch (issue.kind) {
-    case 'malformed_body':
-      return issue.message;
-    case 'unknown':
-      return `Unknown ${issue.where === 'query' ? 'query parameter' : 'field'} "${issue.field}".`;
-    case 'missing':
-      return `"${issue.field}" is required.`;
-    case 'invalid':
-      return `"${issue.field}" ${issue.message}.`;
-  }
-}
-
-/** The default mapping, as the Crawl surface spells its codes. */
-export const defaultIssues: IssueMapper = (issue) => {
-  const code = { malformed_body: 'invalid_request', unknown: 'unknown_parameter', missing: 'invalid_parameter', invalid: 'invalid_parameter' } as const;
-  return problem(code[issue.kind], issueMessage(issue));
-};
-
-/** Every failure as one code (Batch and Extract spell them so), with extra members such as a `reason`. */
-export const issuesAs =
-  (code: ErrorCode, members: (issue: ValidationIssue) => Record<string, unknown> = () => ({})): IssueMapper =>
-  (issue) =>
-    problem(code, issueMessage(issue), { members: members(issue) });
-
-const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
-addFormats(ajv);
-
-/** Query values arrive as strings; this turns them into what the schema declares, or says why not. */
-function coerceQuery(
-  schema: ObjectSchema,
-  query: ParsedQuery,
-): { value: Record<string, unknown> } | { issue: ValidationIssue } {
-  const value: Record<string, unknown> = {};
-  for (const [name, given] of Object.entries(query)) {
-    if (given === undefined) continue;
-    // Own properties only: `__proto__` or `constructor` are unknown parameters, not Object's members.
-    const property = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
-    if (!property) {
-      if (schema.additionalProperties === false) return { issue: { kind: 'unknown', where: 'query', field: name } };
-      value[name] = given;
-      continue;
-    }
-    if (Array.isArray(given)) {
-      return { issue: { kind: 'invalid', where: 'query', field: name, message: 'is given more than once' } };
-    }
-    const coerced = coerceScalar(property.type, given);
-    if (coerced === invalidScalar) {
-      return { issue: { kind: 'invalid', where: 'query', field: name, message: `must be ${describeType(property.type)}` } };
-    }
-    value[name] = coerced;
-  }
-  return { value };
-}
-
-const invalidScalar = Symbol('invalid');
-
-function coerceScalar(type: unknown, raw: string): unknown {
-  switch (type) {
-    case 'boolean':
-      return parseBoolean(raw) ?? invalidScalar;
-    case 'integer':
-      return /^-?\d{1,15}$/.test(raw.trim()) ? Number(raw) : invalidScalar;
-    case 'number':
-      return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : invalidScalar;
-    default:
-      return raw;
-  }
-}
-
-const describeType = (type: unknown): string =>
-  type === 'boolean' ? 'true or false' : type === 'integer' ? 'an integer' : type === 'number' ? 'a number' : 'a string';
-
-function issueFrom(where: 'query' | 'body', error: ErrorObject | undefined): ValidationIssue {
-  const base = error?.instancePath.replace(/^\//, '').replace(/\//g, '.') ?? '';
-  const field = (name: string) => (base ? `${base}.${name}` : name);
-  if (error?.keyword === 'additionalProperties') {
-    return { kind: 'unknown', where, field: field(String(error.params.additionalProperty)) };
-  }
-  if (error?.keyword === 'required') {
-    return { kind: 'missing', where, field: field(String(error.params.missingProperty)) };
-  }
-  return { kind: 'invalid', where, field: base || '(body)', message: error?.message ?? 'is invalid' };
-}
-
-/**
- * A query validated the way a route validates it (strings coerced to the declared types), for callers
- * that reuse a route's parameters without an HTTP request (the MCP tools).
- */
-export function checkQuery(schema: ObjectSchema, query: ParsedQuery, issues: IssueMapper = defaultIssues): Record<string, unknown> {
-  const coerced = coerceQuery(schema, query);
-  if ('issue' in coerced) throw issues(coerced.issue);
-  const validate = ajv.compile(schema);
-  if (!validate(coerced.value)) throw issues(issueFrom('query', validate.errors?.[0]));
-  return coerced.value;
-}
-
-/** A JSON body validated the way a route validates it. */
-export function checkBody(schema: ObjectSchema, value: unknown, issues: IssueMapper = defaultIssues): Record<string, unknown> {
-  const validate = ajv.compile(schema);
-  if (!validate(value)) throw issues(issueFrom('body', validate.errors?.[0]));
-  return value as Record<string, unknown>;
-}
-
 interface CompiledRoute {
   route: Route;
   query?: ValidateFunction;
@@ -213,8 +91,8 @@ interface CompiledRoute {
 function compile(route: Route): CompiledRoute {
   return {
     route,
-    query: route.query ? ajv.compile(route.query) : undefined,
-    body: route.body && route.body !== 'raw' ? ajv.compile(route.body) : undefined,
+    query: route.query ? compileSchema(route.query) : undefined,
+    body: route.body && route.body !== 'raw' ? compileSchema(route.body) : undefined,
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The service's surfaces as MCP tools. Each tool declares a JSON Schema and calls the same code as its
- * HTTP route: a Fetch through `performFetch` inside a concurrency slot (billed as the HTTP call), a
+ * HTTP route: a Fetch through the Fetch pipeline (`fetchForAccount`) inside a concurrency slot (billed as the HTTP call), a
  * crawl through the crawl commands, domain preparation through the Extract commands, usage
  * through `usageDetails`. A refusal comes back as
  * a tool error whose text carries the problem document's `code` and `detail`.
@@ -17,9 +17,10 @@ import { START_BODY } from '../crawls/schemas';
 import type { ApiDeps } from '../deps';
 import { createExtractCommands } from '../../core/extract/commands';
 import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
-import type { RecipeCache } from '../fetch/extract';
-import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../fetch/params';
-import { createFetchRecipes, performFetch, type HeaderSink } from '../fetch/perform';
+import { fetchForAccount } from '../../core/fetch/calls';
+import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
+import type { FetchPipeline } from '../../core/fetch/pipeline';
+import { fetchPipelineOf } from '../fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
 import type { ParsedQuery } from '../http/context';
 
@@ -40,8 +41,6 @@ export function toolError(error: ApiError): CallToolResult {
   const problem = { code: error.code, status: error.status, detail: error.detail, ...error.members };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }], structuredContent: problem };
 }
-
-const ignoredHeaders: HeaderSink = { set: () => undefined, append: () => undefined };
 
 /** Tool arguments as the query strings the Fetch route validates, so both refuse alike. */
 function fetchQuery(args: Args): ParsedQuery {
@@ -87,10 +86,12 @@ function fetchArgsToQuery(args: Args): ParsedQuery {
   return query;
 }
 
-async function runFetch(deps: ApiDeps, recipes: RecipeCache, principal: Principal, query: ParsedQuery, signal: AbortSignal): Promise<CallToolResult> {
+async function runFetch(deps: ApiDeps, pipeline: FetchPipeline, principal: Principal, query: ParsedQuery, signal: AbortSignal): Promise<CallToolResult> {
   const params = parseFetchParams(checkQuery(FETCH_QUERY, query, fetchIssues));
   return withSlotUntil(deps.accounts, principal, signal, async (slotSignal) => {
-    const { shaped, cost } = await performFetch(deps, recipes, principal, { params, method: 'GET', headers: [], signal: slotSignal }, ignoredHeaders);
+    const result = await fetchForAccount(pipeline, deps.accounts, principal, { params, signal: slotSignal });
+    if (!result.ok) throw result.error;
+    const { shaped, cost } = result;
     const meta = { _meta: { credits: cost, status: shaped.status } };
     if (shaped.contentType.startsWith('image/')) {
       const data = Buffer.isBuffer(shaped.body) ? shaped.body : Buffer.from(shaped.body);
@@ -127,7 +128,7 @@ const STOP_INPUT: ToolSchema = {
 };
 
 export function mcpTools(deps: ApiDeps): ToolDefinition[] {
-  const recipes = createFetchRecipes(deps);
+  const pipeline = fetchPipelineOf(deps);
   const crawls = crawlCommandsOf(deps);
   const extractCommands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
   return [
@@ -137,7 +138,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
         'Retrieve one web page as Markdown (default), plain text or HTML, by default only its main content (main_content=false for the whole page); or CSS-extracted JSON (css_extractor), ' +
         'typed data (outputs: emails, links, tables, ...), or a screenshot image. Billed as GET /v1/ (1 credit plain, 5 rendered, 10 premium, 25 both).',
       inputSchema: FETCH_INPUT,
-      run: (principal, args, signal) => runFetch(deps, recipes, principal, fetchArgsToQuery(args), signal),
+      run: (principal, args, signal) => runFetch(deps, pipeline, principal, fetchArgsToQuery(args), signal),
     },
     {
       name: 'extract',
@@ -157,7 +158,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       run(principal, args, signal) {
         const fields = Array.isArray(args.fields) ? (args.fields as unknown[]).map(String) : undefined;
         const query = fetchQuery({ url: args.url, js_render: args.js_render, extract: 'auto', ...(fields ? { extract_fields: fields.join(',') } : {}) });
-        return runFetch(deps, recipes, principal, query, signal);
+        return runFetch(deps, pipeline, principal, query, signal);
       },
     },
     {

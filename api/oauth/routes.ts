@@ -4,17 +4,15 @@
  * redirect URIs), and the token endpoint, whose access token is an API key created for that client
  * (listed and revoked like any key: `npm run admin -- revoke-key KEY_ID`).
  *
+ * The routes parse and present; the commands (core/oauth/commands.ts) hold every read and write.
  * OAuth's own error shape answers here (`{error, error_description}`), not problem documents. Codes,
  * keys and verifiers travel only in bodies and the client's redirect; the access log records paths
  * without their query.
  */
 import type { AppContext } from '../http/context';
-import { AccountsError } from '../../core/accounts/store';
-import { isWellFormedKey } from '../../core/accounts/keys';
-import { OAuthStore, s256 } from '../../core/oauth/store';
+import { createOAuthCommands, redirectTo, SCOPE } from '../../core/oauth/commands';
 import type { ApiDeps } from '../deps';
 import type { ResponseSpec, Route } from '../http/routes';
-import { checkAuthorization, redirectTo, SCOPE } from './authorize';
 import { consentPage, pageHeaders, signedUpPage } from './consent-page';
 import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
 import { clientNetwork } from '../../core/accounts/signups';
@@ -59,7 +57,7 @@ function htmlError(ctx: AppContext, message: string): void {
 }
 
 export function oauthRoutes(deps: ApiDeps): Route[] {
-  const store = new OAuthStore(deps.db.db);
+  const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts });
   const base = deps.config.publicUrl;
   const tags = ['OAuth'];
   const showConsent = (ctx: AppContext, request: { client: { _id: string; client_name?: string }; redirectUri: string; echoed: Record<string, string> }, error?: string) => {
@@ -127,7 +125,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         if (given.client_name !== undefined && typeof given.client_name !== 'string') return oauthError(ctx, 400, 'invalid_client_metadata', 'client_name must be a string.');
         if (method !== 'none') return oauthError(ctx, 400, 'invalid_client_metadata', 'Only public clients: token_endpoint_auth_method must be "none".');
         const name = typeof given.client_name === 'string' ? given.client_name.slice(0, 100) : undefined;
-        const client = await store.register(uris as string[], name);
+        const client = await oauth.register(uris as string[], name);
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {
@@ -151,7 +149,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       errorResponse: HTML_ERROR,
       responses: { 200: { description: 'The consent page', content: { 'text/html': {} } }, 302: { description: 'Back to the client with an error' }, 400: { description: 'Unknown client or redirect URI' } },
       async handler(ctx) {
-        const checked = await checkAuthorization(store, ctx.query);
+        const checked = await oauth.checkAuthorization(ctx.query);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         showConsent(ctx, checked.request);
       },
@@ -169,14 +167,12 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return htmlError(ctx, 'The consent form must be posted as application/x-www-form-urlencoded.');
         const form = formOf(input.rawBody);
-        const checked = await checkAuthorization(store, form);
+        const checked = await oauth.checkAuthorization(form);
         if (!checked.ok) return 'page' in checked ? htmlError(ctx, checked.page) : ctx.redirect(checked.redirect);
         const { request } = checked;
         if (form.decision !== 'approve' && form.decision !== 'signup') {
           return ctx.redirect(redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The account holder denied access.', state: request.state }));
         }
-        const grant = (accountId: string) =>
-          store.issueCode({ client_id: request.client._id, redirect_uri: request.redirectUri, code_challenge: request.codeChallenge, account_id: accountId, scope: SCOPE });
         ctx.set('Cache-Control', 'no-store');
         if (form.decision === 'signup') {
           // The same signup, limits included, as POST /api/agent/signup; its claim link is shown once here.
@@ -184,7 +180,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           const outcome = await deps.accounts.signups.signUp(clientNetwork(clientAddress(ctx, deps.config.trustProxy)), { origin: 'oauth', client: request.client.client_name ?? request.client._id });
           if (!outcome.ok) return showConsent(ctx, request, `Too many accounts were created from this network; try again in ${outcome.retryAfterSeconds} seconds.`);
           const { signup } = outcome;
-          const code = await grant(signup.accountId);
+          const code = await oauth.grant(request, signup.accountId);
           for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);
           ctx.type = 'text/html; charset=utf-8';
           ctx.body = signedUpPage({
@@ -195,10 +191,9 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           });
           return;
         }
-        const key = form.api_key ?? '';
-        const check = isWellFormedKey(key) ? await deps.accounts.keys.check(key) : undefined;
-        if (!check?.ok) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
-        ctx.redirect(redirectTo(request.redirectUri, { code: await grant(check.principal.accountId), state: request.state }));
+        const code = await oauth.grantWithKey(request, form.api_key ?? '');
+        if (!code) return showConsent(ctx, request, 'That API key is not valid. Use an active key of your account.');
+        ctx.redirect(redirectTo(request.redirectUri, { code, state: request.state }));
       },
     },
     {
@@ -226,23 +221,11 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         const { code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier } = form;
         if (!code || !clientId || !verifier) return oauthError(ctx, 400, 'invalid_request', 'code, client_id and code_verifier are required.');
         if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return oauthError(ctx, 400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
-        // Spent before it is checked: a code is good for one attempt, right or wrong.
-        const grant = await store.spendCode(code);
-        if (!grant) return oauthError(ctx, 400, 'invalid_grant', 'The code is unknown, expired or already used.');
-        if (grant.client_id !== clientId) return oauthError(ctx, 400, 'invalid_grant', 'The code was issued to another client.');
-        if ((redirectUri ?? grant.redirect_uri) !== grant.redirect_uri) return oauthError(ctx, 400, 'invalid_grant', 'redirect_uri differs from the authorization request’s.');
-        if (s256(verifier) !== grant.code_challenge) return oauthError(ctx, 400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
-        const client = await store.client(clientId);
-        let key: string;
-        try {
-          ({ key } = await deps.accounts.store.createKey(grant.account_id, { name: `oauth:${client?.client_name ?? clientId}` }));
-        } catch (error) {
-          if (error instanceof AccountsError) return oauthError(ctx, 400, 'invalid_grant', error.message);
-          throw error;
-        }
+        const exchanged = await oauth.exchange({ code, clientId, verifier, ...(redirectUri !== undefined ? { redirectUri } : {}) });
+        if (!exchanged.ok) return oauthError(ctx, 400, exchanged.error, exchanged.description);
         ctx.set('Cache-Control', 'no-store');
         ctx.set('Pragma', 'no-cache');
-        ctx.body = { access_token: key, token_type: 'Bearer', scope: grant.scope };
+        ctx.body = { access_token: exchanged.accessToken, token_type: 'Bearer', scope: exchanged.scope };
       },
     },
   ];

@@ -1,15 +1,14 @@
 /**
  * The organization's webhook tools on the Batch surface (`X-API-Key` only): HMAC signing keys with
- * rotation, and `POST /v1/webhook/test`, which sends one signed `webhook.test` event and reports what
- * the receiver answered. Secrets appear once, in the answer that creates them.
+ * rotation, and `POST /v1/webhook/test`, which sends one signed `webhook.test` event through the
+ * delivery activity's own sender (core/webhooks/deliver.ts) and reports what the receiver answered.
+ * Secrets appear once, in the answer that creates them.
  */
 import { problem } from '../../core/errors';
-import { newUlid } from '../../core/ids';
-import { eventBody } from '../../core/webhooks/events';
+import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
 import { createSecretBox } from '../../core/webhooks/secret-box';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../core/webhooks/signature';
-import { checkWebhookUrl, createTargetGuard, createWebhookPoster, type WebhookPoster } from '../../engine';
+import { checkWebhookUrl } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { issuesAs, type IssueMapper, type ObjectSchema, type ResponseSpec, type Route } from '../http/routes';
@@ -51,10 +50,8 @@ const errors = {
 };
 
 export function webhookRoutes(deps: ApiDeps): Route[] {
-  const guard = createTargetGuard(deps.config);
-  let poster: WebhookPoster | undefined;
-  const posterOf = (): WebhookPoster =>
-    (poster ??= createWebhookPoster({ guard, timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
+  const { guard } = deps.fetching;
+  const sender = createWebhookSender({ db: deps.db.db, config: deps.config, guard });
   let keys: HmacKeys | undefined;
   const keysOf = (): HmacKeys => {
     if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
@@ -81,31 +78,13 @@ export function webhookRoutes(deps: ApiDeps): Route[] {
         const body = input.body as { url: string; signature?: boolean | null };
         const target = await checkWebhookUrl(guard, body.url);
         if (!target.ok) throw problem(target.code, target.detail);
-        const signingKey = body.signature === true ? await keysOf().signingKey(accountId) : undefined;
-        if (body.signature === true && !signingKey) {
-          throw problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
+        const sent = await sender.sendTest(accountId, target.url.href, body.signature === true);
+        if (!sent.sent) {
+          throw sent.refused === 'signing_unavailable'
+            ? problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.')
+            : problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
         }
-        const now = new Date();
-        const eventId = newUlid(now.getTime());
-        const bytes = Buffer.from(
-          JSON.stringify(
-            eventBody(
-              {
-                event_type: 'webhook.test',
-                job_id: 'test',
-                run_id: 'test',
-                run_sequence: 1,
-                stats: { total: 0, completed: 0, successful: 0, failed: 0, spend: { credits: 0, cost: 0 } },
-              },
-              eventId,
-              now,
-            ),
-          ),
-        );
-        const headers: Record<string, string> = { [EVENT_ID_HEADER]: eventId };
-        if (signingKey) headers[SIGNATURE_HEADER] = signatureHeader(signingKey, bytes, now.getTime() / 1000);
-        const outcome = await posterOf().post(target.url.href, bytes, headers);
-        ctx.body = { event_id: eventId, ...outcome };
+        ctx.body = { event_id: sent.eventId, ...sent.outcome };
       },
     },
     {

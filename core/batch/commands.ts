@@ -26,20 +26,14 @@ import { rerunCommand } from './commands/rerun';
 import { scheduleCommands } from './commands/schedule';
 import { taskCommands } from './commands/tasks';
 import { webhookCommands } from './commands/webhook';
-import type { TaskParamsCheck } from './task-input';
 
-export interface BatchSurfaceDeps extends BatchCommandDeps {
-  /** The Fetch parameters' check, applied to every task (the composition root wires it). */
-  checkTaskParams: TaskParamsCheck;
-}
-
-export function createBatchCommands(deps: BatchSurfaceDeps) {
+export function createBatchCommands(deps: BatchCommandDeps) {
   const c = createCommandContext(deps);
   const webhook = webhookCommands(c);
   const controls = controlCommands(c);
-  const tasks = taskCommands(c, deps.checkTaskParams);
+  const tasks = taskCommands(c);
   return {
-    create: createJobCommand(c, webhook, deps.checkTaskParams),
+    create: createJobCommand(c, webhook),
     addTasks: tasks.add,
     close: tasks.close,
     pause: controls.pause,

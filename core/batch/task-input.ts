@@ -1,17 +1,13 @@
 /**
  * What a Batch submission must be before anything is stored: each task's URL, and the Fetch
- * parameters of the job and of each task, checked by the Fetch parameters' own schema and rules (the
- * composition root passes that check in: core does not import the API). A bad value is 400
- * `invalid_argument` naming the parameter; bad tasks are listed in `invalid_tasks` (`index`,
- * `reason`, `value`), as the clients read them, the reason being one of their input codes.
+ * parameters of the job and of each task, checked by the Fetch route's own schema and rules
+ * (core/fetch/task.ts). A bad value is 400 `invalid_argument` naming the parameter; bad tasks are
+ * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them, the reason being
+ * one of their input codes.
  */
-import { isApiError, problem, type ApiError } from '../errors';
+import { isApiError, problem } from '../errors';
+import { parameterOf, parseTaskParams } from '../fetch/task';
 import { storedTask, type StoredTask } from './store';
-
-/** Throws the Fetch route's problem (its `parameter` member naming the bad one) when `params` do not make a task of `url`. */
-export type TaskParamsCheck = (url: string, params: Record<string, string>) => void;
-
-const parameterOf = (error: ApiError): string | undefined => (typeof error.members.parameter === 'string' ? error.members.parameter : undefined);
 
 export interface TaskInput {
   url: string;
@@ -56,7 +52,7 @@ function urlProblem(raw: string): string | undefined {
 }
 
 /** Checks the job's parameters once, with a placeholder URL: a bad one names the parameter. */
-export function checkJobParams(params: Record<string, string>, parseTaskParams: TaskParamsCheck): void {
+export function checkJobParams(params: Record<string, string>): void {
   try {
     parseTaskParams('https://example.com/', params);
   } catch (error) {
@@ -67,7 +63,7 @@ export function checkJobParams(params: Record<string, string>, parseTaskParams: 
 }
 
 /** The tasks as stored, or 400 invalid_argument listing every invalid one. */
-export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>, parseTaskParams: TaskParamsCheck): StoredTask[] {
+export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>): StoredTask[] {
   const invalid: InvalidTask[] = [];
   const stored: StoredTask[] = [];
   tasks.forEach((task, index) => {

@@ -1,6 +1,6 @@
 /**
  * How a Batch task is fetched, as the worker receives it: the Fetch route's own parsing, retrieval and
- * shaping behind one function (api/fetch/task.ts builds it), with billing left to the caller.
+ * shaping behind one function (core/fetch/task.ts builds it), with billing left to the caller.
  */
 export type TaskResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
 

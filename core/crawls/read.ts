@@ -19,7 +19,7 @@ export interface CrawlView {
   settled: boolean;
 }
 
-export type { ContentStatus };
+export type { ContentStatus, CrawlDoc, CrawlEndDoc };
 
 export interface ResultItem {
   url: string;
@@ -28,6 +28,9 @@ export interface ResultItem {
   index: number;
   contentStatus?: ContentStatus;
 }
+
+/** The id a kept page's content is served under (`/v1/crawls/{id}/contents/{content_id}`). */
+export const contentIdOf = (item: Pick<ResultItem, 'k' | 'index'>): string => ids.contentId(item.k, item.index);
 
 export class CrawlReader {
   readonly collections: CrawlCollections;

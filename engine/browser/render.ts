@@ -17,7 +17,7 @@ import type { Logger } from '../../core/log';
 import { renderPdf, takeScreenshot } from './capture';
 import { ACTION_TIMEOUT_MS, runInstructions } from './instructions-run';
 import { installGate, type RequestGate } from './intercept';
-import { blockedTypes } from './params';
+import { blockedTypes } from './blocking';
 import type { BrowserPool, PageLease } from './pool';
 import { isRenderStop, renderFailure, stopWith, type RenderRequest, type RenderResult, type RenderSuccess, type RequestGuard } from './types';
 import { watchNetwork, waitQuiet, type NetworkWatch } from './quiet';

@@ -16,7 +16,7 @@ import { parseCsvTasks } from '../csv-input';
 import { insertIgnoringDuplicates } from '../../db';
 import { parseSchedule, type JobSchedule } from '../schedules';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type StoredTask } from '../store';
-import { checkJobParams, checkTasks, paramStrings, type TaskInput, type TaskParamsCheck } from '../task-input';
+import { checkJobParams, checkTasks, paramStrings, type TaskInput } from '../task-input';
 import type { RunView } from '../runs';
 import { batchIdempotencyWords, type CommandContext } from './context';
 import type { WebhookCommands } from './webhook';
@@ -41,7 +41,7 @@ export interface Created {
   replayed: boolean;
 }
 
-export function createJobCommand(c: CommandContext, webhooks: WebhookCommands, checkParams: TaskParamsCheck) {
+export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   const { collections, deps } = c;
 
   /** Writes a scheduled job's tasks and record; a failure after takes both back. */
@@ -92,7 +92,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands, c
   /** The job as the request asks it, every rule checked: nothing is written before. */
   const shape = async (principal: Principal, body: CreateJobRequest) => {
     const params = paramStrings(body.zenrows_params);
-    checkJobParams(params, checkParams);
+    checkJobParams(params);
     const status = body.status ?? 'closed';
     const scheduled = body.type === 'scheduled';
     if (scheduled && !body.schedule) throw problem('invalid_argument', 'A scheduled job needs `schedule`.', { members: { parameter: 'schedule' } });
@@ -103,9 +103,9 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands, c
     let tasks: StoredTask[];
     if (body.file_input_id) {
       if (status !== 'closed') throw problem('file_input_unsupported_for_job_type', 'A CSV input is for closed jobs only.', { members: { reason: 'file_input_unsupported_for_job_type' } });
-      tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params, checkParams);
+      tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
     } else {
-      tasks = checkTasks(body.tasks ?? [], params, checkParams);
+      tasks = checkTasks(body.tasks ?? [], params);
     }
     if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
     if (tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);

@@ -1,19 +1,13 @@
 /**
- * The browser parameters of Fetch, as the API's schema typed them (numbers, flags and enumerations are
- * parsed once, there), to a checked `RenderRequest` part before any browser is touched. What is left
- * here: the rules between parameters (`wait` needs `js_render`, `screenshot_quality` needs jpeg, ...)
- * and the parameters that are languages of their own (`js_instructions`, `block_resources`, the
- * `wait_for` selector). A bad value is an `invalid_parameter` failure naming the parameter (`REQS004`).
- *
- * Defaults: `block_resources` unset blocks image, media and font (pages render faster and cheaper and
- * their HTML is the same) — except when a screenshot or PDF is asked for, where nothing is blocked
- * unless asked, so the picture looks like the page. `block_resources=none` (or `false`) blocks nothing.
+ * The browser parameters of Fetch as the interface spells them (snake_case), typed by the schema
+ * (numbers, flags and enumerations are parsed once, there), to the engine's camel-case
+ * `BrowserOptions`, checked before any browser is touched. This is the one place the engine's options
+ * meet the interface's names: the HTTP route, the MCP tools and Batch tasks all come through here.
+ * What is left here: the rules between parameters (`wait` needs `js_render`, `screenshot_quality` needs
+ * jpeg, ...) and the parameters that are languages of their own (`js_instructions`, `block_resources`,
+ * the `wait_for` selector). A bad value is an `invalid_parameter` failure naming the parameter (`REQS004`).
  */
-import { invalidSelector } from '../outputs/css-extract';
-import { parseInstructions } from './instructions';
-import { BLOCKABLE_TYPES, type BlockableType, type Device, type RenderError, type RenderRequest, type ScreenshotRequest } from './types';
-
-export const DEFAULT_BLOCKED: readonly BlockableType[] = ['image', 'media', 'font'];
+import { invalidSelector, parseBlockResources, parseInstructions, type BrowserOptions, type Device, type RenderError, type ScreenshotRequest } from '../../engine';
 
 /** The browser parameters, named as the interface spells them, typed as the schema checked them. */
 export interface BrowserParams {
@@ -46,7 +40,7 @@ const BROWSER_ONLY = [
 ] as const;
 
 export type BrowserParamsParse =
-  | { ok: true; value: Pick<RenderRequest, 'instructions' | 'wait' | 'waitFor' | 'blockResources' | 'device' | 'windowWidth' | 'windowHeight' | 'screenshot' | 'pdf'> }
+  | { ok: true; value: Omit<BrowserOptions, 'captureXhr'> }
   | { ok: false; error: RenderError };
 
 const invalid = (parameter: string, detail: string): BrowserParamsParse => ({
@@ -66,7 +60,7 @@ export function parseBrowserParams(params: BrowserParams, jsRender: boolean): Br
     // Markdown and plain text come from any page; a PDF is printed by the browser.
     if (pdf) return invalid('response_type', 'pdf requires js_render=true');
   }
-  let instructions: RenderRequest['instructions'];
+  let instructions: BrowserOptions['instructions'];
   const rawInstructions = text('js_instructions');
   if (rawInstructions !== undefined) {
     const parsed = parseInstructions(rawInstructions);
@@ -99,23 +93,4 @@ export function parseBrowserParams(params: BrowserParams, jsRender: boolean): Br
       ...(pdf ? { pdf: true } : {}),
     },
   };
-}
-
-/** `image,font` → the list; `none`/`false` → nothing blocked; unset → `undefined` (the default applies). */
-export function parseBlockResources(raw: string | undefined): { ok: true; value?: BlockableType[] } | { ok: false; detail: string } {
-  if (raw === undefined || raw.trim() === '') return { ok: true };
-  const items = raw
-    .split(',')
-    .map((item) => item.trim().toLowerCase())
-    .filter((item) => item !== '');
-  if (items.length === 1 && (items[0] === 'none' || items[0] === 'false')) return { ok: true, value: [] };
-  const unknown = items.find((item) => !(BLOCKABLE_TYPES as readonly string[]).includes(item));
-  if (unknown !== undefined) return { ok: false, detail: `unknown resource type "${unknown}" (known: ${BLOCKABLE_TYPES.join(', ')}, or none)` };
-  return { ok: true, value: [...new Set(items)] as BlockableType[] };
-}
-
-/** What a request blocks: its own list, else the default (nothing for screenshots and PDFs). */
-export function blockedTypes(request: Pick<RenderRequest, 'blockResources' | 'screenshot' | 'pdf'>): ReadonlySet<BlockableType> {
-  if (request.blockResources) return new Set(request.blockResources);
-  return new Set(request.screenshot || request.pdf ? [] : DEFAULT_BLOCKED);
 }

@@ -4,45 +4,16 @@
  * then interpreted on the fetched page: `{parsed, html}`. A page no role recognises is REQS007
  * `page_not_recognised` and is not charged. Required fields a page no longer gives are named in the
  * `X-Extract-Warning` header (and a re-preparation is asked for): the answer carries what could be
- * found, never silent empties. So are `extract_fields` this page does not give.
+ * found, never silent empties. So are `extract_fields` this page does not give. The recipes
+ * themselves (look-up, cache, staleness) are core/extract/recipes.ts's.
  */
-import type { Db } from 'mongodb';
-import { extractCollections, recipeId, type RecipeDoc } from '../../core/extract/store';
-import { problem } from '../../core/errors';
-import { applyRole, classify, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard } from '../../engine';
-import { decodeHtml, detectCharset } from '../../engine';
-import type { Page } from '../../engine';
+import { problem } from '../errors';
+import type { RecipeCache, RecipeDoc } from '../extract/recipes';
+import { applyRole, classify, decodeHtml, detectCharset, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
 
-const CACHE_MS = 10_000;
 export const EXTRACT_WARNING_HEADER = 'X-Extract-Warning';
-
-export interface RecipeCache {
-  recipeFor(domain: string): Promise<RecipeDoc | undefined>;
-  /** A page of the domain no longer gave every required field: ask for a re-preparation (never throws). */
-  reportStale(domain: string): Promise<void>;
-}
-
-export function createRecipeCache(db: Db, options: { onStale?: (domain: string) => Promise<unknown>; now?: () => number } = {}): RecipeCache {
-  const now = options.now ?? Date.now;
-  const { domains, recipes } = extractCollections(db);
-  const cached = new Map<string, { at: number; recipe: RecipeDoc }>();
-  return {
-    async recipeFor(domain) {
-      const hit = cached.get(domain);
-      if (hit && now() - hit.at < CACHE_MS) return hit.recipe;
-      const record = await domains.findOne({ _id: domain });
-      const recipe = record?.recipe_version ? ((await recipes.findOne({ _id: recipeId(domain, record.recipe_version) })) ?? undefined) : undefined;
-      // Only recipes are kept: a domain that becomes ready is served on the next request.
-      if (recipe) cached.set(domain, { at: now(), recipe });
-      return recipe;
-    },
-    async reportStale(domain) {
-      await options.onStale?.(domain).catch(() => undefined);
-    },
-  };
-}
 
 const notPrepared = (detail: string, reason: string) =>
   problem('REQS007', `${detail} Prepare it with POST /v1/extract/prepared-domains, then poll GET /v1/extract/prepared-domains/{domain} until it is ready.`, {

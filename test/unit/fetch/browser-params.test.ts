@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { parseBrowserParams, parseBlockResources, type BrowserParams } from '../../../engine/browser';
+import { parseBlockResources } from '../../../engine/browser';
+import { parseBrowserParams, type BrowserParams } from '../../../core/fetch/browser-params';
 import { FAILURES } from '../../../engine/failures';
 
 describe('browser parameters', () => {
@@ -29,7 +30,7 @@ describe('browser parameters', () => {
   });
 
   it('names the parameter at fault', () => {
-    // Ranges, flags and enumerations are the schema's (api/fetch/params.ts): here, the rules between parameters.
+    // Ranges, flags and enumerations are the schema's (core/fetch/params.ts): here, the rules between parameters.
     const cases: Array<[BrowserParams, boolean, string]> = [
       [{ block_resources: 'image,video' }, true, 'block_resources'],
       [{ screenshot_quality: 50 }, true, 'screenshot_quality'],

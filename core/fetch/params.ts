@@ -1,11 +1,13 @@
 /**
  * The Fetch parameters: one JSON Schema (validation and the OpenAPI document) plus the rules that
  * tie parameters together (`wait` needs `js_render`, `screenshot_quality` needs jpeg, ...). Every
- * failure is `REQS004` naming the parameter, before anything is fetched or charged.
+ * failure is `REQS004` naming the parameter, before anything is fetched or charged. The HTTP route,
+ * the MCP tools and Batch tasks read the interface's names here and nowhere else.
  */
-import { problem, type ApiError } from '../../core/errors';
-import { BLOCKABLE_TYPES, OUTPUT_KINDS, parseBrowserParams, parseCssExtractor, parseOutputKinds, type BrowserOptions, type BrowserParams, type OutputKind } from '../../engine';
-import type { IssueMapper, ObjectSchema } from '../http/routes';
+import { BLOCKABLE_TYPES, OUTPUT_KINDS, parseCssExtractor, parseOutputKinds, type BrowserOptions, type OutputKind } from '../../engine';
+import { problem, type ApiError } from '../errors';
+import type { IssueMapper, ObjectSchema } from '../validation';
+import { parseBrowserParams, type BrowserParams } from './browser-params';
 
 const bool = (description: string) => ({ type: 'boolean', description });
 

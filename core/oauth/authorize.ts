@@ -3,7 +3,7 @@
  * and a request failing those is answered here, never redirected (no open redirect). Every later
  * failure goes back to the client's redirect URI with `error` and the caller's `state`.
  */
-import type { OAuthClientDoc, OAuthStore } from '../../core/oauth/store';
+import type { OAuthClientDoc, OAuthStore } from './store';
 
 export const SCOPE = 'api';
 

@@ -1,0 +1,31 @@
+/** The Fetch pipeline as the API process wires it: its engine, and the Extract recipes with their re-preparation on staleness. */
+import { createExtractCommands } from '../../core/extract/commands';
+import { fetchRecipes } from '../../core/extract/recipes';
+import { createFetchPipeline, type FetchPipeline, type FetchResult } from '../../core/fetch/pipeline';
+import { EXTRACT_WARNING_HEADER } from '../../core/fetch/extract';
+import { AUTO_CONFIGURATION_HEADER, describeRung } from '../../engine';
+import type { ApiDeps } from '../deps';
+import { echoTargetHeaders } from './headers';
+
+export function fetchPipelineOf(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'fetching'>): FetchPipeline {
+  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
+  return createFetchPipeline({ retrieval: deps.fetching.retrieval, recipes: fetchRecipes(deps.db.db, commands) });
+}
+
+/** Where the response headers of a Fetch go: the HTTP response, or nowhere for an MCP tool. */
+export interface HeaderSink {
+  set(name: string, value: string): void;
+  append(name: string, value: string): void;
+}
+
+/**
+ * The Fetch answer's headers, on success and on a target status that is an error alike: the configuration
+ * that answered, the final URL, the target's own headers (`Z-` prefixed) and Extract's warning.
+ */
+export function setFetchHeaders(out: HeaderSink, result: FetchResult): void {
+  if (!result.page || !result.rung) return;
+  out.set(AUTO_CONFIGURATION_HEADER, describeRung(result.rung));
+  out.set('Zr-Final-Url', result.page.finalUrl);
+  echoTargetHeaders(out, result.page.headers);
+  if (result.ok && result.extractWarning) out.set(EXTRACT_WARNING_HEADER, result.extractWarning);
+}
