@@ -3,7 +3,7 @@ import { activityFailure } from '../failures';
 import { isAccountsError, refusalError, type Principal } from '../../core/accounts';
 import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { createJobSchedules } from '../../core/batch/schedules';
-import { batchCollections, type JobDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
+import { batchCollections, type JobDoc, type RunControlDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
 import { writeExport } from '../../core/batch/exports';
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/run-records';
 import { insertIgnoringDuplicates } from '../../core/db';
@@ -32,16 +32,27 @@ export function batchActivities(deps: ActivityDeps) {
   const runLimits = new RunLimits();
   const runLimit = (runId: string, concurrency: number) => runLimits.take(runId, concurrency);
   const ended = new Map<string, { at: number; ended: boolean }>();
+  // Lanes that ask while a read of the run's control document is under way share that read.
+  const reading = new Map<string, Promise<RunControlDoc | null>>();
+  const controlOf = (runId: string): Promise<RunControlDoc | null> => {
+    let read = reading.get(runId);
+    if (!read) {
+      read = collections.controls.findOne({ _id: runId }).finally(() => reading.delete(runId));
+      reading.set(runId, read);
+    }
+    return read;
+  };
   /**
    * What a run asks of its slices before each task: go on, hold (paused) or stop (stopped, deleted or
-   * ended). The control document is read every time, so no task starts after a stop was answered; the
-   * record (which ends only by the run itself) is trusted for CONTROL_CHECK_MS.
+   * ended). The control document is read for every task (a read under way is shared), so no task
+   * starts after a stop was answered; the record (which ends only by the run itself) is trusted for
+   * CONTROL_CHECK_MS.
    */
   const runControl = async (runId: string): Promise<RunControl> => {
     const cached = ended.get(runId);
     const [run, asked] = await Promise.all([
       cached && Date.now() - cached.at < CONTROL_CHECK_MS ? cached : collections.runs.findOne({ _id: runId }, { projection: { status: 1 } }).then((doc) => ({ at: Date.now(), ended: !doc || TERMINAL.includes(doc.status) })),
-      collections.controls.findOne({ _id: runId }),
+      controlOf(runId),
     ]);
     ended.set(runId, run);
     if (ended.size > 1_000) ended.delete(ended.keys().next().value as string);
