@@ -1,13 +1,17 @@
 /**
  * How an activity gives up: a Temporal `ApplicationFailure` whose `type` is the failure's kind and
- * whose `nonRetryable` comes from the failure table (engine/failures.ts), so whether Temporal tries
- * the activity again is decided there, not in each workflow's retry policy.
+ * whose `nonRetryable` comes from the failure tables (activities/failure-kinds.ts for the activities'
+ * own kinds, engine/failures.ts for a fetch's), so whether Temporal tries the activity again is decided
+ * there, not in each workflow's retry policy.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { failureOf, type FailureKind } from '../engine';
+import { ACTIVITY_FAILURES, type ActivityFailureKind } from './failure-kinds';
 
-export const activityFailure = (kind: FailureKind, message: string): ApplicationFailure =>
-  ApplicationFailure.create({ type: kind, message, nonRetryable: !failureOf(kind).retry });
+const rowOf = (kind: ActivityFailureKind | FailureKind) => (kind in ACTIVITY_FAILURES ? ACTIVITY_FAILURES[kind as ActivityFailureKind] : failureOf(kind));
+
+export const activityFailure = (kind: ActivityFailureKind | FailureKind, message: string): ApplicationFailure =>
+  ApplicationFailure.create({ type: kind, message, nonRetryable: !rowOf(kind).retry });
 
 /**
  * How an activity that did not finish its work gives up, so that the work is run again and never

@@ -19,7 +19,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { batchRunWorkflowId } from '../core/batch/workflow-names';
+import { batchRunWorkflowId } from '../core/jobs/workflow-names';
 import { loadConfig } from '../core/config';
 import { connectTemporal } from '../core/temporal';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';

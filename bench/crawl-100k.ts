@@ -10,7 +10,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config';
-import { crawlWorkflowId } from '../core/crawls/workflow-names';
+import { crawlWorkflowId } from '../core/jobs/workflow-names';
 import { connectTemporal } from '../core/temporal';
 import { startCrawlSite } from '../test/fixtures/crawl-site/server';
 import { crawlThroughService, peakRssMiB, startBenchStack } from './crawl';

@@ -18,7 +18,7 @@ import { openDatabase } from '../core/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../core/log';
 import { connectTemporal } from '../core/temporal';
-import { crawlWorkflowId } from '../core/crawls/workflow-names';
+import { crawlWorkflowId } from '../core/jobs/workflow-names';
 import { Stack } from '../scripts/stack/stack';
 import { startCrawlSite, type CrawlSite } from '../test/fixtures/crawl-site/server';
 

@@ -326,6 +326,12 @@ const variables = {
     scope: 'worker',
     description: 'Activities (Batch and crawl slices, preparation steps, deliveries) one worker runs at once (Temporal\'s maxConcurrentActivityTaskExecutions); more wait on the task queue for any worker.',
   },
+  WORKER_LIGHT_ACTIVITIES: {
+    parse: integer(1, 10_000),
+    fallback: '50',
+    scope: 'worker',
+    description: 'Light activities (webhook deliveries, progress and end records, retention, the reconciler) one worker runs at once, on the task queue `<TEMPORAL_TASK_QUEUE>-light` it serves beside the main one, so they never wait behind slices.',
+  },
   WORKER_MAX_WORKFLOW_TASKS: {
     parse: integer(1, 10_000),
     fallback: '40',
@@ -630,6 +636,12 @@ const variables = {
     fallback: '6',
     scope: 'all',
     description: 'Batch: slices of one run in flight at once (each a task for any worker, held to the run\'s concurrency in each); at least the number of workers, so one large run uses them all.',
+  },
+  BATCH_HISTORY_EVENTS: {
+    parse: integer(100, 40_000),
+    fallback: '4000',
+    scope: 'all',
+    description: 'Batch: workflow history events after which a run continues as new (or sooner, when Temporal suggests it), as CRAWL_HISTORY_EVENTS for crawls.',
   },
   BATCH_TASK_ATTEMPTS: {
     parse: integer(1, 10),

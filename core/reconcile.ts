@@ -15,7 +15,7 @@ import { reconcileStarts, type KindReconciler, type ReconcileOptions, type Recon
 import type { Logger } from './log';
 
 export const RECONCILE_SCHEDULE_ID = 'fetchplane-reconcile';
-export const RECONCILE_WORKFLOW = 'reconcileWorkflow';
+export { RECONCILE_WORKFLOW_TYPE as RECONCILE_WORKFLOW } from './jobs/workflow-names';
 
 export interface ReconcileDeps {
   db: Db;

@@ -128,4 +128,4 @@ export async function sweep(db: Db, config: RetentionConfig, now: Date, beat: ()
 }
 
 export const RETENTION_SCHEDULE_ID = 'fetchplane-retention';
-export const RETENTION_WORKFLOW = 'retentionWorkflow';
+export { RETENTION_WORKFLOW_TYPE as RETENTION_WORKFLOW } from './jobs/workflow-names';

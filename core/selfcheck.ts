@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
+import { SELF_CHECK_WORKFLOW_TYPE } from './jobs/workflow-names';
 import type { IndexRegistration } from './db';
 import type { Client } from '@temporalio/client';
 
@@ -23,7 +24,7 @@ export async function runSelfCheck(
 ): Promise<{ workflowId: string; worker: string }> {
   const token = randomUUID();
   const workflowId = `selfcheck-${token}`;
-  const result = await deps.client.workflow.execute('selfCheckWorkflow', {
+  const result = await deps.client.workflow.execute(SELF_CHECK_WORKFLOW_TYPE, {
     taskQueue: deps.taskQueue,
     workflowId,
     args: [{ token }],

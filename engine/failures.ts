@@ -1,6 +1,6 @@
 /**
- * The one failure table. Every way a fetch, a render, a retrieval or an activity can fail is a row
- * keyed by its string `kind`, saying:
+ * The failure table of the engine. Every way a fetch, a render or a retrieval can fail is a row keyed by
+ * its string `kind` (activities' own kinds have their rows in activities/failure-kinds.ts), saying:
  *
  * - `code`: the error code (core/errors.ts) the API answers with;
  * - `blame`: whose fault it is: `caller` (the request asked for something refused), `target` (the site
@@ -66,15 +66,6 @@ export const FAILURES = {
   pool_closed: row('not_ready', 'service', false, true, false),
   internal: row('internal_error', 'service', true, true),
 
-  // Activities' own failures, which no Fetch answers: what they were asked to work on is gone, or
-  // a webhook cannot be signed or was not taken (activities/failures.ts throws them to Temporal).
-  run_missing: row('internal_error', 'service', false, false),
-  /** Work stopped before its end (cancelled, shutting down): run again, never stored as done. */
-  interrupted: row('internal_error', 'service', false, true, false),
-  webhook_event_missing: row('internal_error', 'service', false, false),
-  signing_unavailable: row('internal_error', 'service', false, false),
-  signing_key_missing: row('internal_error', 'caller', false, false),
-  webhook_attempt_failed: row('internal_error', 'target', false, true),
 } as const satisfies Record<string, FailureRow>;
 
 export type FailureKind = keyof typeof FAILURES;

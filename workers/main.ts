@@ -1,4 +1,8 @@
-/** The worker process: runs every workflow and activity of the service on TEMPORAL_TASK_QUEUE. */
+/**
+ * The worker process: runs every workflow and activity of the service on TEMPORAL_TASK_QUEUE, and the
+ * light activities (webhooks, progress and end records, retention, the reconciler) on its light task
+ * queue beside it, with slots of their own (WORKER_LIGHT_ACTIVITIES).
+ */
 import os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -12,6 +16,7 @@ import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
 import { startHeartbeat } from '../core/liveness';
 import { createLogger, type Logger } from '../core/log';
+import { lightTaskQueue } from '../core/jobs/workflow-names';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
 import { createFetchService } from '../engine';
 import { workflowBundlePath } from './bundle';
@@ -64,12 +69,13 @@ async function main(): Promise<void> {
   // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     workflowBundle: { codePath },
-    activities: createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard }),
+    activities,
     identity,
     // Slots are Temporal's own: a worker takes no more than these, the rest waits for any worker.
     maxConcurrentActivityTaskExecutions: config.workerMaxActivities,
@@ -77,9 +83,20 @@ async function main(): Promise<void> {
     shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
   });
 
+  // Activities only: the workflows send their light activities here (workflows/light-queue.ts).
+  const light = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: lightTaskQueue(config.temporalTaskQueue),
+    activities,
+    identity,
+    maxConcurrentActivityTaskExecutions: config.workerLightActivities,
+    shutdownGraceTime: `${config.shutdownTimeoutMs}ms`,
+  });
+
   await retryUntil('schedules', log, () => ensureSchedules(temporal.client, config, log));
 
-  const running = worker.run();
+  const running = Promise.all([worker.run(), light.run()]);
   // Readiness counts this worker alive while these records keep coming (core/liveness.ts): Temporal's
   // list of pollers keeps a dead worker for minutes.
   const heartbeat = await startHeartbeat({
@@ -87,17 +104,17 @@ async function main(): Promise<void> {
     identity,
     taskQueue: config.temporalTaskQueue,
     intervalMs: config.workerHeartbeatMs,
-    alive: () => worker.getState() === 'RUNNING',
+    alive: () => worker.getState() === 'RUNNING' && light.getState() === 'RUNNING',
     log,
   });
-  log.info('worker running', { task_queue: config.temporalTaskQueue, identity });
+  log.info('worker running', { task_queue: config.temporalTaskQueue, light_task_queue: lightTaskQueue(config.temporalTaskQueue), identity });
   announceReady({ identity });
 
   onShutdown(log, config.shutdownTimeoutMs, async () => {
     // First, so that readiness stops counting this worker at once.
     await heartbeat.stop();
     // Temporal's runtime also stops its workers on SIGTERM/SIGINT; shut down only what still runs.
-    if (worker.getState() === 'RUNNING') worker.shutdown();
+    for (const each of [worker, light]) if (each.getState() === 'RUNNING') each.shutdown();
     await running;
     await fetching.close();
     await temporal.close();

@@ -10,18 +10,18 @@
  * pause are also written on the run by the API, and slices look at them before each task, so both take
  * effect within the tasks in flight (a paused slice holds between tasks until the run resumes). A slice that finds the account unable to pay ends the run as failed
  * (`insufficient_credits`), keeping what was fetched. Continue-as-new between slices keeps the
- * history bounded for 100,000-task runs.
+ * history bounded for 100,000-task runs (workflows/continue-as-new.ts). The run's end record goes to
+ * the light task queue, and its webhook delivery is a child started by reference (workflows/webhook-start.ts).
  */
 import {
-  ParentClosePolicy,
   condition,
   continueAsNew,
   executeChild,
   defineSignal,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -29,8 +29,22 @@ import {
 import type { Activities } from '../activities';
 import type { RunInput, RunState, SliceSummary } from '../core/batch/run-types';
 import { emptyStats, type RunStats } from '../core/batch/store';
-import { batchRunWorkflowId, JOB_ATTRIBUTE, PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, TASKS_ADDED_SIGNAL, type StopKind, type TasksAdded } from '../core/batch/workflow-names';
-import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
+import {
+  ACCOUNT_ATTRIBUTE,
+  batchRunWorkflowId,
+  JOB_ATTRIBUTE,
+  PAUSE_SIGNAL,
+  RESUME_SIGNAL,
+  STATUS_ATTRIBUTE,
+  STOP_SIGNAL,
+  TASKS_ADDED_SIGNAL,
+  type StopKind,
+  type TasksAdded,
+} from '../core/jobs/workflow-names';
+import { shouldContinueAsNew } from './continue-as-new';
+import { lightActivities } from './light-queue';
+import { RECORD_RETRY, stepRetry, WORK_RETRY } from './retry-policies';
+import { startWebhookDelivery } from './webhook-start';
 
 const { batchSlice } = proxyActivities<Activities>({
   // A paused run holds its slices in flight (heartbeating) until it resumes; a slice paused longer
@@ -38,24 +52,16 @@ const { batchSlice } = proxyActivities<Activities>({
   startToCloseTimeout: '24 hours',
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: WORK_RETRY,
   // Through the task queue, never handed back with the workflow task: an eagerly dispatched slice goes
   // to the worker that ran the (sticky) workflow, so one run's slices would all stay on one worker.
   allowEagerDispatch: false,
 });
 
-const { batchRunEnd } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  // Unlimited attempts: a run's record must be written even after a long database outage.
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
 
 // Progress is a local activity: one marker in the history instead of a scheduled activity and its own
 // workflow task, for a write that happens after most slices.
-const { batchRunProgress } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { batchRunProgress } = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
 
 export const tasksAddedSignal = defineSignal<[TasksAdded]>(TASKS_ADDED_SIGNAL);
 export const pauseSignal = defineSignal(PAUSE_SIGNAL);
@@ -67,7 +73,9 @@ export const stopSignal = defineSignal<[StopKind]>(STOP_SIGNAL);
  * run's window stays full across a slice's tail (each worker holds the run to its concurrency).
  */
 const LANES = 3;
+/** History events after which a run continues as new when its input does not say (runs started before it did). */
 const HISTORY_LIMIT = 4_000;
+const DRAIN_PATCH = 'batch-drain-before-continue-as-new';
 
 export function addSummary(stats: RunStats, summary: SliceSummary, total: number): RunStats {
   const reasons = { ...stats.failure_reasons };
@@ -114,6 +122,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
 
   // As many slices in flight as workers should share the run (each takes slices from the task queue).
   const lanes = input.slicesInFlight ?? LANES;
+  const historyLimit = input.historyLimit ?? HISTORY_LIMIT;
   const inFlight = new Set<number>();
   const finished: SliceSummary[] = [];
   const failures: string[] = [];
@@ -148,7 +157,10 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     await publish();
     if (finished.length > 0) continue;
     const halted = state.stop !== undefined || state.refused !== undefined;
-    while (!halted && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
+    // As a crawl does: past the history bound, no new slice starts; once those in flight have ended,
+    // the run continues as new (runs recorded before this rule went on scheduling: the patch marker).
+    const draining = shouldContinueAsNew(historyLimit) && patched(DRAIN_PATCH);
+    while (!halted && !draining && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
       const n = state.nextSlice++;
       inFlight.add(n);
       batchSlice({
@@ -175,7 +187,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     if (inFlight.size === 0) {
       if (halted || failures.length > 0) break;
       if (state.lastBatch && state.nextSlice >= state.sliceCount) break;
-      if (workflowInfo().historyLength > HISTORY_LIMIT) {
+      if (shouldContinueAsNew(historyLimit)) {
         await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
       }
     }
@@ -197,23 +209,16 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
           : unfinished > 0
             ? { status: 'failed' as const, failure: { reason: 'incomplete', detail: `${unfinished} of ${stats.total} tasks have no outcome.` } }
             : { status: 'completed' as const };
+  // Unlimited attempts: a run's record must be written even after a long database outage.
+  const { batchRunEnd } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
   const recorded = await batchRunEnd({ runId: input.runId, stats, ...end });
   upsertSearchAttributes([{ key: STATUS_ATTRIBUTE, value: end.status }]);
-  if (recorded.webhook) {
-    // The delivery outlives the run: it may retry for hours.
-    await startChild('webhookDeliveryWorkflow', {
-      workflowId: `webhook-${recorded.webhook.eventId}`,
-      args: [{ key: recorded.webhook.key, retry: input.webhookRetry }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-    }).catch(() => undefined);
-  }
+  // The delivery outlives the run: it may retry for hours.
+  if (recorded.webhook) await startWebhookDelivery(recorded.webhook, input.webhookRetry);
   return state;
 }
 
-const { batchScheduledFire } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { batchScheduledFire } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: WORK_RETRY });
 
 /**
  * One fire of a scheduled job's Temporal Schedule: a run of its tasks as a child workflow, waited for,
@@ -239,17 +244,15 @@ export async function batchScheduledFireWorkflow(input: { jobId: string }): Prom
       if (!alreadyStarted(error)) throw error;
     });
   } else if (fired.kind === 'ended' && fired.webhook) {
-    await startChild('webhookDeliveryWorkflow', {
-      workflowId: `webhook-${fired.webhook.eventId}`,
-      args: [{ key: fired.webhook.key, retry: fired.webhookRetry }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-    }).catch(() => undefined);
+    await startWebhookDelivery(fired.webhook, fired.webhookRetry);
   }
 }
 
 const { batchExport } = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+  // A chunk is written (and heartbeats) every few MB: a killed worker's export is retried within this.
+  heartbeatTimeout: '1 minute',
+  retry: stepRetry(5),
 });
 
 /** `export-<export_id>`: writes one export's file. */

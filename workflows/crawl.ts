@@ -9,27 +9,24 @@
  *                                     └─> slice ─┘
  *   end decided ─> publish(end) ─> in-flight slices finish ─> publish(settled) ─> done
  */
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CrawlEnd, CrawlSpec, CrawlTuning, Progress, SliceInput, SliceResult } from '../core/crawls/types';
-import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/crawls/workflow-names';
+import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/jobs/workflow-names';
+import { shouldContinueAsNew } from './continue-as-new';
 import { applySlice, endWith, initialState, naturalEnd, nextProgress, nextSlice, published, type CrawlState } from './crawl-state';
+import { lightActivities } from './light-queue';
+import { RECORD_RETRY, stepRetry } from './retry-policies';
 
 const { crawlSlice } = proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+  retry: stepRetry(8),
   // Through the task queue, so any worker takes a slice (eager dispatch keeps them on the workflow's worker).
   allowEagerDispatch: false,
 });
 
-const { publishCrawl } = proxyActivities<Activities>({
-  // A few small writes: a publish lost with its worker is retried after this.
-  startToCloseTimeout: '30 seconds',
-  // Unlimited attempts: a crawl's record must be written even after a long database outage.
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
 
 export const stopCrawlSignal = defineSignal(STOP_CRAWL_SIGNAL);
 
@@ -48,6 +45,9 @@ function messageOf(error: unknown): string {
 export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd> {
   const { spec, tuning } = input;
   const state = input.state ?? initialState();
+  // A few small writes, on the light task queue: a publish lost with its worker is retried after 30 s;
+  // unlimited attempts, as a crawl's record must be written even after a long database outage.
+  const { publishCrawl } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
   let wake = 0;
   let stopRequested = false;
   setHandler(stopCrawlSignal, () => {
@@ -120,8 +120,7 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd
     }
     if (state.settled && !publishing && state.end) return state.end;
 
-    const info = workflowInfo();
-    if (!draining && !state.end && (info.historyLength >= tuning.historyLimit || info.continueAsNewSuggested)) draining = true;
+    if (!draining && !state.end && shouldContinueAsNew(tuning.historyLimit)) draining = true;
     if (draining && !state.end && running.size === 0 && !publishing) {
       await continueAsNew<typeof crawlWorkflow>({ spec, tuning, state });
     }

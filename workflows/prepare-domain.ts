@@ -16,18 +16,19 @@ import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, 
 import type { Activities } from '../activities';
 import type { Draft, RoleOutcome, Sample } from '../core/extract/preparation';
 import type { FailureCode, PreparationState, RoleStatus } from '../core/extract/store';
-import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/crawls/workflow-names';
+import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/jobs/workflow-names';
+import { RECORD_RETRY, stepRetry } from './retry-policies';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   // Every page fetched is a heartbeat: a killed worker's step is retried elsewhere within this.
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+  retry: stepRetry(5),
 });
 
 const records = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: RECORD_RETRY,
 });
 
 export interface PrepareInput {

@@ -1,14 +1,9 @@
-/** `reconcileWorkflow`: one reconciler pass over cut-short starts, started by the `fetchplane-reconcile` Schedule. */
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+/** `reconcileWorkflow`: one reconciler pass over cut-short starts, started by the `fetchplane-reconcile` Schedule, on the light task queue. */
 import type { ReconcileReport } from '../core/jobs/reconcile';
-
-const { reconcileStarts } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 3 },
-});
+import { lightActivities } from './light-queue';
+import { sweepRetry } from './retry-policies';
 
 export async function reconcileWorkflow(): Promise<ReconcileReport> {
+  const { reconcileStarts } = lightActivities({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute', retry: sweepRetry('2 minutes', 3) });
   return reconcileStarts();
 }

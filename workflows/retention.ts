@@ -1,14 +1,9 @@
-/** `retentionWorkflow`: one sweep of expired data, started by the `fetchplane-retention` Schedule. */
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+/** `retentionWorkflow`: one sweep of expired data, started by the `fetchplane-retention` Schedule, on the light task queue. */
 import type { SweepReport } from '../core/retention';
-
-const { retentionSweep } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 5 },
-});
+import { lightActivities } from './light-queue';
+import { sweepRetry } from './retry-policies';
 
 export async function retentionWorkflow(): Promise<SweepReport> {
+  const { retentionSweep } = lightActivities({ startToCloseTimeout: '2 hours', heartbeatTimeout: '1 minute', retry: sweepRetry('5 minutes', 5) });
   return retentionSweep();
 }

@@ -1,9 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { PROBE_RETRY } from './retry-policies';
 
 const { recordSelfCheck } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+  retry: PROBE_RETRY,
 });
 
 /** Runs one activity that writes to MongoDB; the API reads the record back (see core/selfcheck.ts). */

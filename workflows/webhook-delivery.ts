@@ -1,11 +1,12 @@
 /**
- * `webhook-<event_id>`: delivers one stored event at least once. Each attempt is one activity attempt;
- * Temporal spaces them with the policy below (from config, carried in the input), so a worker killed
- * between two attempts only delays the next one. When the policy gives up, the event is marked failed.
+ * `webhook-<event_id>`: delivers one stored event at least once. Each attempt is one activity attempt
+ * on the light task queue; Temporal spaces them with the policy below (from config, carried in the
+ * input), so a worker killed between two attempts only delays the next one. When the policy gives up
+ * (its whole window, `retry.totalMs`, has passed), the event is marked failed.
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { WebhookRetry } from '../core/webhooks/deliveries';
+import { lightActivities } from './light-queue';
+import { RECORD_RETRY } from './retry-policies';
 
 export interface WebhookDeliveryInput {
   key: string;
@@ -13,7 +14,7 @@ export interface WebhookDeliveryInput {
 }
 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<{ delivered: boolean; attempts: number }> {
-  const { deliverWebhook } = proxyActivities<Activities>({
+  const { deliverWebhook } = lightActivities({
     startToCloseTimeout: input.retry.attemptMs,
     scheduleToCloseTimeout: input.retry.totalMs,
     retry: {
@@ -23,10 +24,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       maximumInterval: input.retry.maxIntervalMs,
     },
   });
-  const { recordWebhookGaveUp } = proxyActivities<Activities>({
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-  });
+  const { recordWebhookGaveUp } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
   try {
     return await deliverWebhook(input.key);
   } catch {

@@ -1,4 +1,5 @@
 /** The Batch activities, built once per worker with their dependencies. */
+import { Context } from '@temporalio/activity';
 import { activityFailure } from '../failures';
 import { isAccountsError, refusalError, type Principal } from '../../core/accounts';
 import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
@@ -206,7 +207,9 @@ export function batchActivities(deps: ActivityDeps) {
 
     /** Writes an export's file (NDJSON or CSV of every task of the run, bodies included). */
     async batchExport(exportId: string): Promise<void> {
-      await writeExport(deps.db, exportId);
+      // Each chunk written is a heartbeat: a killed worker's export is taken up elsewhere.
+      const context = Context.current();
+      await writeExport(deps.db, exportId, (chunks) => context.heartbeat({ chunks }));
     },
   };
 }

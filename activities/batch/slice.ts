@@ -26,7 +26,7 @@ import type { JobCharges, SliceBill } from '../../core/jobs/charges';
 import { insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
 import type { Semaphore } from '../../core/semaphore';
 import type { TaskOutcome, TaskRunner } from '../deps';
-import { interruption } from '../failures';
+import { activityFailure, interruption } from '../failures';
 import { TaskSignals } from '../task-signals';
 
 export interface SliceDeps {
@@ -80,7 +80,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
       return summarize(input.n, stored.items, stored.credits);
     }
     const slice = await readSlice(collections, ids.slice(input.jobId, input.n));
-    if (!slice) throw new Error(`slice ${input.n} of job ${input.jobId} is missing`);
+    if (!slice) throw activityFailure('slice_missing', `slice ${input.n} of job ${input.jobId} is missing`);
     const job = await collections.jobs.findOne({ _id: input.jobId }, { projection: { params: 1 } });
     const inherited = input.rerun ? await inheritedItems(deps.db, input, slice) : new Map<number, ResultItem>();
 

@@ -20,7 +20,7 @@ import { crawlCollections, ids, outcomeMarks, type ContentDoc, type ContentStatu
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';
-import { interruption } from '../failures';
+import { activityFailure, interruption } from '../failures';
 import { TaskSignals } from '../task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
@@ -124,7 +124,7 @@ async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]
   for (const range of input.ranges) {
     for (let part = Math.floor(range.from / FOUND_PART); part * FOUND_PART < range.to; part++) {
       const doc = await found.findOne({ _id: ids.found(input.spec.crawlId, range.k, range.a, part) });
-      if (!doc) throw new Error(`found part ${part} of slice ${range.k} is missing`);
+      if (!doc) throw activityFailure('crawl_part_missing', `found part ${part} of slice ${range.k} is missing`);
       for (let index = Math.max(range.from, part * FOUND_PART); index < Math.min(range.to, (part + 1) * FOUND_PART); index++) {
         const url = doc.urls[index - part * FOUND_PART];
         const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;

@@ -5,7 +5,7 @@
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { Context } from '@temporalio/activity';
-import { recordWebhookOutcome } from '../../core/batch/run-records';
+import { recordWebhookOutcome, recordWebhookStart } from '../../core/batch/run-records';
 import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import type { ActivityDeps } from '../deps';
@@ -20,8 +20,9 @@ export function webhookActivities(deps: ActivityDeps) {
   const events = createWebhookEvents(deps.db);
   const sender = createWebhookSender({ db: deps.db, config: deps.config, guard: deps.guard });
 
-  // The run keeps its webhook's final outcome, through Batch's own command.
+  // The run keeps its webhook's outcome, through Batch's own commands.
   const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);
+  const keepStart = (runId: string, outcome: 'not_started' | 'pending'): Promise<void> => recordWebhookStart(deps.db, runId, outcome);
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */
@@ -52,6 +53,12 @@ export function webhookActivities(deps: ActivityDeps) {
       if (!outcome.delivered) throw activityFailure('webhook_attempt_failed', `delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`);
       await keepOutcome(event.run_id, 'delivered');
       return { delivered: true, attempts: attempt };
+    },
+
+    /** The run's workflow could not start the delivery of `key` (`started: false`), or did so on a later try. */
+    async recordWebhookStart(input: { key: string; started: boolean }): Promise<void> {
+      const event = await events.get(input.key);
+      if (event) await keepStart(event.run_id, input.started ? 'pending' : 'not_started');
     },
 
     /** The retry policy gave up: the event's final outcome is `failed` (its attempts stay readable). */

@@ -1,4 +1,5 @@
 /** CSV inputs for Batch jobs, and the capability links the clients fetch without credentials (result bodies, export files, input uploads). */
+import { Readable } from 'node:stream';
 import type { CsvSettings } from '../../core/batch/csv-input';
 import { problem } from '../../core/errors';
 import { principalOf } from '../auth/authenticate';
@@ -79,7 +80,9 @@ export function inputRoutes(c: BatchContext): Route[] {
           ctx.set('Cache-Control', 'private, no-store');
           ctx.set('Content-Type', doc.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
           ctx.set('Content-Disposition', `attachment; filename="${doc.run_id}.${doc.format}"`);
-          ctx.body = file.body;
+          ctx.length = doc.size;
+          // Streamed a few chunks at a time: a large export is never whole in memory.
+          ctx.body = Readable.from(file.chunks, { objectMode: false });
         },
       },
       {

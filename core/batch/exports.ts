@@ -1,7 +1,9 @@
 /**
  * Exports of a run: one file with every task of the run (NDJSON, one object per task with its body,
- * or CSV), written by an activity into chunks and served through a capability link. A repeated
- * activity rewrites the same chunks (same ids), so a crash mid-write only costs the time.
+ * or CSV), written by an activity into chunks (heartbeating after each, so a killed worker's export is
+ * taken up elsewhere within the heartbeat time-out) and served through a capability link as a stream,
+ * a few chunks in memory at a time. A repeated activity rewrites the same chunks (same ids), so a crash
+ * mid-write only costs the time.
  */
 import type { Db } from 'mongodb';
 import { batchCollections, CONTENT_CHUNK, ids, readResultDocs, readSlices, type ExportDoc, type ResultItem, type SliceDoc } from './store';
@@ -18,7 +20,7 @@ async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, ite
   return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64 };
 }
 
-export async function writeExport(db: Db, exportId: string): Promise<void> {
+export async function writeExport(db: Db, exportId: string, progress: (chunks: number) => void = () => undefined): Promise<void> {
   const collections = batchCollections(db);
   const { exports, runs, jobs, contents } = collections;
   const doc = await exports.findOne({ _id: exportId });
@@ -40,6 +42,7 @@ export async function writeExport(db: Db, exportId: string): Promise<void> {
     await contents.replaceOne({ _id: ids.exportChunk(exportId, chunk) }, { run_id: run._id, data }, { upsert: true });
     chunk++;
     size += data.length;
+    progress(chunk);
     buffered = [];
     bufferedSize = 0;
   };
@@ -58,6 +61,8 @@ export async function writeExport(db: Db, exportId: string): Promise<void> {
     ]);
     const resultOf = new Map(resultDocs.map((result) => [result.n, result]));
     for (const slice of sliceDocs.sort((a, b) => a.n - b.n)) {
+      // Also between chunks: a slice of failed tasks may write little (heartbeats are throttled by Temporal's SDK).
+      progress(chunk);
       for (let index = 0; index < slice.tasks.length; index++) {
         const task = slice.tasks[index];
         const item = resultOf.get(slice.n)?.items[index] ?? { s: 'pending' as const, c: 0, h: [], ended: 0 };
@@ -85,11 +90,16 @@ export async function writeExport(db: Db, exportId: string): Promise<void> {
   await exports.updateOne({ _id: exportId }, { $set: { status: 'completed', size, chunks: chunk } });
 }
 
-/** An export's file: its chunks in order. */
-export async function readExport(db: Db, doc: ExportDoc): Promise<Buffer[]> {
+/** Chunks read at once while an export is served: what one download holds in memory. */
+const READ_AHEAD = 4;
+
+/** An export's file: its chunks in order, read a few at a time as the reader takes them. */
+export async function* readExport(db: Db, doc: ExportDoc): AsyncGenerator<Buffer> {
   const { contents } = batchCollections(db);
-  const wanted = Array.from({ length: doc.chunks }, (_, chunk) => ids.exportChunk(doc._id, chunk));
-  const found = await contents.find({ _id: { $in: wanted } }).toArray();
-  const byId = new Map(found.map((item) => [item._id, item]));
-  return wanted.map((id) => Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0)));
+  for (let from = 0; from < doc.chunks; from += READ_AHEAD) {
+    const wanted = Array.from({ length: Math.min(READ_AHEAD, doc.chunks - from) }, (_, index) => ids.exportChunk(doc._id, from + index));
+    const found = await contents.find({ _id: { $in: wanted } }).toArray();
+    const byId = new Map(found.map((item) => [item._id, item]));
+    for (const id of wanted) yield Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
+  }
 }

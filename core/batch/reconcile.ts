@@ -7,7 +7,7 @@ import type { KindReconciler } from '../jobs/reconcile';
 import { batchJobChecker, isTerminal } from './run-records';
 import { firstRunId, runWorkflowStart, type RunStartConfig } from './starts';
 import { batchCollections } from './store';
-import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId } from './workflow-names';
+import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId } from '../jobs/workflow-names';
 
 const WAITING = ['pending', 'running'];
 

@@ -6,11 +6,11 @@
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
 import type { Config } from '../config';
-import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { webhookRetry } from '../webhooks/deliveries';
 import type { RunInput } from './run-types';
 import { batchCollections, emptyStats, ids, readResultDocs, type JobDoc, type RunDoc, type TaskStatus } from './store';
-import { JOB_ATTRIBUTE } from './workflow-names';
+import { JOB_ATTRIBUTE } from '../jobs/workflow-names';
 
 export const TERMINAL_RUN = ['completed', 'failed', 'stopped', 'deleted'] as const;
 export const isTerminal = (status: string): boolean => (TERMINAL_RUN as readonly string[]).includes(status);
@@ -53,7 +53,7 @@ export function runInputOf(
   run: RunDoc,
   job: JobDoc,
   principal: Principal,
-  config: Pick<Config, 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'> & Partial<Pick<Config, 'batchSlicesInFlight'>>,
+  config: Pick<Config, 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'> & Partial<Pick<Config, 'batchSlicesInFlight' | 'batchHistoryEvents'>>,
 ): RunInput {
   return {
     runId: run._id,
@@ -65,6 +65,7 @@ export function runInputOf(
     total: job.task_count,
     lastBatch: job.status === 'closed',
     ...(config.batchSlicesInFlight !== undefined ? { slicesInFlight: config.batchSlicesInFlight } : {}),
+    ...(config.batchHistoryEvents !== undefined ? { historyLimit: config.batchHistoryEvents } : {}),
     ...(run.rerun_of && run.rerun_statuses ? { rerun: { of: run.rerun_of, statuses: run.rerun_statuses } } : {}),
     webhookRetry: webhookRetry(config),
   };
@@ -101,4 +102,10 @@ export async function countRerun(db: Db, job: JobDoc, of: string | null, statuse
 /** Keeps a run's webhook outcome on its record (the run has ended: no other writer of its record). */
 export async function recordWebhookOutcome(db: Db, runId: string, outcome: NonNullable<RunDoc['webhook_outcome']>): Promise<void> {
   await batchCollections(db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
+}
+
+/** A delivery's start failed (`not_started`) or, tried again, succeeded (`pending` again); an outcome already final stays. */
+export async function recordWebhookStart(db: Db, runId: string, outcome: 'not_started' | 'pending'): Promise<void> {
+  const from = outcome === 'pending' ? 'not_started' : 'pending';
+  await batchCollections(db).runs.updateOne({ _id: runId, webhook_outcome: from }, { $set: { webhook_outcome: outcome } });
 }

@@ -15,6 +15,8 @@ export interface RunInput {
   lastBatch: boolean;
   /** Slices in flight at once (BATCH_SLICES_IN_FLIGHT when the run started; 3 for runs started before it existed). */
   slicesInFlight?: number;
+  /** History events after which the run continues as new (BATCH_HISTORY_EVENTS; 4,000 for runs started before it existed). */
+  historyLimit?: number;
   /** A rerun fetches again the tasks whose result in `rerunOf` has one of `statuses`. */
   rerun?: { of: string; statuses: TaskStatus[] };
   webhookRetry: WebhookRetry;

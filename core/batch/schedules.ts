@@ -20,7 +20,8 @@ export interface JobSchedule {
 
 export type ScheduleState = 'active' | 'paused';
 
-export const SCHEDULED_FIRE_WORKFLOW = 'batchScheduledFireWorkflow';
+import { SCHEDULED_FIRE_WORKFLOW_TYPE as SCHEDULED_FIRE_WORKFLOW } from '../jobs/workflow-names';
+export { SCHEDULED_FIRE_WORKFLOW };
 export const batchScheduleId = (jobId: string): string => `batch-schedule-${jobId}`;
 
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;

@@ -13,7 +13,7 @@ import type { ActiveJobs } from '../jobs/active-jobs';
 import type { StartPlan } from '../jobs/start';
 import { isTerminal, runInputOf, runSearchAttributes } from './run-records';
 import { batchCollections, type JobDoc, type RunDoc } from './store';
-import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId } from './workflow-names';
+import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId } from '../jobs/workflow-names';
 
 export type RunStartConfig = Pick<Config, 'temporalTaskQueue' | 'batchConcurrency' | 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>;
 

@@ -27,7 +27,7 @@ import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
 import { ids, newCrawlDocument, type CrawlEndDoc } from './store';
 import { checkStartUrl } from './urls';
-import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from './workflow-names';
+import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
 

@@ -7,7 +7,7 @@ import { CrawlEnds } from './ends';
 import { crawlJobChecker } from './jobs';
 import { crawlWorkflowStart, type CrawlStartConfig } from './starts';
 import { crawlCollections } from './store';
-import { CRAWL_WORKFLOW_TYPE, crawlWorkflowId } from './workflow-names';
+import { CRAWL_WORKFLOW_TYPE, crawlWorkflowId } from '../jobs/workflow-names';
 
 export function crawlReconciler(deps: { db: Db; client: Client; config: CrawlStartConfig; slotLimit: (accountId: string, keyId: string) => Promise<number> }): KindReconciler {
   const { crawls } = crawlCollections(deps.db);

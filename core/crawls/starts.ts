@@ -13,7 +13,7 @@ import type { StartPlan } from '../jobs/start';
 import { CrawlEnds } from './ends';
 import { crawlCollections, type CrawlDoc } from './store';
 import type { CrawlSpec, CrawlTuning } from './types';
-import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from './workflow-names';
+import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 
 export type CrawlStartConfig = Pick<Config, 'temporalTaskQueue' | 'crawlSlicePages' | 'crawlSliceWindow' | 'crawlConcurrency' | 'crawlHistoryEvents'>;
 

@@ -12,7 +12,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../db';
-import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
 import { idempotent, type IdempotencyWords } from '../jobs/idempotent';
 
@@ -29,6 +29,9 @@ import {
   type PreparedDomainDoc,
 } from './store';
 
+import { PREPARE_WORKFLOW_TYPE } from '../jobs/workflow-names';
+export { PREPARE_WORKFLOW_TYPE };
+
 /** Extract's words for idempotency refusals, as its clients know them. */
 const extractIdempotencyWords: IdempotencyWords = (refusal) =>
   refusal === 'invalid_key'
@@ -37,7 +40,6 @@ const extractIdempotencyWords: IdempotencyWords = (refusal) =>
       ? problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } })
       : problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
 
-export const PREPARE_WORKFLOW_TYPE = 'prepareDomainWorkflow';
 /** A stale recipe is re-prepared at most this often. */
 const REFRESH_INTERVAL_MS = 60 * 60 * 1000;
 

@@ -5,7 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { STATUS_ATTRIBUTE } from '../crawls/workflow-names';
+import { STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import type { KindReconciler } from '../jobs/reconcile';
 import { PREPARE_WORKFLOW_TYPE } from './commands';
 import { extractCollections, prepareWorkflowId } from './store';

@@ -113,7 +113,7 @@ export const extractCollections = (db: Db): ExtractCollections => ({
 export const submissionId = (accountId: string, domain: string): string => `${accountId}:${domain}`;
 export const recipeId = (domain: string, version: number): string => `${domain}:${version}`;
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
-export const prepareWorkflowId = (domain: string): string => `prepare-${domain}`;
+export { prepareWorkflowId } from '../jobs/workflow-names';
 
 /** The record as the interface shows it; `roles` only to an account that submitted the domain. */
 export function presentDomain(doc: PreparedDomainDoc, withRoles: boolean): Record<string, unknown> {

@@ -5,6 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
+import { WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from '../jobs/workflow-names';
 
 export interface WebhookRetry {
   initialMs: number;
@@ -13,8 +14,7 @@ export interface WebhookRetry {
   attemptMs: number;
 }
 
-export const WEBHOOK_WORKFLOW = 'webhookDeliveryWorkflow';
-export const webhookWorkflowId = (eventId: string): string => `webhook-${eventId}`;
+export { WEBHOOK_WORKFLOW_TYPE as WEBHOOK_WORKFLOW, webhookWorkflowId } from '../jobs/workflow-names';
 
 export function webhookRetry(config: Pick<Config, 'webhookRetryInitialMs' | 'webhookRetryMaxIntervalMs' | 'webhookRetryHours' | 'webhookTimeoutMs'>): WebhookRetry {
   return {
@@ -27,7 +27,7 @@ export function webhookRetry(config: Pick<Config, 'webhookRetryInitialMs' | 'web
 
 export async function startDelivery(client: Client, taskQueue: string, event: { key: string; eventId: string }, retry: WebhookRetry): Promise<void> {
   try {
-    await client.workflow.start(WEBHOOK_WORKFLOW, {
+    await client.workflow.start(WEBHOOK_WORKFLOW_TYPE, {
       taskQueue,
       workflowId: webhookWorkflowId(event.eventId),
       args: [{ key: event.key, retry }],

@@ -4,7 +4,7 @@
  * ran the workflow task).
  */
 import { expect } from 'chai';
-import { batchRunWorkflowId } from '../../core/batch/workflow-names';
+import { batchRunWorkflowId } from '../../core/jobs/workflow-names';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { serviceConfig } from '../helpers/app';
 import { startExtraWorker, type ExtraWorker } from '../helpers/second-worker';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { crawlCollections, newCrawlDocument } from '../../core/crawls/store';
 import type { CrawlSpec, CrawlTuning } from '../../core/crawls/types';
-import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
+import { ACCOUNT_ATTRIBUTE, CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STATUS_ATTRIBUTE } from '../../core/jobs/workflow-names';
 import { newId } from '../../core/ids';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { serviceConfig } from '../helpers/app';

@@ -7,7 +7,7 @@ import { createExtractCommands } from '../../core/extract/commands';
 import { serveSites, type SitesServer } from '../fixtures/extract-sites/server';
 import { newAccount, openAccounts, startApp, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { eventually, extractSitesAddress, testStack } from '../helpers/stack';
-import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../../core/crawls/workflow-names';
+import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../../core/jobs/workflow-names';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

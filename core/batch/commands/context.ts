@@ -18,7 +18,7 @@ import { createRunReader, type RunView } from '../runs';
 import { createJobSchedules, type JobSchedules } from '../schedules';
 import { firstRunId, runStartPlan } from '../starts';
 import { batchCollections, ids, toSliceRecord, SLICE_SIZE, type JobDoc, type RunDoc, type SliceDoc, type StoredTask, type TaskStatus } from '../store';
-import { batchRunWorkflowId } from '../workflow-names';
+import { batchRunWorkflowId } from '../../jobs/workflow-names';
 
 /** A webhook URL checked by the fetch engine's target rules (the composition root wires it: core does not import the engine). */
 export type WebhookUrlCheck = (url: string) => Promise<{ ok: true; url: URL } | { ok: false; code: 'callback_url_must_be_https' | 'callback_url_unresolvable' | 'invalid_argument'; detail: string }>;
@@ -32,6 +32,7 @@ export interface BatchCommandDeps {
     | 'temporalTaskQueue'
     | 'batchConcurrency'
     | 'batchSlicesInFlight'
+    | 'batchHistoryEvents'
     | 'webhookRetryInitialMs'
     | 'webhookRetryMaxIntervalMs'
     | 'webhookRetryHours'

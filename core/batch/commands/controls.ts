@@ -9,7 +9,7 @@ import { problem } from '../../errors';
 import { isTerminal } from '../run-records';
 import type { RunView } from '../runs';
 import type { RunControlDoc, RunDoc } from '../store';
-import { PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, type StopKind } from '../workflow-names';
+import { PAUSE_SIGNAL, RESUME_SIGNAL, STOP_SIGNAL, type StopKind } from '../../jobs/workflow-names';
 import type { CommandContext } from './context';
 
 export function controlCommands(c: CommandContext) {

@@ -6,7 +6,7 @@ import { newUlid } from '../../ids';
 import { readExport } from '../exports';
 import { isDeleted } from '../runs';
 import type { ExportDoc } from '../store';
-import { BATCH_EXPORT_WORKFLOW_TYPE, batchExportWorkflowId } from '../workflow-names';
+import { BATCH_EXPORT_WORKFLOW_TYPE, batchExportWorkflowId } from '../../jobs/workflow-names';
 import type { CommandContext } from './context';
 
 /** How long an export's file is kept. */
@@ -50,11 +50,11 @@ export function exportCommands(c: CommandContext) {
       return doc;
     },
 
-    /** A completed export's record and file through its link: undefined when it is gone or not written yet. */
-    async linkedFile(exportId: string): Promise<{ doc: ExportDoc; body: Buffer } | undefined> {
+    /** A completed export's record and its file's chunks in order, read as they are streamed: undefined when it is gone or not written yet. */
+    async linkedFile(exportId: string): Promise<{ doc: ExportDoc; chunks: AsyncIterable<Buffer> } | undefined> {
       const doc = await collections.exports.findOne({ _id: exportId });
       if (!doc || doc.status !== 'completed') return undefined;
-      return { doc, body: Buffer.concat(await readExport(deps.db, doc)) };
+      return { doc, chunks: readExport(deps.db, doc) };
     },
   };
 }

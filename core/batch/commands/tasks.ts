@@ -11,7 +11,7 @@ import { isTerminal } from '../run-records';
 import type { RunView } from '../runs';
 import { MAX_TASKS_PER_JOB, type JobDoc } from '../store';
 import { checkTasks, type TaskInput } from '../task-input';
-import { TASKS_ADDED_SIGNAL } from '../workflow-names';
+import { TASKS_ADDED_SIGNAL } from '../../jobs/workflow-names';
 import { batchIdempotencyWords, STALE_WRITER_MS, type CommandContext } from './context';
 
 export interface Added {
