@@ -4,54 +4,61 @@ import { activityFailure } from '../failures';
 import { isAccountsError, refusalError, type Principal } from '../../core/accounts';
 import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { createJobSchedules } from '../../core/batch/schedules';
-import { batchCollections, type JobDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
+import { batchCollections, type JobDoc, type RunControlDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
 import { writeExport } from '../../core/batch/exports';
 import { clearRefusal, isNewRefusal, noteRefusal } from '../../core/batch/fire-refusals';
-import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/jobs';
+import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/run-records';
 import { insertIgnoringDuplicates } from '../../core/db';
 import { derivedId } from '../../core/ids';
 import { webhookRetry } from '../../core/webhooks/deliveries';
-import { CrawlCharges } from '../../core/crawls/charges';
+import { batchCharges } from '../../core/batch/charges';
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { createWebhookEvents } from '../../core/webhooks/events';
+import { RunLimits } from '../../core/jobs/run-limits';
 import { Semaphore } from '../../core/semaphore';
 import type { ActivityDeps } from '../deps';
 import { runBatchSlice, type RunControl } from './slice';
 
 const TERMINAL: RunStatus[] = ['completed', 'failed', 'stopped', 'deleted'];
-/** How long a run's stop and pause flags are trusted before they are read again. */
+/** How long a run's record (whether it has ended) is trusted before it is read again. */
 const CONTROL_CHECK_MS = 1_000;
 
 export function batchActivities(deps: ActivityDeps) {
   const collections = batchCollections(deps.db);
-  const charges = new CrawlCharges(deps.db, deps.accounts, { charges: collections.charges, holdPrefix: 'batch' });
+  const charges = batchCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { batch: batchJobChecker(deps.db) });
   const events = createWebhookEvents(deps.db);
   const schedules = createJobSchedules(deps.temporal, deps.config.temporalTaskQueue);
   const workerLimit = new Semaphore(deps.config.batchConcurrency);
   // Each run's window in this worker: its slices in flight share it.
-  const runLimits = new Map<string, { limit: Semaphore; users: number }>();
-  const runLimit = (runId: string, concurrency: number) => {
-    const entry = runLimits.get(runId) ?? { limit: new Semaphore(concurrency), users: 0 };
-    entry.users++;
-    runLimits.set(runId, entry);
-    return {
-      limit: entry.limit,
-      done: () => {
-        if (--entry.users === 0) runLimits.delete(runId);
-      },
-    };
+  const runLimits = new RunLimits();
+  const runLimit = (runId: string, concurrency: number) => runLimits.take(runId, concurrency);
+  const ended = new Map<string, { at: number; ended: boolean }>();
+  // Lanes that ask while a read of the run's control document is under way share that read.
+  const reading = new Map<string, Promise<RunControlDoc | null>>();
+  const controlOf = (runId: string): Promise<RunControlDoc | null> => {
+    let read = reading.get(runId);
+    if (!read) {
+      read = collections.controls.findOne({ _id: runId }).finally(() => reading.delete(runId));
+      reading.set(runId, read);
+    }
+    return read;
   };
-  const controls = new Map<string, { at: number; control: RunControl }>();
-  /** What a run's record asks of its slices: go on, hold (paused) or stop (stopped, deleted or ended). */
+  /**
+   * What a run asks of its slices before each task: go on, hold (paused) or stop (stopped, deleted or
+   * ended). The control document is read for every task (a read under way is shared), so no task
+   * starts after a stop was answered; the record (which ends only by the run itself) is trusted for
+   * CONTROL_CHECK_MS.
+   */
   const runControl = async (runId: string): Promise<RunControl> => {
-    const cached = controls.get(runId);
-    if (cached && Date.now() - cached.at < CONTROL_CHECK_MS) return cached.control;
-    const [run, asked] = await Promise.all([collections.runs.findOne({ _id: runId }, { projection: { status: 1 } }), collections.controls.findOne({ _id: runId })]);
-    const control: RunControl = !run || asked?.stop || TERMINAL.includes(run.status) ? 'stop' : asked?.pause_state === 'paused' ? 'pause' : 'go';
-    controls.set(runId, { at: Date.now(), control });
-    if (controls.size > 1_000) controls.delete(controls.keys().next().value as string);
-    return control;
+    const cached = ended.get(runId);
+    const [run, asked] = await Promise.all([
+      cached && Date.now() - cached.at < CONTROL_CHECK_MS ? cached : collections.runs.findOne({ _id: runId }, { projection: { status: 1 } }).then((doc) => ({ at: Date.now(), ended: !doc || TERMINAL.includes(doc.status) })),
+      controlOf(runId),
+    ]);
+    ended.set(runId, run);
+    if (ended.size > 1_000) ended.delete(ended.keys().next().value as string);
+    return run.ended || asked?.stop ? 'stop' : asked?.pause_state === 'paused' ? 'pause' : 'go';
   };
 
   /** Stats with `spend.cost`: the credits at the plan's price per credit. */

@@ -14,7 +14,7 @@
  * failed, never completed.
  *
  * The bill of a slice is one hold under an id derived from (run, slice), settled once behind a
- * marker (core/crawls/charges.ts), so a success is billed once however often the slice runs. A
+ * marker (core/jobs/charges.ts), so a success is billed once however often the slice runs. A
  * rerun copies the results it keeps from the run it reruns (`src` names the run holding the body).
  */
 import { Context } from '@temporalio/activity';
@@ -22,7 +22,7 @@ import type { Db } from 'mongodb';
 import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { batchCollections, CONTENT_CHUNK, ids, PACK_BODY_LIMIT, PACK_SIZE, readResultDoc, readSlice, toResultRecord, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
-import type { CrawlCharges, SliceBill } from '../../core/crawls/charges';
+import type { JobCharges, SliceBill } from '../../core/jobs/charges';
 import { insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
 import type { Semaphore } from '../../core/semaphore';
 import type { TaskOutcome, TaskRunner } from '../deps';
@@ -32,7 +32,7 @@ import { TaskSignals } from '../task-signals';
 export interface SliceDeps {
   db: Db;
   accounts: Accounts;
-  charges: CrawlCharges;
+  charges: JobCharges;
   runTask: TaskRunner;
   /** Limits a task takes a turn of, in order: the run's window in this worker, then the worker's. */
   limits: Semaphore[];

@@ -1,6 +1,6 @@
 /** The crawl activities, built once per worker with their dependencies. */
 import { ActiveJobs } from '../../core/jobs/active-jobs';
-import { CrawlCharges } from '../../core/crawls/charges';
+import { crawlCharges } from '../../core/crawls/charges';
 import { CrawlEnds } from '../../core/crawls/ends';
 import { crawlJobChecker } from '../../core/crawls/jobs';
 import type { SliceInput, SliceResult } from '../../core/crawls/types';
@@ -24,7 +24,7 @@ export function createCrawlRuntime(deps: ActivityDeps): CrawlRuntime {
 }
 
 export function crawlActivities(deps: ActivityDeps, runtime: CrawlRuntime = createCrawlRuntime(deps)) {
-  const charges = new CrawlCharges(deps.db, deps.accounts);
+  const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const ends = new CrawlEnds(deps.db);
   return {

@@ -7,7 +7,7 @@
 import type { Db } from 'mongodb';
 import { CrawlEnds } from '../../core/crawls/ends';
 import type { PageFetcher } from './fetcher';
-import { Semaphore } from '../../core/semaphore';
+import { RunLimits, type RunLimit } from '../../core/jobs/run-limits';
 
 const ENDED_TTL_MS = 150;
 const SEEN_PER_CRAWL = 200_000;
@@ -22,7 +22,7 @@ export interface CrawlRuntimeOptions {
 export class CrawlRuntime {
   readonly fetcher: PageFetcher;
   readonly retryAfterMaxMs: number;
-  private readonly limits = new Map<string, { limit: Semaphore; users: number }>();
+  private readonly limits = new RunLimits();
   private readonly seenSets = new Map<string, Set<string>>();
   private readonly endChecks = new Map<string, { at: number; ended: Promise<boolean> }>();
   private readonly ends: CrawlEnds;
@@ -34,21 +34,8 @@ export class CrawlRuntime {
   }
 
   /** The crawl's page limit in this worker, shared by its slices running here; call `done` after. */
-  crawl(crawlId: string, concurrency: number): { limit: Semaphore; done(): void } {
-    let entry = this.limits.get(crawlId);
-    if (!entry) {
-      entry = { limit: new Semaphore(concurrency), users: 0 };
-      this.limits.set(crawlId, entry);
-    }
-    entry.users++;
-    const current = entry;
-    return {
-      limit: current.limit,
-      done: () => {
-        current.users--;
-        if (current.users === 0 && this.limits.get(crawlId) === current) this.limits.delete(crawlId);
-      },
-    };
+  crawl(crawlId: string, concurrency: number): RunLimit {
+    return this.limits.take(crawlId, concurrency);
   }
 
   /** Keys known to be in the crawl's seen-set (bounded; forgetting only costs a database insert). */

@@ -5,7 +5,7 @@
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { Context } from '@temporalio/activity';
-import { batchCollections } from '../../core/batch/store';
+import { recordWebhookOutcome, recordWebhookStart } from '../../core/batch/run-records';
 import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import type { ActivityDeps } from '../deps';
@@ -20,15 +20,9 @@ export function webhookActivities(deps: ActivityDeps) {
   const events = createWebhookEvents(deps.db);
   const sender = createWebhookSender({ db: deps.db, config: deps.config, guard: deps.guard });
 
-  // The run keeps its webhook's final outcome (the run has ended: no other writer of its record).
-  const keepOutcome = async (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => {
-    await batchCollections(deps.db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
-  };
-  /** A start of the delivery failed (`not_started`) or, tried again, succeeded (`pending` again); an outcome already final stays. */
-  const keepStart = async (runId: string, outcome: 'not_started' | 'pending'): Promise<void> => {
-    const from = outcome === 'pending' ? 'not_started' : 'pending';
-    await batchCollections(deps.db).runs.updateOne({ _id: runId, webhook_outcome: from }, { $set: { webhook_outcome: outcome } });
-  };
+  // The run keeps its webhook's outcome, through Batch's own commands.
+  const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);
+  const keepStart = (runId: string, outcome: 'not_started' | 'pending'): Promise<void> => recordWebhookStart(deps.db, runId, outcome);
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */

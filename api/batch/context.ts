@@ -1,30 +1,27 @@
 /**
- * What every Batch route shares: the commands, the collections, the capability links, the presenters
- * and the look-ups of an account's job and run. Built once per API process.
+ * What every Batch route shares: the commands (core/batch/commands.ts, wired with the process's
+ * webhook target check), the capability links and the presenter.
+ * Built once per API process.
  */
-import type { Principal } from '../../core/accounts';
-import { createBatchCommands } from '../../core/batch/jobs';
+import { createBatchCommands } from '../../core/batch/commands';
 import { createLinks, type Links } from '../../core/batch/links';
-import { scheduleRulesFor } from '../../core/batch/limits';
-import { findTask, presentJob, readBody, type Presenter } from '../../core/batch/read';
-import { isDeleted, type RunView } from '../../core/batch/runs';
-import { batchCollections, taskPlace, type JobDoc, type RunDoc, type WebhookSetting } from '../../core/batch/store';
+import type { Presenter } from '../../core/batch/read';
 import { problem } from '../../core/errors';
-import { createHmacKeys } from '../../core/webhooks/hmac-keys';
-import { createSecretBox } from '../../core/webhooks/secret-box';
-import { createWebhookEvents } from '../../core/webhooks/events';
 import { checkWebhookUrl } from '../../engine';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { AppContext } from '../http/context';
 import { batchIssues } from '../webhooks/routes';
-import { SANDBOX } from './schemas';
 
 export function createBatchContext(deps: ApiDeps) {
-  const commands = createBatchCommands({ db: deps.db.db, accounts: deps.accounts, temporal: deps.temporal, config: deps.config });
-  const collections = batchCollections(deps.db.db);
   const { guard } = deps.fetching;
-  const events = createWebhookEvents(deps.db.db);
+  const commands = createBatchCommands({
+    db: deps.db.db,
+    accounts: deps.accounts,
+    temporal: deps.temporal,
+    config: deps.config,
+    checkWebhookUrl: (url) => checkWebhookUrl(guard, url),
+  });
   let links: Links | undefined;
   const linksOf = (): Links => {
     if (!deps.config.secretsKey) throw problem('internal', 'Result links are unavailable: the server has no SECRETS_KEY configured.');
@@ -39,52 +36,9 @@ export function createBatchContext(deps: ApiDeps) {
     docsUrl: deps.config.docsUrl,
     resultUrl: (jobId, runId, taskId) => `${originOf(ctx)}/v1/batch/links/results/${linksOf().sign('result', `${jobId}:${runId}:${taskId}`, Date.now() + ttlMs)}`,
   });
-  const scheduleRules = (principal?: Principal) => scheduleRulesFor(deps.config, principal);
-  const perCredit = (principal: Principal): number => (principal.plan.credits > 0 ? principal.plan.price / principal.plan.credits : 0);
+  const idempotencyKeyOf = (ctx: AppContext): string | undefined => (ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('Idempotency-Key'));
 
-  const checkWebhook = async (principal: Principal, webhook: { url: string; signature?: boolean } | undefined): Promise<WebhookSetting | undefined> => {
-    if (!webhook) return undefined;
-    const target = await checkWebhookUrl(guard, webhook.url);
-    if (!target.ok) throw problem(target.code, target.detail);
-    const signature = webhook.signature === true;
-    if (signature) {
-      if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
-      const key = await createHmacKeys(deps.db.db, createSecretBox(deps.config.secretsKey)).signingKey(principal.accountId);
-      if (!key) throw problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
-    }
-    return { url: target.url.href, signature };
-  };
-
-  const viewOf = async (job: JobDoc, runId: string | undefined): Promise<RunView> => {
-    const view = runId ? await commands.runs.one({ _id: runId, job_id: job._id }) : await commands.latestRun(job);
-    if (!view || isDeleted(view)) throw problem('not_found', runId ? `No run ${runId} in job ${job._id}.` : `Job ${job._id} has no run yet.`);
-    return view;
-  };
-  const runOf = async (job: JobDoc, runId: string | undefined): Promise<RunDoc> => (await viewOf(job, runId)).run;
-
-  const jobView = async (job: JobDoc) => presentJob(job, await commands.latestRun(job));
-
-  const page = <T extends { _id: string }>(docs: T[], limit: number, cursorOf: (doc: T) => string) => ({
-    items: docs.slice(0, limit),
-    next_cursor: docs.length > limit ? cursorOf(docs[limit - 1] as T) : null,
-  });
-
-
-  const sendTaskBody = async (ctx: AppContext, job: JobDoc, run: RunDoc, taskId: string): Promise<void> => {
-    const place = taskPlace(taskId);
-    const found = place ? await findTask(deps.db.db, job, run, place) : undefined;
-    if (!found) throw problem('not_found', `No task ${taskId} in job ${job._id}.`);
-    const { item } = found;
-    if (!item || item.s !== 'successful' || item.at === undefined) {
-      throw problem('conflict', `Task ${taskId} has no body: it is ${item?.s ?? 'pending'}.`, { members: { reason: 'task_not_ready' } });
-    }
-    const body = await readBody(deps.db.db, run._id, found.slice, found.seq - found.slice.first, item);
-    ctx.set(SANDBOX);
-    ctx.set('Content-Type', item.ct ?? 'application/octet-stream');
-    ctx.body = body;
-  };
-
-  return { deps, commands, collections, events, linksOf, ttlMs, common, originOf, presenterOf, scheduleRules, perCredit, checkWebhook, viewOf, runOf, jobView, page, sendTaskBody };
+  return { deps, commands, linksOf, ttlMs, common, originOf, presenterOf, idempotencyKeyOf };
 }
 
 export type BatchContext = ReturnType<typeof createBatchContext>;

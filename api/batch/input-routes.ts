@@ -1,22 +1,18 @@
 /** CSV inputs for Batch jobs, and the capability links the clients fetch without credentials (result bodies, export files, input uploads). */
 import { Readable } from 'node:stream';
-import { exportStillServed, readExport } from '../../core/batch/exports';
-import type { Links } from '../../core/batch/links';
-import { isDeleted } from '../../core/batch/runs';
-import type { JobDoc, RunDoc } from '../../core/batch/store';
-import { problem } from '../../core/errors';
-import { planOfAccount } from '../../core/accounts/limits';
-import { allocateInput, storeUpload } from '../../core/batch/inputs/uploads';
+import type { CsvSettings } from '../../core/batch/commands';
 import { requestChunks } from '../http/body';
+import { problem } from '../../core/errors';
 import { principalOf } from '../auth/authenticate';
-import type { AppContext } from '../http/context';
 import type { Route } from '../http/routes';
 import { batchIssues } from '../webhooks/routes';
 import type { BatchContext } from './context';
+import { sendBody } from './present';
+import { INPUT_CREATED } from './response-schemas';
 import { errors, INPUT_BODY, json, SANDBOX } from './schemas';
 
 export function inputRoutes(c: BatchContext): Route[] {
-  const { deps, commands, collections, common, linksOf, ttlMs, originOf, sendTaskBody } = c;
+  const { commands, common, linksOf, ttlMs, originOf } = c;
   return [
     {
       ...common,
@@ -26,15 +22,14 @@ export function inputRoutes(c: BatchContext): Route[] {
       summary: 'Allocate a CSV upload for a job’s tasks; PUT the file to `upload.url`, then create the job with `file_input_id`.',
       description: 'An account holds at most its plan’s `stored_inputs` inputs (429 quota_exceeded).',
       body: INPUT_BODY,
-      responses: { 201: json('`{file_input_id, upload, expires_at}`'), ...errors },
+      responses: { 201: json('`{file_input_id, upload, expires_at}`', INPUT_CREATED), ...errors },
       async handler(ctx, input) {
-        const principal = principalOf(ctx);
-        const body = input.body as { csv?: { delimiter?: string; quote?: string; header?: boolean; fields: { url: string | number; external_id?: string | number } } };
+        const body = input.body as { csv?: CsvSettings };
         if (!body.csv) throw problem('invalid_argument', '"csv" is required for a CSV input.', { members: { parameter: 'csv' } });
-        const doc = await allocateInput(deps.db.db, principal, { delimiter: body.csv.delimiter ?? ',', quote: body.csv.quote ?? '"', header: body.csv.header ?? false, fields: body.csv.fields });
+        const doc = await commands.inputs.create(principalOf(ctx), body.csv);
+        const id = doc._id;
         const now = doc.created_at;
         const expires = doc.expires_at;
-        const id = doc._id;
         const linkExpires = Math.min(expires.getTime(), now.getTime() + ttlMs);
         ctx.status = 201;
         ctx.body = {
@@ -44,14 +39,10 @@ export function inputRoutes(c: BatchContext): Route[] {
         };
       },
     },
-    ...linkRoutes(linksOf, commands, sendTaskBody),
+    ...linkRoutes(),
   ];
 
-  function linkRoutes(
-    linksFor: () => Links,
-    batch: BatchContext['commands'],
-    send: (ctx: AppContext, job: JobDoc, run: RunDoc, taskId: string) => Promise<void>,
-  ): Route[] {
+  function linkRoutes(): Route[] {
     const linkCommon = { tags: ['Batch links'], issues: batchIssues };
     const gone = (): never => {
       throw problem('not_found', 'This link is unknown or has expired.');
@@ -65,14 +56,13 @@ export function inputRoutes(c: BatchContext): Route[] {
         summary: 'A task’s body through its capability link (no credentials).',
         responses: { 200: { description: 'The body' }, 404: { description: 'Unknown or expired link (not_found)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'result');
+          const claim = linksOf().verify(input.params.token ?? '', 'result');
           if (!claim) return gone();
           const [jobId, runId, taskId] = claim.id.split(':');
-          const job = await collections.jobs.findOne({ _id: jobId ?? '' });
-          const view = await batch.runs.one({ _id: runId ?? '', job_id: jobId ?? '' });
-          if (!job || !view || job.status === 'deleted' || isDeleted(view)) return gone();
+          const found = await commands.query.linkedTaskBody(jobId ?? '', runId ?? '', taskId ?? '');
+          if (!found) return gone();
           ctx.set('Cache-Control', 'private, no-store');
-          await send(ctx, job, view.run, taskId ?? '');
+          sendBody(ctx, found);
         },
       },
       {
@@ -83,19 +73,18 @@ export function inputRoutes(c: BatchContext): Route[] {
         summary: 'An export’s file through its capability link (no credentials).',
         responses: { 200: { description: 'The file (NDJSON or CSV)' }, 404: { description: 'Unknown or expired link (not_found)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'export');
+          const claim = linksOf().verify(input.params.token ?? '', 'export');
           if (!claim) return gone();
-          const doc = await collections.exports.findOne({ _id: claim.id });
-          if (!doc || doc.status !== 'completed') return gone();
-          // The link dies with its job or run at once, not at the next retention sweep.
-          if (!(await exportStillServed(deps.db.db, doc))) return gone();
+          const file = await commands.exports.linkedFile(claim.id);
+          if (!file) return gone();
+          const { doc } = file;
           ctx.set(SANDBOX);
           ctx.set('Cache-Control', 'private, no-store');
           ctx.set('Content-Type', doc.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
           ctx.set('Content-Disposition', `attachment; filename="${doc.run_id}.${doc.format}"`);
           ctx.length = doc.size;
           // Streamed a few chunks at a time: a large export is never whole in memory.
-          ctx.body = Readable.from(readExport(deps.db.db, doc), { objectMode: false });
+          ctx.body = Readable.from(file.chunks, { objectMode: false });
         },
       },
       {
@@ -107,13 +96,9 @@ export function inputRoutes(c: BatchContext): Route[] {
         body: 'stream',
         responses: { 200: { description: 'Stored' }, 400: { description: 'Not UTF-8, an unterminated quote (the line named), or more tasks than a job holds (invalid_argument)' }, 413: { description: 'Larger than CSV_INPUT_MAX_BYTES (payload_too_large, the cap named)' }, 429: { description: 'The account’s stored_input_bytes (quota_exceeded)' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
         async handler(ctx, input) {
-          const claim = linksFor().verify(input.params.token ?? '', 'input');
+          const claim = linksOf().verify(input.params.token ?? '', 'input');
           if (!claim) return gone();
-          const doc = await collections.inputs.findOne({ _id: claim.id });
-          if (!doc || doc.expires_at.getTime() < Date.now()) return gone();
-          if (doc.uploaded) throw problem('conflict', 'This input was already uploaded.');
-          const principal = await planOfAccount(deps.accounts, doc.account_id);
-          await storeUpload(deps.db.db, doc, principal, requestChunks(ctx), deps.config.csvInputMaxBytes, Number(ctx.get('Content-Length') || 0));
+          if (!(await commands.inputs.upload(claim.id, requestChunks(ctx), Number(ctx.get('Content-Length') || 0)))) return gone();
           ctx.status = 200;
           ctx.body = '';
         },

@@ -1,7 +1,7 @@
 /**
  * The Batch surface under `/v1/jobs` (key in `X-API-Key` only), in the shapes the official clients
- * send and parse. Handlers validate, call one command (core/batch/jobs.ts) or read
- * (core/batch/read.ts), and present. Result bodies, export files and input uploads are reached
+ * send and parse. Handlers validate, call one command or query (core/batch/commands.ts), and
+ * present. Result bodies, export files and input uploads are reached
  * through capability links (core/batch/links.ts) the clients fetch without credentials.
  *
  *   job-routes.ts      jobs, tasks, close, schedules
@@ -10,7 +10,6 @@
  *   webhook-routes.ts  a job's webhook and its deliveries
  *   input-routes.ts    CSV inputs and the capability links
  */
-import { isTerminal } from '../../core/batch/jobs';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
 import { createBatchContext } from './context';
@@ -25,4 +24,3 @@ export function batchRoutes(deps: ApiDeps): Route[] {
   return [...jobRoutes(c), ...runRoutes(c), ...resultRoutes(c), ...webhookRoutes(c), ...inputRoutes(c)];
 }
 
-export { isTerminal };

@@ -2,7 +2,8 @@
 import { SCHEDULE_SCHEMA } from '../../core/batch/schedules';
 import type { ObjectSchema, ResponseSpec } from '../http/routes';
 
-export const json = (description: string, schema: Record<string, unknown> = { type: 'object' }): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
+/** A JSON answer with its schema (response-schemas.ts), so the contract test checks its body. */
+export const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
 
 export const PARAM_VALUE = { oneOf: [{ type: 'string' }, { type: 'boolean' }, { type: 'integer' }, { type: 'object' }, { type: 'array' }] };
 export const PARAMS = { type: 'object', additionalProperties: PARAM_VALUE, description: 'Fetch parameters (as on GET /v1/) applied to every task.' };

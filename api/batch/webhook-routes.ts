@@ -1,12 +1,12 @@
 /** A Batch job's webhook: read, set, remove, and every delivery attempt of its runs' events. */
-import { problem } from '../../core/errors';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
+import { DELIVERIES, WEBHOOK_SETTING } from './response-schemas';
 import { errors, json, PUT_WEBHOOK } from './schemas';
 
 export function webhookRoutes(c: BatchContext): Route[] {
-  const { commands, collections, events, common, checkWebhook } = c;
+  const { commands, common } = c;
   return [
     {
       ...common,
@@ -14,11 +14,9 @@ export function webhookRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}/webhook',
       operationId: 'getJobWebhook',
       summary: 'The job’s webhook.',
-      responses: { 200: json('`{url, signature}`'), ...errors },
+      responses: { 200: json('`{url, signature}`', WEBHOOK_SETTING), ...errors },
       async handler(ctx, input) {
-        const job = await commands.ownJob(principalOf(ctx), input.params.job_id ?? '');
-        if (!job.webhook) throw problem('not_found', `Job ${job._id} has no webhook.`);
-        ctx.body = job.webhook;
+        ctx.body = await commands.webhook.get(principalOf(ctx), input.params.job_id ?? '');
       },
     },
     {
@@ -28,12 +26,9 @@ export function webhookRoutes(c: BatchContext): Route[] {
       operationId: 'putJobWebhook',
       summary: 'Set or replace the job’s webhook.',
       body: PUT_WEBHOOK,
-      responses: { 200: json('`{url, signature}`'), ...errors },
+      responses: { 200: json('`{url, signature}`', WEBHOOK_SETTING), ...errors },
       async handler(ctx, input) {
-        const principal = principalOf(ctx);
-        await commands.ownJob(principal, input.params.job_id ?? '');
-        const webhook = await checkWebhook(principal, input.body as { url: string; signature: boolean });
-        ctx.body = (await commands.setWebhook(principal, input.params.job_id ?? '', webhook ?? null)).webhook;
+        ctx.body = (await commands.webhook.set(principalOf(ctx), input.params.job_id ?? '', input.body as { url: string; signature?: boolean })).webhook;
       },
     },
     {
@@ -44,7 +39,7 @@ export function webhookRoutes(c: BatchContext): Route[] {
       summary: 'Remove the job’s webhook.',
       responses: { 204: { description: 'Removed (also when none was set)' }, ...errors },
       async handler(ctx, input) {
-        await commands.setWebhook(principalOf(ctx), input.params.job_id ?? '', null);
+        await commands.webhook.set(principalOf(ctx), input.params.job_id ?? '', null);
         ctx.status = 204;
       },
     },
@@ -54,11 +49,9 @@ export function webhookRoutes(c: BatchContext): Route[] {
       path: '/v1/jobs/{job_id}/webhook/deliveries',
       operationId: 'listWebhookDeliveries',
       summary: 'The webhook events of the job’s recent runs, each with every delivery attempt.',
-      responses: { 200: json('`{deliveries}`'), ...errors },
+      responses: { 200: json('`{deliveries}`', DELIVERIES), ...errors },
       async handler(ctx, input) {
-        const job = await commands.ownJob(principalOf(ctx), input.params.job_id ?? '');
-        const runs = await collections.runs.find({ job_id: job._id }).sort({ run_sequence: -1 }).limit(20).toArray();
-        const found = await events.forRuns(job._id, runs.map((run) => run.run_sequence));
+        const found = await commands.webhook.deliveries(principalOf(ctx), input.params.job_id ?? '');
         ctx.body = {
           deliveries: found.map((event) => ({
             event_id: event.event_id,

@@ -11,7 +11,8 @@ import { parseBoolean } from '../boolean';
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
 import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
-import { isTerminal } from './jobs';
+import { batchCursors } from './cursors';
+import { isTerminal } from './run-records';
 import { runStatusOf, type RunView } from './runs';
 
 /** Slices a page reads at most (1,000 rows of full slices). */
@@ -110,11 +111,6 @@ export interface ResultPage {
   next_cursor: string | null;
 }
 
-export const encodeCursor = (n: number): string => Buffer.from(`s${n}`).toString('base64url');
-export function decodeCursor(cursor: string): number | undefined {
-  const text = Buffer.from(cursor, 'base64url').toString();
-  return /^s(0|[1-9]\d{0,6})$/.test(text) ? Number(text.slice(1)) : undefined;
-}
 
 function statusOf(item: ResultItem | undefined, run: RunDoc, n: number): TaskStatus {
   if (item && item.s !== 'pending') return item.s;
@@ -189,7 +185,7 @@ export async function readResults(
     }
     n += numbers.length;
   }
-  return { results: rows, next_cursor: n < job.slice_count ? encodeCursor(n) : null };
+  return { results: rows, next_cursor: n < job.slice_count ? batchCursors.results.encode(run._id, n) : null };
 }
 
 /** One task's slice and result item, or undefined when the job has no such task. */

@@ -11,7 +11,7 @@
  */
 import type { Db } from 'mongodb';
 import { batchCollections, ids } from './store';
-import { isTerminal } from './jobs';
+import { isTerminal } from './run-records';
 
 type Removed = Record<string, number>;
 

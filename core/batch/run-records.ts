@@ -98,3 +98,14 @@ export async function countRerun(db: Db, job: JobDoc, of: string | null, statuse
   return { retried, inherited: job.task_count - retried };
 }
 
+
+/** Keeps a run's webhook outcome on its record (the run has ended: no other writer of its record). */
+export async function recordWebhookOutcome(db: Db, runId: string, outcome: NonNullable<RunDoc['webhook_outcome']>): Promise<void> {
+  await batchCollections(db).runs.updateOne({ _id: runId }, { $set: { webhook_outcome: outcome } });
+}
+
+/** A delivery's start failed (`not_started`) or, tried again, succeeded (`pending` again); an outcome already final stays. */
+export async function recordWebhookStart(db: Db, runId: string, outcome: 'not_started' | 'pending'): Promise<void> {
+  const from = outcome === 'pending' ? 'not_started' : 'pending';
+  await batchCollections(db).runs.updateOne({ _id: runId, webhook_outcome: from }, { $set: { webhook_outcome: outcome } });
+}

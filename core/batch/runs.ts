@@ -1,7 +1,8 @@
 /**
  * A run as callers see it: its record (written by the run's activities) joined with its control
- * document (written by the API: pause, stop, delete). A deleted run reads as `deleted` from the moment
- * the API records the delete, although its record only says so once the run has ended.
+ * document (written by the API: pause, stop, delete). A deleted run reads as `deleted`, and a stopped
+ * one as `stopped`, from the moment the API records it (no task starts after), although its record
+ * only says so once the tasks in flight have finished.
  */
 import type { Db, Filter } from 'mongodb';
 import { batchCollections, type RunControlDoc, type RunDoc, type RunStatus } from './store';
@@ -11,7 +12,7 @@ export interface RunView {
   control: RunControlDoc | null;
 }
 
-export const runStatusOf = (view: RunView): RunStatus => (view.control?.stop === 'deleted' ? 'deleted' : view.run.status);
+export const runStatusOf = (view: RunView): RunStatus => view.control?.stop ?? view.run.status;
 export const isDeleted = (view: RunView): boolean => runStatusOf(view) === 'deleted';
 
 export function createRunReader(db: Db) {

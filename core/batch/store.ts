@@ -80,6 +80,14 @@ export interface StoredTask {
   p?: Record<string, string>;
 }
 
+/** A checked task as stored (the one place its short field names are written). */
+export const storedTask = (task: { url: string; externalId?: string; metadata?: Record<string, string>; params?: Record<string, string> }): StoredTask => ({
+  u: task.url,
+  ...(task.externalId ? { e: task.externalId } : {}),
+  ...(task.metadata && Object.keys(task.metadata).length > 0 ? { m: task.metadata } : {}),
+  ...(task.params && Object.keys(task.params).length > 0 ? { p: task.params } : {}),
+});
+
 export interface SliceDoc {
   _id: string;
   job_id: string;

@@ -18,6 +18,7 @@ import { newId } from '../ids';
 import type { Logger } from '../log';
 import { ActiveJobs } from '../jobs/active-jobs';
 import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH, type Claimed } from '../jobs/idempotency';
+import { checkIdempotencyKey, idempotent, type IdempotencyWords } from '../jobs/idempotent';
 import { startJob } from '../jobs/start';
 import { crawlStartPlan } from './starts';
 import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCursor, START } from './cursor';
@@ -29,6 +30,14 @@ import { checkStartUrl } from './urls';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
+
+/** Crawl's words for idempotency refusals, as its clients know them. */
+const crawlIdempotencyWords: IdempotencyWords = (refusal) =>
+  refusal === 'invalid_key'
+    ? problem('invalid_request', `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`)
+    : refusal === 'in_flight'
+      ? problem('idempotency_request_in_flight', 'A request with this Idempotency-Key is still in progress; retry when it ends.')
+      : problem('idempotency_key_reused', 'This Idempotency-Key was used with a different body.');
 const DOWNLOAD_PAGE = 1000;
 /** Stored pages read per look-up while a download streams. */
 const CONTENT_BATCH = 100;
@@ -148,33 +157,25 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
      * refused starts nothing and costs nothing.
      */
     async start(principal: Principal, body: StartBody, idempotencyKey: string | undefined): Promise<string> {
-      if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
-        throw problem('invalid_request', `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
-      }
+      const key = checkIdempotencyKey(idempotencyKey, crawlIdempotencyWords);
       if (body.main_content === true && !body.output_format) {
         throw problem('invalid_parameter', '"main_content" shapes the pages a crawl keeps: it requires "output_format" (html or markdown).', { members: { parameter: 'main_content' } });
       }
       const domain = await checkUrl(body.url);
-      if (idempotencyKey === undefined) return create(principal, body, domain, newId('c'));
-      const claim = await idempotency.claim(principal.accountId, idempotencyKey, body, () => newId('c'));
-      switch (claim.kind) {
-        case 'replay':
-          return claim.resultId;
-        case 'in_flight':
-          throw problem('idempotency_request_in_flight', 'A request with this Idempotency-Key is still in progress; retry when it ends.');
-        case 'reused':
-          throw problem('idempotency_key_reused', 'This Idempotency-Key was used with a different body.');
-        case 'claimed':
-          try {
-            const crawlId = await create(principal, body, domain, claim.recordId, claim);
-            await claim.complete(crawlId);
-            return crawlId;
-          } catch (error) {
-            // Nothing was started (the start gave back what it took): the key is free again.
-            if (await claim.owned().catch(() => false)) await claim.drop().catch(() => undefined);
-            throw error;
-          }
-      }
+      const started = await idempotent(
+        idempotency,
+        crawlIdempotencyWords,
+        { accountId: principal.accountId, key, body, reserve: () => newId('c') },
+        {
+          replay: async (crawlId) => crawlId,
+          // Nothing was started when this throws (the start gave back what it took): the key is free again.
+          run: async (claim) => {
+            const crawlId = await create(principal, body, domain, claim?.recordId || newId('c'), claim);
+            return { value: crawlId, resultId: crawlId };
+          },
+        },
+      );
+      return started.value;
     },
 
     /** Stops a running crawl (idempotent: an ended crawl answers its final state). */

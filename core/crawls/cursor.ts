@@ -1,8 +1,9 @@
 /**
- * Opaque cursors. A results cursor names its crawl and a position in the crawl's published results
- * (commit batch, commit within it, result within that commit), so reading again from it returns only
- * what was published after. A list cursor names the last crawl of the previous page.
+ * Crawl cursors (core/jobs/cursor.ts). A results cursor names its crawl and a position in the crawl's
+ * published results (commit batch, commit within it, result within that commit), so reading again
+ * from it returns only what was published after. A list cursor names the last crawl of the previous page.
  */
+import { cursorCodec, wholeNumber } from '../jobs/cursor';
 
 export interface ResultPosition {
   batch: number;
@@ -12,30 +13,33 @@ export interface ResultPosition {
 
 export const START: ResultPosition = { batch: 0, commit: 0, offset: 0 };
 
-const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
+const results = cursorCodec<ResultPosition>('r1', {
+  write: (position) => [String(position.batch), String(position.commit), String(position.offset)],
+  read(parts) {
+    if (parts.length !== 3) return undefined;
+    const [batch, commit, offset] = parts.map((part) => wholeNumber(part));
+    return batch === undefined || commit === undefined || offset === undefined ? undefined : { batch, commit, offset };
+  },
+});
 
-function decode(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) return undefined;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  return encode(text) === cursor ? text : undefined;
-}
+const list = cursorCodec<string>('l1', {
+  write: (lastCrawlId) => [lastCrawlId],
+  read: (parts) => (parts.length === 1 && /^c_[0-9a-z]+$/.test(parts[0] ?? '') ? parts[0] : undefined),
+});
 
-export function encodeResultCursor(crawlId: string, position: ResultPosition): string {
-  return encode(`r1.${crawlId}.${position.batch}.${position.commit}.${position.offset}`);
-}
+export const encodeResultCursor = (crawlId: string, position: ResultPosition): string => results.encode(crawlId, position);
 
 export type DecodedResultCursor = { ok: true; position: ResultPosition } | { ok: false; reason: 'malformed' | 'other_crawl' };
 
 export function decodeResultCursor(crawlId: string, cursor: string): DecodedResultCursor {
-  const match = /^r1\.([a-z]+_[0-9a-z]+)\.(\d{1,9})\.(\d{1,9})\.(\d{1,9})$/.exec(decode(cursor) ?? '');
-  if (!match) return { ok: false, reason: 'malformed' };
-  if (match[1] !== crawlId) return { ok: false, reason: 'other_crawl' };
-  return { ok: true, position: { batch: Number(match[2]), commit: Number(match[3]), offset: Number(match[4]) } };
+  const decoded = results.decode(crawlId, cursor);
+  if (decoded.ok) return decoded;
+  return { ok: false, reason: decoded.reason === 'other_resource' ? 'other_crawl' : 'malformed' };
 }
 
-export const encodeListCursor = (lastCrawlId: string): string => encode(`l1.${lastCrawlId}`);
+export const encodeListCursor = (lastCrawlId: string): string => list.encode(null, lastCrawlId);
 
 export function decodeListCursor(cursor: string): string | undefined {
-  const match = /^l1\.(c_[0-9a-z]+)$/.exec(decode(cursor) ?? '');
-  return match?.[1];
+  const decoded = list.decode(null, cursor);
+  return decoded.ok ? decoded.position : undefined;
 }

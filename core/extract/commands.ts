@@ -14,6 +14,8 @@ import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../db';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
+import { idempotent, type IdempotencyWords } from '../jobs/idempotent';
+
 import { startJob, startsCollection, type StartPlan } from '../jobs/start';
 import type { Database } from '../db';
 import { problem } from '../errors';
@@ -29,6 +31,15 @@ import {
 
 import { PREPARE_WORKFLOW_TYPE } from '../jobs/workflow-names';
 export { PREPARE_WORKFLOW_TYPE };
+
+/** Extract's words for idempotency refusals, as its clients know them. */
+const extractIdempotencyWords: IdempotencyWords = (refusal) =>
+  refusal === 'invalid_key'
+    ? problem('invalid_argument', 'Idempotency-Key must be 1 to 255 characters.', { members: { reason: 'invalid_idempotency_key' } })
+    : refusal === 'in_flight'
+      ? problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } })
+      : problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
+
 /** A stale recipe is re-prepared at most this often. */
 const REFRESH_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -147,36 +158,30 @@ export function createExtractCommands(deps: ExtractDeps) {
     async submit(principal: Principal, body: { domain: string; example_urls?: string[] }, idempotencyKey?: string): Promise<Record<string, unknown>> {
       const domain = body.domain;
       const exampleUrls = body.example_urls ?? [];
-      const claim = idempotencyKey === undefined ? undefined : await idempotency.claim(principal.accountId, idempotencyKey, body, () => domain);
-      if (claim?.kind === 'reused') throw problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
-      if (claim?.kind === 'in_flight') throw problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } });
-      if (claim?.kind === 'replay') {
-        const record = await domains.findOne({ _id: claim.resultId });
-        if (record) return presentDomain(record, principal.accountId);
-      }
-      const claimed = claim?.kind === 'claimed' ? claim : undefined;
-      try {
-        const existing = await domains.findOne({ _id: domain });
-        let record: PreparedDomainDoc;
-        const cutShort = claimed?.takenOver && existing?.status === 'preparing' ? await startsCollection(deps.db.db).findOne({ kind: 'prepare', record_id: domain, attempt: existing.started_by, claim_id: claimed.id }) : null;
-        if (existing && cutShort) {
-          // This key's request died while starting this preparation: its start is finished here.
-          await startJob({ db: deps.db.db, client: deps.temporal.client }, preparationStart(principal, domain, existing.example_urls, existing.started_by, claimed));
-          record = existing;
-        } else if (existing?.status === 'ready') {
-          await remember(principal, domain);
-          record = existing;
-        } else if (existing?.status === 'preparing') {
-          throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
-        } else {
-          record = await start(principal, domain, exampleUrls, existing, claimed);
-        }
-        await claimed?.complete(domain);
-        return presentDomain(record, principal.accountId);
-      } catch (error) {
-        if (claimed && (await claimed.owned().catch(() => false))) await claimed.drop().catch(() => undefined);
-        throw error;
-      }
+      const submitted = await idempotent(
+        idempotency,
+        extractIdempotencyWords,
+        { accountId: principal.accountId, key: idempotencyKey, body, reserve: () => domain },
+        {
+          replay: async (resultId) => (await domains.findOne({ _id: resultId })) ?? undefined,
+          run: async (claimed) => {
+            const existing = await domains.findOne({ _id: domain });
+            const cutShort = claimed?.takenOver && existing?.status === 'preparing' ? await startsCollection(deps.db.db).findOne({ kind: 'prepare', record_id: domain, attempt: existing.started_by, claim_id: claimed.id }) : null;
+            if (existing && cutShort) {
+              // This key's request died while starting this preparation: its start is finished here.
+              await startJob({ db: deps.db.db, client: deps.temporal.client }, preparationStart(principal, domain, existing.example_urls, existing.started_by, claimed));
+              return { value: existing, resultId: domain };
+            }
+            if (existing?.status === 'ready') {
+              await remember(principal, domain);
+              return { value: existing, resultId: domain };
+            }
+            if (existing?.status === 'preparing') throw problem('in_progress', `A preparation of ${domain} is already running; poll its status.`, { members: { reason: 'in_progress' } });
+            return { value: await start(principal, domain, exampleUrls, existing, claimed), resultId: domain };
+          },
+        },
+      );
+      return presentDomain(submitted.value, principal.accountId);
     },
 
     /** The record, for an account that submitted the domain; 404 otherwise. */

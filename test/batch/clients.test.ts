@@ -58,8 +58,13 @@ describe('Batch through the official clients (base URL changed only)', () => {
     expect(out.retry_status).to.be.oneOf(['running', 'pending', 'completed']);
     expect(out.added).to.deep.equal({ accepted: 2, job_status: 'open' });
     expect(out.closed).to.equal('closed');
-    expect(out.late_add).to.deep.equal([409, 'conflict']);
+    // Each refusal the calls provoke answers the code the client's BatchErrorCode names.
+    expect(out.late_add).to.deep.equal([409, 'last_batch_received']);
     expect(out.open_run).to.equal(4);
+    expect(out.retry_nothing).to.deep.equal([409, 'no_matching_tasks']);
+    expect(out.stop_ended).to.deep.equal([409, 'run_not_stoppable']);
+    expect(out.rerun_in_flight).to.deep.equal([409, 'run_not_terminal']);
+    expect(out.stop_answer).to.equal('stopped');
     expect(out.webhook_put).to.equal(false);
     expect(out.webhook_get).to.equal(receiver.url());
     expect(out.http_webhook).to.equal('callback_url_must_be_https');
@@ -118,6 +123,9 @@ describe('Batch through the official clients (base URL changed only)', () => {
     expect(added.accepted_tasks).to.equal(1);
     const closed = await open.close();
     expect(closed.data.status).to.equal('closed');
+    expect(await open.addTasks([{ url: `${site.url}ok/5` }]).then(() => 'accepted', (caught: unknown) => [(caught as { status: number }).status, (caught as { code: string }).code]), 'add after the last batch').to.deep.equal([409, 'last_batch_received']);
+    expect((await open.run.wait({ timeout: 90, pollInterval: 0.2 })).status).to.equal('completed');
+    expect(await open.retryFailed().then(() => 'accepted', (caught: unknown) => [(caught as { status: number }).status, (caught as { code: string }).code]), 'a partial rerun matching nothing').to.deep.equal([409, 'no_matching_tasks']);
     const webhook = await client.putJobWebhook(open.jobId, { url: receiver.url() });
     expect(webhook).to.deep.equal({ url: receiver.url(), signature: false });
     const test = await client.testWebhook({ url: receiver.url() });
@@ -136,9 +144,12 @@ describe('Batch through the official clients (base URL changed only)', () => {
     const slow = await client.submitRegular(Array.from({ length: 40 }, (_, index) => `${site.url}slow/${index + 100}`));
     expect((await slow.run.pause()).data.pause_state).to.equal('paused');
     expect((await slow.run.resume()).data.pause_state).to.equal('active');
-    await slow.run.stop();
+    const refusal = (caught: unknown) => [(caught as { status: number }).status, (caught as { code: string }).code];
+    expect(await slow.rerun().then(() => 'accepted', refusal), 'rerun while in flight').to.deep.equal([409, 'run_not_terminal']);
+    expect((await slow.run.stop()).data.status, 'stopped at once').to.equal('stopped');
     const stopped = await slow.run.wait({ timeout: 90, pollInterval: 0.2 });
     expect(stopped.status).to.equal('stopped');
+    expect(await slow.run.stop().then(() => 'accepted', refusal), 'stop of a stopped run').to.deep.equal([409, 'run_not_stoppable']);
     const retried = await ref.retryFailed();
     expect((await client.getRun(ref.jobId, retried.runId)).data.run_sequence).to.equal(2);
     expect((await client.waitForRun(ref.jobId, { timeout: 90, pollInterval: 0.2 })).stats).to.deep.include({ total: 3, successful: 2 });

@@ -37,11 +37,14 @@ export async function creditsUsed(accountId: string): Promise<number> {
  * A target site: `/ok/<n>` is a small HTML page, `/missing/<n>` 404, `/slow/<n>` answers after
  * `slowMs`, `/flaky/<n>` fails with 503 the first time it is asked and then answers.
  */
-export async function startTargetSite(options: { slowMs?: number } = {}): Promise<FixtureServer & { hits: Map<string, number> }> {
+export async function startTargetSite(options: { slowMs?: number } = {}): Promise<FixtureServer & { hits: Map<string, number>; requests: SiteRequests }> {
   const hits = new Map<string, number>();
+  const requests = new SiteRequests();
   const server = await startFixtureServer(async (req, res) => {
     const path = req.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    requests.began();
+    res.on('close', () => requests.ended());
     if (path.startsWith('/missing/')) {
       res.statusCode = 404;
       res.end('no such page');
@@ -56,7 +59,64 @@ export async function startTargetSite(options: { slowMs?: number } = {}): Promis
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.end(`<html><head><title>${path}</title></head><body><h1>Page ${path}</h1></body></html>`);
   });
-  return Object.assign(server, { hits });
+  return Object.assign(server, { hits, requests });
+}
+
+/** The site's requests as events: how many are being answered, and a count of those begun (in order). */
+export class SiteRequests {
+  private active = 0;
+  private begun = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  began(): void {
+    this.active++;
+    this.begun++;
+    this.wake();
+  }
+
+  ended(): void {
+    this.active--;
+    this.wake();
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get started(): number {
+    return this.begun;
+  }
+
+  /** Resolves once `ready()` holds, re-checked on every request begun or ended (fails after `timeoutMs`). */
+  async until(ready: () => boolean, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!ready()) {
+      if (Date.now() > deadline) throw new Error(`site requests: condition not met (in flight ${this.active}, begun ${this.begun})`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+}
+
+/** Waits until the run of `runId` has ended in its record (its tasks in flight finished), and answers the record. */
+export async function waitForRunEnd(runId: string, timeoutMs = 90_000) {
+  const store = await batchStore();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await store.runs.findOne({ _id: runId });
+    if (run?.ended_at) return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} did not end: ${JSON.stringify(run?.status)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 export const urls = (site: FixtureServer, kind: string, count: number, from = 0): Array<{ url: string }> =>

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allResults, batchAccount, batchRequest, batchStore, creditsUsed, startTargetSite, urls, waitForRun, type Json } from './helpers';
+import { allResults, batchAccount, batchRequest, batchStore, creditsUsed, startTargetSite, urls, waitForRun, waitForRunEnd, type Json } from './helpers';
 import { eventually } from '../helpers/stack';
 
 describe('Batch jobs', () => {
@@ -125,7 +125,7 @@ describe('Batch jobs', () => {
     expect(last.body.latest_run.last_batch_received).to.equal(true);
     const late = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/tasks`, { tasks: urls(site, 'ok', 1, 500) });
     expect(late.status).to.equal(409);
-    expect(late.body.code).to.equal('conflict');
+    expect(late.body.code).to.equal('last_batch_received');
     const run = await waitForRun(account.key, job);
     expect(run.status).to.equal('completed');
     expect(run.stats).to.deep.include({ total: 200, completed: 200, successful: 200 });
@@ -133,31 +133,38 @@ describe('Batch jobs', () => {
     expect(rows.map((row) => row.url)).to.deep.equal(urls(site, 'ok', 200).map((task) => task.url));
   });
 
-  it('pauses, resumes and stops a run; stopped tasks stay pending and are not billed', async () => {
+  it('pauses, resumes and stops a run: stopped at once, no task starts after, stopped tasks stay pending and are not billed', async () => {
     const account = await batchAccount({ concurrency: 2 });
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: urls(site, 'slow', 60) });
     const job = created.body.job_id as string;
-    const started = (): number => [...site.hits.keys()].filter((path) => path.startsWith('/slow/')).length;
-    await eventually(async () => started() >= 2, 100, 100);
+    const started = (): number => [...site.hits.keys()].filter((path) => /^\/slow\/\d{1,2}$/.test(path)).length;
+    await site.requests.until(() => started() >= 2);
     const paused = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/pause`);
     expect(paused.status).to.equal(200);
     // Paused is a flag beside the status, as the clients' Run model has it.
     expect(paused.body).to.include({ status: 'running', pause_state: 'paused' });
-    // The tasks in flight finish, then no task starts while the run is paused.
-    let settled = -1;
-    for (let round = 0; round < 20 && started() !== settled; round++) {
-      settled = started();
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect(started(), 'no task starts while paused').to.equal(settled);
+    // The tasks in flight finish...
+    await site.requests.until(() => site.requests.inFlight === 0);
+    const settled = started();
     expect(settled).to.be.lessThan(60);
+    // ...then, while another run of the worker fetches six slow pages one after another, this run starts none.
+    const clock = await batchAccount({ concurrency: 1 });
+    const clockJob = await batchRequest(clock.key, 'POST', '/v1/jobs', { tasks: urls(site, 'slow', 6, 1000) });
+    expect((await waitForRun(clock.key, clockJob.body.job_id as string)).status).to.equal('completed');
+    expect(started(), 'no task starts while paused').to.equal(settled);
     expect((await batchRequest(account.key, 'GET', `/v1/jobs/${job}`)).body.latest_run).to.include({ status: 'running', pause_state: 'paused' });
     const resumed = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/resume`);
     expect(resumed.body).to.include({ status: 'running', pause_state: 'active' });
-    await eventually(async () => started() > settled, 50, 200);
+    await site.requests.until(() => started() > settled);
     const stopped = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/stop`);
     expect(stopped.status).to.equal(200);
+    // The stop answers the run as stopped at once, as the clients document it; its tasks in flight may still finish.
+    expect(stopped.body.status).to.equal('stopped');
+    const atStop = started();
+    expect((await batchRequest(account.key, 'GET', `/v1/jobs/${job}`)).body.latest_run.status).to.equal('stopped');
+    const record = await waitForRunEnd(stopped.body.run_id as string);
+    expect(record.status).to.equal('stopped');
+    expect(started(), 'no task starts after the stop').to.equal(atStop);
     const run = await waitForRun(account.key, job);
     expect(run.status).to.equal('stopped');
     expect(run.stats.completed).to.be.lessThan(60);
@@ -169,6 +176,7 @@ describe('Batch jobs', () => {
     expect(await creditsUsed(account.accountId)).to.equal(done);
     const again = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/stop`);
     expect(again.status).to.equal(409);
+    expect(again.body.code).to.equal('run_not_stoppable');
   });
 
   it('reruns only the failed tasks, keeping the others from the run before', async () => {
@@ -193,6 +201,7 @@ describe('Batch jobs', () => {
     expect(runs.body.runs.map((run: Json) => run.run_sequence)).to.deep.equal([2, 1]);
     const none = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/rerun?status=processing`);
     expect(none.status).to.equal(409);
+    expect(none.body.code).to.equal('no_matching_tasks');
   });
 
   it('fails a run whose account runs out of credits, keeping what it fetched', async () => {
@@ -219,7 +228,7 @@ describe('Batch jobs', () => {
     expect(second.body.job_id).to.equal(first.body.job_id);
     const other = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: urls(site, 'ok', 4) }, { 'Idempotency-Key': 'same-key' });
     expect(other.status).to.equal(409);
-    expect(other.body.code).to.equal('conflict');
+    expect(other.body.code).to.equal('idempotency_key_conflict');
   });
 
   it('lists jobs newest first with cursors, and keeps every id-bearing path to its account', async () => {
@@ -306,6 +315,7 @@ describe('Batch jobs', () => {
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const notYet = await batchRequest(account.key, 'POST', '/v1/jobs', { type: 'regular', status: 'closed', file_input_id: created.body.file_input_id });
     expect(notYet.status).to.equal(409);
+    expect(notYet.body.code).to.equal('file_input_not_uploaded');
     const csv = `ref,link\nA1,${site.url}ok/1\n"B,2",${site.url}ok/2\n`;
     const upload = await fetch(created.body.upload.url as string, { method: 'PUT', headers: created.body.upload.headers as Record<string, string>, body: csv });
     expect(upload.status).to.equal(200);

@@ -6,7 +6,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-
 import { eventually } from '../helpers/stack';
 import { accountsHandle, batchAccount, batchRequest, creditsUsed, startTargetSite, urls, type Json } from './helpers';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const EVERY_2S = { rate: { every: 2, unit: 'second' } };
 
 describe('Batch: scheduled jobs', function () {
@@ -27,6 +26,23 @@ describe('Batch: scheduled jobs', function () {
 
   const runsOf = async (key: string, job: string): Promise<Json[]> => ((await batchRequest(key, 'GET', `/v1/jobs/${job}/runs?limit=100`)).body.runs as Json[]).slice().reverse();
   const ended = (runs: Json[]): Json[] => runs.filter((run) => ['completed', 'failed', 'stopped'].includes(run.status as string));
+  /**
+   * Another scheduled job on the same interval, on its own account: its fires are the events that say
+   * the schedules have had their turns (a paused or deleted one would have fired meanwhile).
+   */
+  const startClock = async () => {
+    const clock = await batchAccount();
+    const made = await batchRequest(clock.key, 'POST', '/v1/jobs', { type: 'scheduled', schedule: EVERY_2S, tasks: urls(site, 'ok', 1, 900) });
+    const job = made.body.job_id as string;
+    return {
+      /** Resolves once the clock's schedule has fired `count` more runs, all ended. */
+      async fires(count: number): Promise<void> {
+        const from = (await runsOf(clock.key, job)).length;
+        await eventually(async () => ended(await runsOf(clock.key, job)).length >= from + count, 150, 200);
+      },
+      stop: async () => void (await batchRequest(clock.key, 'DELETE', `/v1/jobs/${job}`)),
+    };
+  };
   const eventsOf = (job: string): Json[] =>
     receiver.deliveries.map((delivery) => JSON.parse(delivery.body.toString()) as Json).filter((event) => event.job_id === job);
 
@@ -68,7 +84,8 @@ describe('Batch: scheduled jobs', function () {
     // A fire already under way finishes; after that, none comes while paused.
     await eventually(async () => (await runsOf(account.key, job)).every((run) => ['completed', 'failed'].includes(run.status as string)), 100, 200);
     const atPause = (await runsOf(account.key, job)).length;
-    await sleep(7_000);
+    const clock = await startClock();
+    await clock.fires(3);
     expect((await runsOf(account.key, job)).length, 'no fire while paused').to.equal(atPause);
 
     const resumed = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/schedule/state`, { schedule_state: 'active' });
@@ -83,7 +100,8 @@ describe('Batch: scheduled jobs', function () {
     expect(error).to.be.instanceOf(ScheduleNotFoundError);
     const credits = await creditsUsed(account.accountId);
     const deliveries = eventsOf(job).length;
-    await sleep(5_000);
+    await clock.fires(2);
+    await clock.stop();
     expect(await creditsUsed(account.accountId), 'no fire after the delete').to.equal(credits);
     expect(eventsOf(job).length).to.be.at.most(deliveries + 1);
   });

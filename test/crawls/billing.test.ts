@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { periodOf } from '../../core/accounts';
-import { CrawlCharges, sliceHoldId } from '../../core/crawls/charges';
+import { crawlCharges, sliceHoldId } from '../../core/crawls/charges';
 import { crawlCollections, ids } from '../../core/crawls/store';
 import { newId } from '../../core/ids';
 import { accountsHandle, crawlAccount } from './helpers';
@@ -10,7 +10,7 @@ describe('crawls: billing a slice exactly once', () => {
 
   it('bills a slice once however many attempts run it', async () => {
     const handle = await accountsHandle();
-    const charges = new CrawlCharges(handle.db.db, handle.accounts);
+    const charges = crawlCharges(handle.db.db, handle.accounts);
     const account = await crawlAccount({ credits: 100 });
     const crawlId = newId('c');
 
@@ -33,7 +33,7 @@ describe('crawls: billing a slice exactly once', () => {
 
   it('settles the hold of an attempt that died between its marker and its settle', async () => {
     const handle = await accountsHandle();
-    const charges = new CrawlCharges(handle.db.db, handle.accounts);
+    const charges = crawlCharges(handle.db.db, handle.accounts);
     const account = await crawlAccount({ credits: 100 });
     const crawlId = newId('c');
     const dying = await charges.open(crawlId, 2, account.principal, false, 0);
@@ -57,7 +57,7 @@ describe('crawls: billing a slice exactly once', () => {
 
   it('reuses the hold of an attempt that died before billing, and refuses what the account cannot pay', async () => {
     const handle = await accountsHandle();
-    const charges = new CrawlCharges(handle.db.db, handle.accounts);
+    const charges = crawlCharges(handle.db.db, handle.accounts);
     const account = await crawlAccount({ credits: 5 });
     const crawlId = newId('c');
     const dead = await charges.open(crawlId, 3, account.principal, false, 4);

@@ -78,6 +78,18 @@ try:
 except BatchAPIError as error:
     out["late_add"] = [error.status_code, error.code]
 out["open_run"] = client.wait_for_run(open_ref.job_id, timeout=90, poll_interval=0.2).stats.total
+# Every task of the open job succeeded: a retry of the failed ones matches nothing.
+try:
+    open_job.retry_failed()
+    out["retry_nothing"] = "accepted"
+except BatchAPIError as error:
+    out["retry_nothing"] = [error.status_code, error.code]
+# The first job's runs have ended: there is nothing to stop.
+try:
+    client.job(ref.job_id).run.stop()
+    out["stop_ended"] = "accepted"
+except BatchAPIError as error:
+    out["stop_ended"] = [error.status_code, error.code]
 
 # Webhook on a job, set and read back; an http URL is refused.
 out["webhook_put"] = open_job.set_webhook(receiver, signature=False).signature
@@ -118,8 +130,14 @@ except BatchAPIError as error:
 # The current run's controls on a slow job: pause, resume, stop; then one run deleted.
 slow = client.submit_regular([f"{site}slow/{i}" for i in range(40)])
 controls = client.job(slow.job_id).run
+# A rerun while the run is in flight waits for its end.
+try:
+    client.job(slow.job_id).rerun()
+    out["rerun_in_flight"] = "accepted"
+except BatchAPIError as error:
+    out["rerun_in_flight"] = [error.status_code, error.code]
 out["paused"] = [controls.pause().data.pause_state.value, controls.resume().data.pause_state.value]
-controls.stop()
+out["stop_answer"] = controls.stop().data.status.value
 stopped = client.wait_for_run(slow.job_id, timeout=90, poll_interval=0.2)
 out["stopped"] = stopped.status.value
 client.run(slow.job_id, stopped.run_id).delete()

@@ -3,7 +3,8 @@
  * prepared recipe gives each page of the site at request time.
  */
 import { expect } from 'chai';
-import { belongs, classify, kindsOf, pageSignals, pageStructure, robotsSitemaps, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind } from '../../../engine/extract';
+import { parseRobots } from '../../../engine/robots';
+import { belongs, classify, kindsOf, pageSignals, pageStructure, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind } from '../../../engine/extract';
 import { acmeHomes, homesDirect, immoHaus, type GeneratedSite } from '../../fixtures/extract-sites/sites';
 import { jobBoard, slashCars } from '../../fixtures/extract-sites/classes';
 import { learnDetail, learnList, urlOf } from './pages';
@@ -106,7 +107,7 @@ describe('Extract classification: the role of a page at request time', () => {
 describe('Extract discovery on the generated sites', () => {
   it('reads the sitemap a robots.txt names, and every page it lists', () => {
     const site = jobBoard();
-    expect(robotsSitemaps(site.robots!)).to.deep.equal(['http://job-board.test/sitemap.xml']);
+    expect(parseRobots(site.robots!, 'Fetchplane').sitemaps).to.deep.equal(['http://job-board.test/sitemap.xml']);
     const locations = sitemapLocations(site.sitemap!);
     expect(locations).to.have.length(site.pages.size);
     expect(locations).to.include('http://job-board.test/search/?q=senior&page=2');

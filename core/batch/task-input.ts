@@ -2,11 +2,12 @@
  * What a Batch submission must be before anything is stored: each task's URL, and the Fetch
  * parameters of the job and of each task, checked by the Fetch route's own schema and rules
  * (core/fetch/task.ts). A bad value is 400 `invalid_argument` naming the parameter; bad tasks are
- * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them.
+ * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them, the reason being
+ * one of their input codes.
  */
-import type { StoredTask } from '../../core/batch/store';
-import { isApiError, problem } from '../../core/errors';
-import { parameterOf, parseTaskParams } from '../../core/fetch/task';
+import { isApiError, problem } from '../errors';
+import { parameterOf, parseTaskParams } from '../fetch/task';
+import { storedTask, type StoredTask } from './store';
 
 export interface TaskInput {
   url: string;
@@ -94,12 +95,7 @@ export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>
         return;
       }
     }
-    stored.push({
-      u: task.url,
-      ...(task.external_id ? { e: task.external_id } : {}),
-      ...(task.metadata && Object.keys(task.metadata).length > 0 ? { m: task.metadata } : {}),
-      ...(Object.keys(own).length > 0 ? { p: own } : {}),
-    });
+    stored.push(storedTask({ url: task.url, externalId: task.external_id, metadata: task.metadata, params: own }));
   });
   if (invalid.length > 0) {
     const first = invalid[0] as InvalidTask;

@@ -1,0 +1,140 @@
+/**
+ * What every Batch command shares: the collections, the active-job slots, the idempotency keys, the
+ * look-ups of an account's job and run, the signals to a run's workflow, the writing of task slices,
+ * the credits probe and the start of a run. Built once per process (createBatchCommands).
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import { refusalError, type Accounts, type Principal } from '../../accounts';
+import type { Config } from '../../config';
+import { isDuplicateKey } from '../../db';
+import { problem } from '../../errors';
+import { ActiveJobs } from '../../jobs/active-jobs';
+import { IdempotencyKeys, type Claimed } from '../../jobs/idempotency';
+import type { IdempotencyWords } from '../../jobs/idempotent';
+import { startJob } from '../../jobs/start';
+import { batchJobChecker, newRunRecord } from '../run-records';
+import { createRunReader, type RunView } from '../runs';
+import { createJobSchedules, type JobSchedules } from '../schedules';
+import { firstRunId, runStartPlan } from '../starts';
+import { batchCollections, ids, toSliceRecord, SLICE_SIZE, type JobDoc, type RunDoc, type SliceDoc, type StoredTask, type TaskStatus } from '../store';
+import { batchRunWorkflowId } from '../../jobs/workflow-names';
+
+/** A webhook URL checked by the fetch engine's target rules (the composition root wires it: core does not import the engine). */
+export type WebhookUrlCheck = (url: string) => Promise<{ ok: true; url: URL } | { ok: false; code: 'callback_url_must_be_https' | 'callback_url_unresolvable' | 'invalid_argument'; detail: string }>;
+
+export interface BatchCommandDeps {
+  db: Db;
+  accounts: Accounts;
+  temporal: { client: Client };
+  config: Pick<
+    Config,
+    | 'temporalTaskQueue'
+    | 'batchConcurrency'
+    | 'batchSlicesInFlight'
+    | 'batchHistoryEvents'
+    | 'webhookRetryInitialMs'
+    | 'webhookRetryMaxIntervalMs'
+    | 'webhookRetryHours'
+    | 'webhookTimeoutMs'
+    | 'secretsKey'
+    | 'batchScheduleMinIntervalSeconds'
+    | 'csvInputMaxBytes'
+    | 'docsUrl'
+  >;
+  /** Checks a webhook URL; absent where no command sets a webhook (the worker). */
+  checkWebhookUrl?: WebhookUrlCheck;
+}
+
+/** A writer mark older than this belongs to a call that died: the next call takes it over. */
+export const STALE_WRITER_MS = 2 * 60 * 1000;
+
+export function createCommandContext(deps: BatchCommandDeps) {
+  const collections = batchCollections(deps.db);
+  const activeJobs = new ActiveJobs(deps.db, { batch: batchJobChecker(deps.db) });
+  const idempotencyKeys = new IdempotencyKeys(deps.db, 'batch');
+  const runs = createRunReader(deps.db);
+
+  const ownJob = async (principal: Principal, jobId: string): Promise<JobDoc> => {
+    const job = await collections.jobs.findOne({ _id: jobId });
+    if (!job || job.account_id !== principal.accountId || job.status === 'deleted') throw problem('not_found', `No job ${jobId} on this account.`);
+    return job;
+  };
+
+  const latestRun = async (job: JobDoc): Promise<RunView | null> => (job.latest_run_id ? runs.one({ _id: job.latest_run_id }) : null);
+
+  const signal = async (runId: string, name: string, ...args: unknown[]): Promise<void> => {
+    try {
+      await deps.temporal.client.workflow.getHandle(batchRunWorkflowId(runId)).signal(name, ...args);
+    } catch (error) {
+      // A run whose workflow has ended needs no signal; its record already says how it ended.
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  };
+
+  /** Writes tasks as slices numbered from `firstSlice`, their sequence numbers from `firstSeq`. */
+  const writeSlices = async (jobId: string, firstSlice: number, firstSeq: number, tasks: StoredTask[]): Promise<number> => {
+    const docs: SliceDoc[] = [];
+    for (let offset = 0; offset < tasks.length; offset += SLICE_SIZE) {
+      const n = firstSlice + docs.length;
+      docs.push({ _id: ids.slice(jobId, n), job_id: jobId, n, first: firstSeq + offset, tasks: tasks.slice(offset, offset + SLICE_SIZE), created_at: new Date() });
+    }
+    for (let from = 0; from < docs.length; from += 100) {
+      try {
+        await collections.slices.insertMany(docs.slice(from, from + 100).map(toSliceRecord), { ordered: false });
+      } catch (error) {
+        // A slice left by a call that died under the same numbers is replaced.
+        if (!isDuplicateKey(error) && !(error as { writeErrors?: unknown }).writeErrors) throw error;
+        for (const doc of docs.slice(from, from + 100)) await collections.slices.replaceOne({ _id: doc._id }, toSliceRecord(doc), { upsert: true });
+      }
+    }
+    return docs.length;
+  };
+
+  const probeCredits = async (principal: Principal): Promise<void> => {
+    const probe = await deps.accounts.charging.tryReserve(principal, 1);
+    if ('refused' in probe) {
+      const refused = refusalError(probe.refused, 'batch', principal);
+      throw problem('payment_required', refused.detail);
+    }
+    await probe.release();
+  };
+
+  /**
+   * Starts run `runId` of `job` through the one start routine (slot, record, workflow `run-<id>`); a
+   * start cut short of the same run (a claim taken over) is finished, its record kept.
+   */
+  const startRun = async (
+    principal: Principal,
+    job: JobDoc,
+    runId: string,
+    rerun?: { of: string; statuses: TaskStatus[] },
+    claim?: Claimed,
+    also?: { take(): Promise<void>; giveBack(): Promise<void> },
+  ): Promise<RunDoc> => {
+    const run = (await collections.runs.findOne({ _id: runId })) ?? newRunRecord(job, principal.keyId, runId, 'manual', rerun);
+    await startJob(
+      { db: deps.db, client: deps.temporal.client },
+      runStartPlan({ db: deps.db, activeJobs, config: deps.config }, job, run, principal, claim ? { id: claim.id, owned: claim.owned } : undefined, also),
+    );
+    await collections.jobs.updateOne({ _id: job._id, run_count: { $lt: run.run_sequence } }, { $set: { latest_run_id: runId, run_count: run.run_sequence, updated_at: run.created_at } });
+    return run;
+  };
+
+  let jobSchedules: JobSchedules | undefined;
+  const schedules = (): JobSchedules => (jobSchedules ??= createJobSchedules(deps.temporal.client, deps.config.temporalTaskQueue));
+
+  return { deps, collections, idempotencyKeys, runs, ownJob, latestRun, signal, writeSlices, probeCredits, startRun, schedules, firstRunId };
+}
+
+export type CommandContext = ReturnType<typeof createCommandContext>;
+
+/** Batch's words for idempotency refusals: the clients' `idempotency_key_conflict` (409). */
+export const batchIdempotencyWords: IdempotencyWords = (refusal) =>
+  refusal === 'invalid_key'
+    ? problem('invalid_argument', 'Idempotency-Key must be 1 to 255 characters.', { members: { parameter: 'Idempotency-Key' } })
+    : problem(
+        'idempotency_key_conflict',
+        refusal === 'reused' ? 'This Idempotency-Key was used with another body.' : 'A request with this Idempotency-Key is still being handled; retry shortly.',
+        { members: { reason: 'idempotency_key_conflict' } },
+      );

@@ -1,0 +1,167 @@
+/**
+ * Creating a job: the creation rules (a scheduled job's schedule and tasks, a CSV input for closed
+ * jobs only), the tasks checked, the webhook checked, then under the Idempotency-Key:
+ *
+ *   claim (reserves the job id) ─> credits probe ─> regular: startJob (active-job slot ─> slices, job,
+ *   run ─> workflow `run-<id>`) | scheduled: slices, job ─> Temporal Schedule
+ *
+ * A retry that took over a dead create whose job was written finishes that job's start.
+ */
+import type { Principal } from '../../accounts';
+import { problem } from '../../errors';
+import { newId } from '../../ids';
+import type { Claimed } from '../../jobs/idempotency';
+import { idempotent } from '../../jobs/idempotent';
+import { parseCsvTasks } from '../csv-input';
+import { insertIgnoringDuplicates } from '../../db';
+import { parseSchedule, type JobSchedule } from '../schedules';
+import { checkScheduledJobs, scheduleRulesFor } from '../limits';
+import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type StoredTask } from '../store';
+import { checkJobParams, checkTasks, paramStrings, type TaskInput } from '../task-input';
+import type { RunView } from '../runs';
+import { batchIdempotencyWords, type CommandContext } from './context';
+import type { WebhookCommands } from './webhook';
+
+/** A create request as the route's schema validated it. */
+export interface CreateJobRequest {
+  type?: 'regular' | 'scheduled';
+  schedule?: JobSchedule;
+  status?: 'open' | 'closed';
+  zenrows_params?: Record<string, unknown>;
+  tasks?: TaskInput[];
+  file_input_id?: string;
+  external_id?: string;
+  name?: string;
+  metadata?: Record<string, string>;
+  webhook?: { url: string; signature?: boolean };
+}
+
+export interface Created {
+  job: JobDoc;
+  run: RunView | null;
+  replayed: boolean;
+}
+
+export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
+  const { collections, deps } = c;
+
+  /** Writes a scheduled job's tasks and record; a failure after takes both back. */
+  const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>): Promise<void> => {
+    await c.writeSlices(job._id, 0, 0, tasks);
+    await collections.jobs.insertOne(job);
+    try {
+      await then();
+    } catch (error) {
+      await collections.jobs.deleteOne({ _id: job._id }).catch(() => undefined);
+      await collections.slices.deleteMany({ job_id: job._id }).catch(() => undefined);
+      throw error;
+    }
+  };
+
+  /** A regular job runs at once: its first run's start takes an active-job slot, then writes its tasks, its record and the run. */
+  const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[], claim?: Claimed): Promise<JobDoc> => {
+    const runId = c.firstRunId(job._id);
+    await c.startRun(principal, job, runId, undefined, claim, {
+      take: async () => {
+        await c.writeSlices(job._id, 0, 0, tasks);
+        await insertIgnoringDuplicates(collections.jobs, [job]);
+      },
+      giveBack: async () => {
+        await collections.jobs.deleteOne({ _id: job._id, run_count: 0 });
+        await collections.slices.deleteMany({ job_id: job._id });
+      },
+    });
+    return { ...job, latest_run_id: runId, run_count: 1 };
+  };
+
+  /** A scheduled job starts no run: its Temporal Schedule fires them. */
+  const createScheduled = async (job: JobDoc, schedule: JobSchedule, tasks: StoredTask[]): Promise<JobDoc> => {
+    let next: Date | null = null;
+    await insertJob(job, tasks, async () => {
+      try {
+        await c.schedules().create(job._id, job.account_id, schedule, 'active');
+        next = await c.schedules().nextFire(job._id, schedule);
+      } catch (error) {
+        await c.schedules().remove(job._id).catch(() => undefined);
+        throw error;
+      }
+    });
+    await collections.jobs.updateOne({ _id: job._id }, { $set: { next_scheduled_run: next } });
+    return { ...job, next_scheduled_run: next };
+  };
+
+  /** The job as the request asks it, every rule checked: nothing is written before. */
+  const shape = async (principal: Principal, body: CreateJobRequest) => {
+    const params = paramStrings(body.zenrows_params);
+    checkJobParams(params);
+    const status = body.status ?? 'closed';
+    const scheduled = body.type === 'scheduled';
+    if (scheduled && !body.schedule) throw problem('invalid_argument', 'A scheduled job needs `schedule`.', { members: { parameter: 'schedule' } });
+    if (scheduled && status === 'open') throw problem('invalid_argument', 'A scheduled job is closed: its tasks run at every fire.', { members: { parameter: 'status' } });
+    // The clients' model: `schedule` is ignored on other jobs.
+    const schedule = scheduled && body.schedule ? parseSchedule(body.schedule, scheduleRulesFor(deps.config, principal)) : undefined;
+    if (body.tasks && body.file_input_id) throw problem('invalid_argument', 'Send `tasks` or `file_input_id`, not both.', { members: { parameter: 'file_input_id' } });
+    let tasks: StoredTask[];
+    if (body.file_input_id) {
+      if (status !== 'closed') throw problem('file_input_unsupported_for_job_type', 'A CSV input is for closed jobs only.', { members: { reason: 'file_input_unsupported_for_job_type' } });
+      tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
+    } else {
+      tasks = checkTasks(body.tasks ?? [], params);
+    }
+    if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
+    if (tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
+    const webhook = await webhooks.check(principal, body.webhook);
+    return { status, params, tasks, schedule, webhook };
+  };
+
+  /** `ready` runs once the request is found valid, before anything is written (the API refuses work no worker would move). */
+  return async function create(principal: Principal, body: CreateJobRequest, idempotencyKey: string | undefined, ready?: () => Promise<void>): Promise<Created> {
+    const input = await shape(principal, body);
+    await ready?.();
+    const created = await idempotent(
+      c.idempotencyKeys,
+      batchIdempotencyWords,
+      { accountId: principal.accountId, key: idempotencyKey, body, reserve: () => newId('job') },
+      {
+        replay: async (jobId) => c.ownJob(principal, jobId),
+        run: async (claim) => {
+          const earlier = claim?.takenOver ? await collections.jobs.findOne({ _id: claim.recordId }) : null;
+          if (earlier && earlier.type === 'regular' && claim) {
+            await c.startRun(principal, earlier, c.firstRunId(earlier._id), undefined, claim);
+            const resumed = (await collections.jobs.findOne({ _id: earlier._id })) ?? earlier;
+            return { value: resumed, resultId: resumed._id };
+          }
+          if (earlier) return { value: earlier, resultId: earlier._id };
+          if (input.schedule) await checkScheduledJobs(c.deps.db, principal);
+          await c.probeCredits(principal);
+          const now = new Date();
+          const job: JobDoc = {
+            _id: claim?.recordId || newId('job'),
+            account_id: principal.accountId,
+            key_id: principal.keyId,
+            type: input.schedule ? 'scheduled' : 'regular',
+            status: input.status,
+            params: input.params,
+            external_id: body.external_id ?? null,
+            name: body.name ?? null,
+            metadata: body.metadata ?? null,
+            webhook: input.webhook ?? null,
+            schedule: input.schedule ?? null,
+            schedule_state: input.schedule ? 'active' : null,
+            next_scheduled_run: null,
+            task_count: input.tasks.length,
+            slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
+            writing: null,
+            run_count: 0,
+            latest_run_id: null,
+            created_at: now,
+            updated_at: now,
+          };
+          const made = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks, claim);
+          return { value: made, resultId: made._id };
+        },
+      },
+    );
+    return { job: created.value, run: await c.latestRun(created.value), replayed: created.replayed };
+  };
+}
