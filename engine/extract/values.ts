@@ -47,6 +47,9 @@ function counted(values: readonly string[], mark: DecimalMark): boolean {
   return words.size <= MAX_COUNT_WORDS;
 }
 
+/** A date written with dots (`21.06.2010`, `1.3.2024`): day, month and year, never a number. */
+const DOTTED_DATE = /^\d{1,2}\.\d{1,2}\.(?:\d{2}|\d{4})$/;
+
 const isUrl = (text: string): boolean => /^(https?:)?\/\//i.test(text) || /^\/[^\s]*$/.test(text);
 
 /** The narrowest type every value fits; numbers only when the text is essentially the number. */
@@ -54,7 +57,7 @@ export function inferType(values: readonly string[], mark: DecimalMark): FieldTy
   if (values.length === 0) return 'text';
   if (values.every(isUrl)) return 'url';
   // Identifiers (ISBNs, EANs, codes with a leading zero) are written as digits but are not quantities.
-  if (values.some((value) => /^0\d/.test(value.trim())) || values.every((value) => /^\d{9,}$/.test(value.trim().replace(/-/g, '')))) return 'text';
+  if (values.some((value) => /^0\d/.test(value.trim()) || DOTTED_DATE.test(value.trim())) || values.every((value) => /^\d{9,}$/.test(value.trim().replace(/-/g, '')))) return 'text';
   const numeric =
     values.every((value) => {
       const stripped = value.replace(UNIT, '').replace(CURRENCY, '').replace(/[\s\u00a0]/g, '');

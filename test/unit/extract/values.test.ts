@@ -15,8 +15,6 @@ const read = (values: string[], mark: DecimalMark) => {
   return { type, values: values.map((value) => normalize(value, type, mark, 'http://site.test/a/b')) };
 };
 
-/** A test of behaviour the engine does not have yet (an open engine bug): reported as pending, not run. */
-const todo = it.skip;
 
 describe('Extract values: prices', () => {
   it('reads prices as the sites write them: en-US, en-GB, de-DE thousands and decimals', () => {
@@ -87,14 +85,14 @@ describe('Extract values: identifiers, dates and links', () => {
     expect(read(['01.03.2024', '12.06.2010'], ',').type).to.equal('text');
   });
 
-  todo('TODO engine bug: keeps dotted dates (21.06.2010, 1.3.2024) as text instead of reading the day as a number', () => {
-    // Today: `int` [21, 15] with the comma mark, `decimal` [21.06, 15.03] with the dot mark.
+  it('keeps dotted dates (21.06.2010, 1.3.2024) as text instead of reading the day as a number', () => {
+    // Day, month and year: never `int` [21, 15] (comma mark) nor `decimal` [21.06, 15.03] (dot mark).
     expect(read(['21.06.2010', '15.03.2024'], ',')).to.deep.equal({ type: 'text', values: ['21.06.2010', '15.03.2024'] });
     expect(read(['21.06.2010', '15.03.2024'], '.')).to.deep.equal({ type: 'text', values: ['21.06.2010', '15.03.2024'] });
     expect(read(['1.3.2024', '7.11.2023'], ',').type).to.equal('text');
   });
 
-  todo('TODO engine bug: immo-haus with a "Verfügbar ab" date row reads the date, not its day', () => {
+  it('immo-haus with a "Verfügbar ab" date row reads the date, not its day', () => {
     const site = immoHaus();
     const dated = (path: string, index: number) => ({ url: urlOf(site, path), html: site.pages.get(path)!.html.replace('</table>', `<tr><th>Verfügbar ab</th><td>${1 + (index % 9)}.${1 + (index % 12)}.2025</td></tr></table>`) });
     const induced = induceRole('expose', site.details.slice(0, 8).map(dated));
