@@ -13,8 +13,6 @@ import { learnDetail, learnList, truthOf, urlOf } from './pages';
 const detailOf = (site: GeneratedSite): RoleRecipe => learnDetail(site, site.details.slice(0, 8), site.details.slice(8, 12));
 const stored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** A test of behaviour the engine does not have yet (an open engine bug): reported as pending, not run. */
-const todo = it.skip;
 
 describe('Extract recipes: stored and read back', () => {
   it('a detail role read back from JSON is the same role and reads the same values on every page', () => {
@@ -118,8 +116,8 @@ describe('Extract standard: the real-estate schema', () => {
     expect(servesVertical(stored({ verticals: [], roles: [{ ...mapped, standard: standardMapping(mapped.fields)! }] }), 'real_estate')).to.equal(true);
   });
 
-  todo('TODO engine bug: a shop whose products have a "Size" (shoe sizes) is not real estate', () => {
-    // Today `size` maps to `area` (and `bed_size` would map to `bedrooms`): price plus area makes a listing.
+  it('a shop whose products have a "Size" (shoe sizes) is not real estate', () => {
+    // `size` beside a price alone is no floor area (nor is a `bed_size` a count of bedrooms).
     const site = shopWidgets();
     const pages = site.details.slice(0, 8).map((path, index) => ({ url: urlOf(site, path), html: site.pages.get(path)!.html.replace('<li>In stock:', `<li>Size: ${36 + (index % 8)}</li><li>In stock:`) }));
     const induced = induceRole('product', pages);
@@ -128,8 +126,8 @@ describe('Extract standard: the real-estate schema', () => {
     expect(standardMapping(induced.role.fields)).to.equal(undefined);
   });
 
-  todo('TODO engine bug: meuble-loc (French rentals: Loyer, Pièces, Surface) maps to the real-estate schema', () => {
-    // The lexicon knows rent in English (rent) and German (miete) but not French (loyer): no listing_price, no mapping.
+  it('meuble-loc (French rentals: Loyer, Pièces, Surface) maps to the real-estate schema', () => {
+    // Rent as the French write it (loyer) is the listing price, as rent and Miete are.
     expect(standardMapping(detailOf(meubleLoc()).fields)).to.deep.include({ listing_price: 'loyer', area: 'surface' });
   });
 });
