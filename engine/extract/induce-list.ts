@@ -12,7 +12,7 @@
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import type { Induction, SamplePage } from './induce';
 import { stableTokens, urlPatterns } from './induce';
-import { mainRegion, nextPageHref, recordsAt, recordValues, type RecordValue } from './records';
+import { mainRegion, MIN_RECORDS, nextPageHref, recordsAt, recordValues, type RecordValue } from './records';
 import type { FieldRecipe, RoleRecipe } from './recipe';
 import { anchorOf, anchorSuffix, fieldName, pageShingles } from './signals';
 import { decimalMarkOf, inferType } from './values';
@@ -83,6 +83,15 @@ function findList(pages: readonly Listed[], stable: ReadonlySet<string>): { cont
       // The anchor must find this page's records and nothing besides them.
       const found = recordsAt(pages[index]!.body, anchor, record, stable);
       if (found.length > 0 && found.every((el) => el.parentNode === mains[index]!.container)) counts.set(anchor, (counts.get(anchor) ?? 0) + 1);
+    });
+    // A short page (a last page of one or two records) shows no list region, yet is a page of the list
+    // when the anchor finds its few records in one container: it supports the anchor, not refutes it.
+    mains.forEach((main, index) => {
+      if (main) return;
+      for (const [anchor] of [...counts]) {
+        const found = recordsAt(pages[index]!.body, anchor, record, stable);
+        if (found.length > 0 && found.length < MIN_RECORDS && found.every((el) => el.parentNode === found[0]!.parentNode)) counts.set(anchor, counts.get(anchor)! + 1);
+      }
     });
     const [best] = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
     if (best && best[1] >= pages.length * CONTAINER_SUPPORT) return { container: best[0], record };

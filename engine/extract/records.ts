@@ -13,7 +13,7 @@ import { anchorOf, anchorStep, classTokens, elementChildren, readText, type Toke
 
 export const SIDE_TAGS: ReadonlySet<string> = new Set(['header', 'footer', 'nav', 'aside']);
 
-const MIN_RECORDS = 3;
+export const MIN_RECORDS = 3;
 /** A record is like its siblings when it shares this much of their common tag paths. */
 const RECORD_LIKENESS = 0.5;
 /** Share of the page's main text the records must hold for the page to be a list page. */

@@ -5,7 +5,8 @@
  * - determinism: the same page interpreted twice gives the same JSON;
  * - recognition: every held-out page is recognised as the role (its threshold is learned here).
  * A role with no field left besides its title is not verified. A list kind is verified on its records:
- * most held-out pages must show at least two, and a field's presence counts records, not pages.
+ * most held-out pages must show at least two (a last page may show one), and a field's presence counts
+ * records, not pages.
  */
 import { applyRole, similarity, type FieldRecipe, type RoleRecipe } from './recipe';
 import { parseHtml } from '../outputs/dom';
@@ -23,6 +24,7 @@ const SIMILARITY_MARGIN = 0.1;
 const SIMILARITY_FLOOR = 0.5;
 
 const LIST_PAGES_WITH_RECORDS = 0.8;
+const LIST_PAGES_IN_FULL = 0.5;
 
 export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly SamplePage[]): Verification {
   if (heldOut.length < 2) return { ok: false, reason: 'too_few_pages', detail: `${heldOut.length} held-out page(s): at least 2 are needed to verify.` };
@@ -96,8 +98,11 @@ function verifyList(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly S
   }
   const records = runs.flatMap((run) => run.items ?? []);
   const listed = runs.filter((run) => (run.items?.length ?? 0) >= 2).length;
-  if (listed < heldOut.length * LIST_PAGES_WITH_RECORDS) {
-    return { ok: false, reason: 'not_verified', detail: `The list was found on ${listed} of ${heldOut.length} held-out pages.` };
+  // A last page of one record, found in the learned container, is a short page of the list: it counts
+  // as found as long as most held-out pages show the list in full.
+  const short = runs.filter((run) => run.items?.length === 1).length;
+  if (listed + short < heldOut.length * LIST_PAGES_WITH_RECORDS || listed < heldOut.length * LIST_PAGES_IN_FULL) {
+    return { ok: false, reason: 'not_verified', detail: `The list was found on ${listed} of ${heldOut.length} held-out pages${short ? ` (and one record on ${short} more)` : ''}.` };
   }
   const kept: FieldRecipe[] = [];
   const dropped: string[] = [];
