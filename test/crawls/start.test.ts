@@ -32,6 +32,7 @@ describe('crawls: starting one', function () {
       include_patterns: ['/p/'],
       exclude_patterns: ['/p/9'],
       output_format: 'html',
+      respect_robots: true,
       discovery: ['links'],
       extract_calls: 0,
       coverage: { pages_fetched: 0, pages_failed: 0, items_found: 0 },
