@@ -284,7 +284,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       summary: 'Token revocation (RFC 7009): an access token or a refresh token (and its access token) stops working at once.',
       tags,
       body: 'raw',
-      rawContent: { [FORM]: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] } } } } },
+      rawContent: { [FORM]: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, token_type_hint: { type: 'string', description: '`access_token` or `refresh_token`; a hint only (RFC 7009): another value is ignored.' } } } } },
       errorResponse: OAUTH_ERROR,
       responses: { 200: { description: 'Revoked, or unknown (RFC 7009 answers both alike)' }, 400: { description: 'OAuth error' } },
       async handler(ctx, input) {

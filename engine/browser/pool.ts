@@ -123,7 +123,7 @@ interface Managed {
 }
 
 export function browserPoolOptionsFromConfig(
-  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'dataDir'>,
+  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'>,
   log?: Logger,
 ): BrowserPoolOptions {
   return {
@@ -133,7 +133,7 @@ export function browserPoolOptionsFromConfig(
     idleCloseMs: config.browserIdleCloseMs,
     hostOverrides: config.hostOverrides,
     log,
-    ...(config.browserShare ? { share: { dataDir: config.dataDir, log } } : {}),
+    ...(config.browserShare ? { share: { dataDir: config.dataDir, profile: JSON.stringify([config.hostOverrides, config.targetAllowlist, config.proxies, config.premiumProxies]), log } } : {}),
   };
 }
 

@@ -19,6 +19,11 @@ import { renderFailure, type RenderRequest, type RenderResult } from './types';
 export interface ShareOptions {
   /** The service's data folder: names the socket and holds the token. */
   dataDir: string;
+  /**
+   * What a render depends on in the hosting process (name overrides, allowed private targets, proxy
+   * pools): processes that differ in it never share a browser, since the host's would apply.
+   */
+  profile?: string;
   log?: Logger;
 }
 
@@ -109,7 +114,7 @@ export class RenderShare {
 
   constructor(private readonly options: ShareOptions) {
     const folder = path.resolve(options.dataDir);
-    this.address = `\0fetchplane-browser-${createHash('sha256').update(folder).digest('hex').slice(0, 24)}`;
+    this.address = `\0fetchplane-browser-${createHash('sha256').update(folder).update('\0').update(options.profile ?? '').digest('hex').slice(0, 24)}`;
     this.tokenPath = path.join(folder, TOKEN_FILE);
   }
 

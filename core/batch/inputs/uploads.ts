@@ -158,9 +158,9 @@ export async function inputTasks(db: Db, accountId: string, inputId: string): Pr
   const { inputs, contents } = batchCollections(db);
   const input = await inputs.findOne({ _id: inputId });
   if (!input || input.account_id !== accountId || input.expires_at.getTime() < Date.now()) {
-    throw problem('not_found', `No file input ${inputId}, or its 24-hour slot expired.`, { members: { reason: 'file_input_not_found' } });
+    throw problem('file_input_not_found', `No file input ${inputId}, or its 24-hour slot expired.`, { members: { reason: 'file_input_not_found' } });
   }
-  if (!input.uploaded) throw problem('conflict', `File input ${inputId} was never uploaded: PUT the CSV to its upload URL first.`, { members: { reason: 'file_input_not_uploaded' } });
+  if (!input.uploaded) throw problem('file_input_not_uploaded', `File input ${inputId} was never uploaded: PUT the CSV to its upload URL first.`, { members: { reason: 'file_input_not_uploaded' } });
   if (input.refusal) throw problem('invalid_argument', input.refusal, { members: { parameter: 'csv.fields' } });
   if (input.parts === undefined) return legacyTasks(db, input);
   const tasks: InputTask[] = [];
