@@ -58,6 +58,8 @@ export const FAILURES = {
   timeout: row('CTX0002', 'target', false, true),
   /** Under mode=auto, every configuration was blocked; blocks often pass. */
   exhausted: row('RESP001', 'target', false, true),
+  /** The host asked for a pause (429/503) longer than a synchronous request waits: later will work. */
+  host_paused: row('RESP001', 'target', false, true),
 
   // This service.
   proxy_failed: row('RESP001', 'service', true, true),

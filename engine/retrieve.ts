@@ -16,7 +16,7 @@ import { configurationOf } from '../core/pricing';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { FAILURES, type FailureKind } from './failures';
 import type { EngineMethod, EngineProxyInfo } from './types';
-import type { GateAnswer, HostGate } from './politeness';
+import { HostPaused, type GateAnswer, type HostGate } from './politeness';
 import type { RobotsReader } from './robots';
 
 export interface RetrievalDeps {
@@ -61,6 +61,8 @@ export interface RetrieveRequest {
   account?: string;
   /** Ask the origin's robots.txt first; a disallowed URL fails with `robots_disallowed`, nothing tried. */
   respectRobots?: boolean;
+  /** Longest wait for a host paused by its 429/503 answers; longer fails at once as `host_paused` (synchronous callers). */
+  maxHostPauseMs?: number;
 }
 
 export interface Page {
@@ -227,8 +229,11 @@ export function createRetrieval(deps: RetrievalDeps) {
     if (!gate) return fetcherFor(rung)(request, rung);
     let ticket;
     try {
-      ticket = await gate.enter(request.url, request.account ?? request.reuseKey ?? '', request.signal);
+      ticket = await gate.enter(request.url, request.account ?? request.reuseKey ?? '', request.signal, request.maxHostPauseMs);
     } catch (error) {
+      if (error instanceof HostPaused) {
+        return failure('host_paused', `${error.host} answered 429 or 503 and is paused for every request for ${Math.ceil((error.until - Date.now()) / 1000)} s more; try again after that.`);
+      }
       if (request.signal?.aborted) return failure('aborted', 'The request was cancelled while it waited for its turn at the host.');
       // The gate's store is away: the request goes as it would have without the gate.
       log.warn('host gate unavailable', { error: (error as Error).message });

@@ -42,6 +42,8 @@ export interface FetchJob {
   signal?: AbortSignal;
   /** Whose rendered pages may share a browser context (engine/browser/pool.ts). */
   reuseKey?: string;
+  /** Longest wait for a host its 429/503 answers paused (engine/politeness); unset: as long as the pause. */
+  maxHostPauseMs?: number;
 }
 
 export type RetrievedPage =
@@ -141,6 +143,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             signal: job.signal,
             reuseKey: job.reuseKey,
             ...(params.respectRobots ? { respectRobots: true } : {}),
+            ...(job.maxHostPauseMs !== undefined ? { maxHostPauseMs: job.maxHostPauseMs } : {}),
           },
           (credits) => billing.afford(credits),
         );

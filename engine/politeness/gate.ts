@@ -69,6 +69,13 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+/** The host is paused (it answered 429 or 503) for longer than the caller would wait. */
+export class HostPaused extends Error {
+  constructor(readonly host: string, readonly until: number) {
+    super(`${host} is paused until ${new Date(until).toISOString()}`);
+  }
+}
+
 export class HostGate {
   private readonly keys: GateKeys;
   private readonly collections: PolitenessCollections;
@@ -92,11 +99,11 @@ export class HostGate {
   }
 
   /** Waits for the host's turn for `account`; call `done` with the answer (or without, on failure). */
-  async enter(url: string, account: string, signal?: AbortSignal): Promise<GateTicket> {
+  async enter(url: string, account: string, signal?: AbortSignal, maxPauseMs?: number): Promise<GateTicket> {
     const releases: Array<() => void> = [];
     const keys = this.keys.of(new URL(url));
     try {
-      for (const key of keys) releases.push(await this.enterKey(key, account, signal));
+      for (const key of keys) releases.push(await this.enterKey(key, account, signal, maxPauseMs));
     } catch (error) {
       for (const release of releases.reverse()) release();
       throw error;
@@ -133,7 +140,7 @@ export class HostGate {
     return count;
   }
 
-  private async enterKey(key: GateKey, account: string, signal?: AbortSignal): Promise<() => void> {
+  private async enterKey(key: GateKey, account: string, signal?: AbortSignal, maxPauseMs?: number): Promise<() => void> {
     let turns = this.turns.get(key.key);
     if (!turns) {
       turns = new FairTurns(key.budget.concurrency);
@@ -151,6 +158,7 @@ export class HostGate {
       if (interval() === 0 && !paused()) return release;
       // A back-off may be stretched while we wait: look again when it ends.
       while (paused()) {
+        if (maxPauseMs !== undefined && policy.backoffUntil - this.now() > maxPauseMs) throw new HostPaused(key.key, policy.backoffUntil);
         await sleep(policy.backoffUntil - this.now(), signal);
         policy = await this.policy(key.key);
       }

@@ -106,12 +106,17 @@ describe('politeness: one host gate for every job and account', function () {
     const crawlId = await client.started({ url: `${origin('throttle')}/c/`, max_pages: 3, max_items: 2 });
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', { type: 'regular', status: 'closed', tasks: [{ url: `${origin('throttle')}/t/1` }] });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const other = await fetch(`${api}/v1/?apikey=${account.key}&url=${encodeURIComponent(`${origin('throttle')}/fetch`)}`);
-    expect(other.status).to.equal(200);
+    // A Fetch is answered at once while the host is paused (its caller waits on the line), reaching nothing.
+    const during = await fetch(`${api}/v1/?apikey=${account.key}&url=${encodeURIComponent(`${origin('throttle')}/fetch`)}`);
+    expect(during.status).to.equal(422);
+    expect(((await during.json()) as { code: string }).code).to.equal('RESP001');
     const { crawl } = await client.finish(crawlId);
     expect(crawl.status).to.equal('completed');
     const run = await waitForRun(account.key, created.body.job_id as string);
     expect(run.stats).to.deep.include({ successful: 1 });
+    const other = await fetch(`${api}/v1/?apikey=${account.key}&url=${encodeURIComponent(`${origin('throttle')}/fetch`)}`);
+    expect(other.status).to.equal(200);
+    expect(arrivals.filter((arrival) => arrival.host === 'throttle' && arrival.path === '/fetch')).to.have.length(1);
 
     const later = arrivals.filter((arrival) => arrival.host === 'throttle' && arrival.path !== '/limited');
     expect(later.map((arrival) => arrival.path)).to.include.members(['/c/', '/t/1', '/fetch']);
