@@ -10,7 +10,9 @@
  * - DOM changes of the main frame after DOMContentLoaded (nodes added or removed, text changed):
  *   the time of the last one starts the still window. Changes made inside a callback that is not
  *   counted (an interval's later runs, a loop's timer, a long rAF chain) are dropped: a ticking clock,
- *   a carousel or an animation never holds the page. Attribute and style changes are not content.
+ *   a carousel or an animation never holds the page. Attribute and style changes are not content;
+ * - a `<meta http-equiv="refresh">` due within the horizon: the page is about to move (and where it
+ *   moves may be refused, which must be seen before the page is taken).
  * `wait(stillMs, maxMs)` answers once nothing counted is pending and the DOM has been still for
  * `stillMs`, or after `maxMs`: `{ idle, pending, since }`.
  */
@@ -36,7 +38,17 @@ export function pendingProbe(horizonMs: number): string {
   let running;
   const observer = new MutationObserver((records) => { if (contentLoaded && records.length > 0) touch(); });
   observer.observe(document, { childList: true, subtree: true, characterData: true });
-  document.addEventListener('DOMContentLoaded', () => { observer.takeRecords(); contentLoaded = true; }, { once: true });
+  document.addEventListener('DOMContentLoaded', () => { observer.takeRecords(); contentLoaded = true; holdForRefresh(); }, { once: true });
+  if (contentLoaded) holdForRefresh();
+  /** A meta refresh due within the horizon moves the page: pending until it does (bounded: a second past its time). */
+  function holdForRefresh() {
+    const meta = document.querySelector('meta[http-equiv="refresh" i]');
+    const delay = meta ? parseFloat(meta.getAttribute('content') || '') * 1000 : NaN;
+    if (!(delay >= 0) || delay > ${horizonMs}) return;
+    const hold = {};
+    timers.add(hold);
+    nativeSet.call(window, () => { timers.delete(hold); kick(); }, delay + 1000);
+  }
   const pending = () => timers.size + frames.size;
   function touch() { last = now(); kick(); }
   function kick() {
