@@ -13,6 +13,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../db';
+import type { ChargeDoc } from '../jobs/charges';
 import type { JobSchedule } from './schedules';
 
 /** Tasks per slice: the unit of storage, of work (one activity) and of billing (one hold). */
@@ -211,15 +212,6 @@ export interface JobInputDoc {
   expires_at: Date;
 }
 
-export interface ChargeMarker {
-  _id: string;
-  crawl_id: string;
-  hold: string;
-  period: string;
-  credits: number;
-  at: Date;
-}
-
 export const ids = {
   slice: (jobId: string, n: number): string => `${jobId}:${n}`,
   result: (runId: string, n: number): string => `${runId}:${n}`,
@@ -260,7 +252,7 @@ export function batchCollections(db: Db) {
     contents: db.collection<ContentDoc>('batch_contents'),
     exports: db.collection<ExportDoc>('batch_exports'),
     inputs: db.collection<JobInputDoc>('batch_job_inputs'),
-    charges: db.collection<ChargeMarker>('batch_charges'),
+    charges: db.collection<ChargeDoc>('batch_charges'),
   };
 }
 

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../db';
+import type { ChargeDoc } from '../jobs/charges';
 import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
 
 export interface CrawlDoc {
@@ -116,15 +117,6 @@ export interface ContentDoc {
   chunk: number;
   chunks: number;
   html: string;
-}
-
-export interface ChargeDoc {
-  _id: string;
-  crawl_id: string;
-  hold: string;
-  period: string;
-  credits: number;
-  at: Date;
 }
 
 export const CRAWL_INDEXES: IndexRegistration = {
