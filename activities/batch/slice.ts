@@ -132,7 +132,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
     const todo = items.flatMap((item, index) => (item.status === 'pending' ? [index] : []));
     // One reservation for the part at its cheapest price (one ledger write, not one per task);
     // dearer configurations grow it, and an account that cannot pay for all of it grows task by task.
-    const bill = await deps.charges.open(input.runId, billKey(input.n, part), payer, by.attempt > 1, todo.length);
+    const bill = await deps.charges.open(input.runId, billKey(input.n, part), payer, by.attempt > 1, input.closing ? 0 : todo.length);
     const bodies = new BodyWriter(deps.db, input.runId, slice, by);
     // Tasks finished in this attempt; heartbeats name those whose bodies have landed, with the restored ones.
     const finished = new Map<number, { body: boolean }>();
@@ -149,7 +149,7 @@ export async function runBatchSlice(deps: SliceDeps, input: SliceInput): Promise
         reporting = false;
       }
     };
-    progress = setInterval(() => void report(), PROGRESS_MS);
+    progress = setInterval(() => void report().catch(() => undefined), PROGRESS_MS);
     let next = 0;
     const lane = async (): Promise<void> => {
       for (;;) {
