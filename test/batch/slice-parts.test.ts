@@ -13,7 +13,7 @@ import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { serviceConfig } from '../helpers/app';
 import { eventually, testStack } from '../helpers/stack';
-import { allResults, batchAccount, batchRequest, batchStore, creditsUsed, SiteRequests, startTargetSite, urls, waitForRun, type Json } from './helpers';
+import { allResults, batchAccount, batchRequest, batchStore, creditsUsed, SiteRequests, startTargetSite, urls, waitForRun, waitForRunEnd, type Json } from './helpers';
 
 describe('Batch: a slice in parts and attempts', function () {
   this.timeout(300_000);
@@ -62,6 +62,33 @@ describe('Batch: a slice in parts and attempts', function () {
       expect(await creditsUsed(account.accountId), 'each success billed once across the parts').to.equal(30);
       expect(run.stats.spend.credits).to.equal(30);
       await expectAllRead(account.key, job, 30);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('closes a paused slice when its run is stopped: what it fetched counts and is billed, no task starts after the stop', async () => {
+    const site = await startTargetSite({ slowMs: 300 });
+    try {
+      const account = await batchAccount({ concurrency: 2 });
+      const created = await batchRequest(account.key, 'POST', '/v1/jobs', { tasks: urls(site, 'slow', 30) });
+      const job = created.body.job_id as string;
+      const runId = created.body.latest_run.run_id as string;
+      const started = (): number => [...site.hits.keys()].filter((path) => path.startsWith('/slow/')).length;
+      await site.requests.until(() => started() >= 4);
+      expect((await batchRequest(account.key, 'POST', `/v1/jobs/${job}/pause`)).status).to.equal(200);
+      await eventually(async () => (await pendingSlices(runId)).length === 0, 150);
+      const fetched = started();
+      const stopped = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/stop`);
+      expect(stopped.body.status).to.equal('stopped');
+      const record = await waitForRunEnd(runId);
+      expect(record.status).to.equal('stopped');
+      expect(started(), 'no task starts after the stop').to.equal(fetched);
+      expect(record.stats).to.deep.include({ total: 30, completed: fetched, successful: fetched });
+      const rows = await allResults(account.key, `/v1/jobs/${job}/results`);
+      expect(rows.filter((row) => row.status === 'successful')).to.have.length(fetched);
+      expect(rows.filter((row) => row.status === 'pending')).to.have.length(30 - fetched);
+      expect(await creditsUsed(account.accountId)).to.equal(fetched);
     } finally {
       await site.close();
     }
