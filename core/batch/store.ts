@@ -6,9 +6,10 @@
  * duplicates nor loses a result.
  *
  *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
- *       └─< batch_runs ─< batch_results           one per slice and run
+ *       └─< batch_runs ─< batch_results           one per slice and run, and one per part a paused
+ *                                                 slice stored before it went on
  *                     ─< batch_contents           one per pack of small bodies of a slice, or per
- *                                                 chunk of a large body (run, task, attempt)
+ *                                                 chunk of a large body (run, task, part, attempt)
  *                     ─< batch_exports            one per export, its file in batch_contents
  */
 import type { Collection, Db } from 'mongodb';
