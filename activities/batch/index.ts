@@ -19,6 +19,7 @@ import { createWebhookEvents } from '../../core/webhooks/events';
 import { RunLimits } from '../../core/jobs/run-limits';
 import { Semaphore } from '../../core/semaphore';
 import type { ActivityDeps } from '../deps';
+import { TASK_RETRY } from '../../workflows/retry-policies';
 import { runBatchSlice, type RunControl } from './slice';
 
 const TERMINAL: RunStatus[] = ['completed', 'failed', 'stopped', 'deleted'];
@@ -106,9 +107,8 @@ export function batchActivities(deps: ActivityDeps) {
             charges,
             runTask: deps.runTask,
             limits: [run.limit, workerLimit],
-            attempts: deps.config.batchTaskAttempts,
+            taskRetry: { ...TASK_RETRY, maximumAttempts: deps.config.batchTaskAttempts },
             runControl,
-            retryDelayMs: (attempt) => Math.min(10_000, 500 * 3 ** (attempt - 1)),
           },
           input,
         );

@@ -6,7 +6,7 @@
  * mid-write only costs the time.
  */
 import type { Db } from 'mongodb';
-import { batchCollections, CONTENT_CHUNK, ids, readResultDocs, readSlices, type ExportDoc, type ResultItem, type SliceDoc } from './store';
+import { batchCollections, CONTENT_CHUNK, ids, pendingResult, readResultDocs, readSlices, type ExportDoc, type SliceDoc, type TaskResult } from './store';
 import { readBody } from './read';
 import { createRunReader, isDeleted } from './runs';
 
@@ -21,10 +21,10 @@ export const csvField = (raw: string): string => {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 };
 
-async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: ResultItem): Promise<{ text: string; base64: boolean }> {
-  if (item.s !== 'successful' || item.at === undefined) return { text: '', base64: false };
+async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: TaskResult): Promise<{ text: string; base64: boolean }> {
+  if (item.status !== 'successful' || item.fetchedBy === undefined) return { text: '', base64: false };
   const body = await readBody(db, runId, slice, index, item);
-  const base64 = !TEXT_TYPES.has(item.t ?? 'html');
+  const base64 = !TEXT_TYPES.has(item.type ?? 'html');
   return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64 };
 }
 
@@ -73,20 +73,20 @@ export async function writeExport(db: Db, exportId: string, progress: (chunks: n
       progress(chunk);
       for (let index = 0; index < slice.tasks.length; index++) {
         const task = slice.tasks[index];
-        const item = resultOf.get(slice.n)?.items[index] ?? { s: 'pending' as const, c: 0, h: [], ended: 0 };
+        const item = resultOf.get(slice.n)?.items[index] ?? pendingResult();
         const body = await bodyOf(db, run._id, slice, index, item);
         const record = {
           task_id: ids.task(slice.n, index),
-          url: task?.u ?? '',
-          external_id: task?.e ?? null,
-          status: item.s,
-          type: item.t ?? null,
-          error: item.err ?? null,
+          url: task?.url ?? '',
+          external_id: task?.externalId ?? null,
+          status: item.status,
+          type: item.type ?? null,
+          error: item.error ?? null,
           content_encoding: body.base64 ? 'base64' : 'utf-8',
-          content: item.s === 'successful' ? body.text : null,
+          content: item.status === 'successful' ? body.text : null,
         };
         if (doc.format === 'csv') {
-          const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.err?.code ?? '', item.err?.detail ?? '', record.content_encoding, record.content ?? ''];
+          const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.error?.code ?? '', item.error?.detail ?? '', record.content_encoding, record.content ?? ''];
           await write(`${fields.map(csvField).join(',')}\r\n`);
         } else {
           await write(`${JSON.stringify(record)}\n`);

@@ -10,7 +10,7 @@
 import { parseBoolean } from '../boolean';
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
-import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
+import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type RunDoc, type SliceDoc, type TaskResult, type TaskStatus } from './store';
 import { batchCursors } from './cursors';
 import { isTerminal } from './run-records';
 import { runStatusOf, type RunView } from './runs';
@@ -112,8 +112,8 @@ export interface ResultPage {
 }
 
 
-function statusOf(item: ResultItem | undefined, run: RunDoc, n: number): TaskStatus {
-  if (item && item.s !== 'pending') return item.s;
+function statusOf(item: TaskResult | undefined, run: RunDoc, n: number): TaskStatus {
+  if (item && item.status !== 'pending') return item.status;
   if (!item && !isTerminal(run.status) && n < run.next_slice) return 'processing';
   return 'pending';
 }
@@ -129,24 +129,24 @@ export function problemOf(docsUrl: string, error: { code: string; status: number
   };
 }
 
-export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: ResultItem | undefined, perCredit: number): ResultRow {
+export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult | undefined, perCredit: number): ResultRow {
   const task = slice.tasks[index];
   const status = statusOf(item, run, slice.n);
-  const credits = item?.c ?? 0;
-  const last = item?.h.at(-1)?.c ?? 0;
+  const credits = item?.credits ?? 0;
+  const last = item?.attempts.at(-1)?.credits ?? 0;
   const cost = (value: number): number => Math.round(value * perCredit * 1e6) / 1e6;
-  const ended = item?.ended ? new Date(item.ended).toISOString() : (run.updated_at ?? run.created_at).toISOString();
+  const ended = item?.endedAt ? new Date(item.endedAt).toISOString() : (run.updated_at ?? run.created_at).toISOString();
   return {
     task_id: ids.task(slice.n, index),
-    ...(task?.e ? { external_id: task.e } : {}),
+    ...(task?.externalId ? { external_id: task.externalId } : {}),
     run_id: run._id,
-    url: task?.u ?? '',
-    ...(task?.m ? { metadata: task.m } : {}),
+    url: task?.url ?? '',
+    ...(task?.metadata ? { metadata: task.metadata } : {}),
     method: 'GET',
     status,
-    ...(status === 'successful' && item?.t ? { type: item.t, result_url: presenter.resultUrl(job._id, run._id, ids.task(slice.n, index)) } : {}),
-    ...(status === 'failed' && item?.err ? { error: problemOf(presenter.docsUrl, item.err) } : {}),
-    ...(item?.src ? { source_run_id: item.src } : {}),
+    ...(status === 'successful' && item?.type ? { type: item.type, result_url: presenter.resultUrl(job._id, run._id, ids.task(slice.n, index)) } : {}),
+    ...(status === 'failed' && item?.error ? { error: problemOf(presenter.docsUrl, item.error) } : {}),
+    ...(item?.sourceRunId ? { source_run_id: item.sourceRunId } : {}),
     spend: { total: { credits, cost: cost(credits) }, last_attempt: { credits: last, cost: cost(last) } },
     created_at: slice.created_at.toISOString(),
     updated_at: ended,
@@ -198,31 +198,33 @@ export async function findTask(db: Db, job: JobDoc, run: RunDoc, place: { n: num
 }
 
 /** The stored body of a successful task at `index` of slice `slice` (its pack's part, or its chunks in order). */
-export async function readBody(db: Db, runId: string, slice: { n: number; first: number }, index: number, item: ResultItem): Promise<Buffer> {
+export async function readBody(db: Db, runId: string, slice: { n: number; first: number }, index: number, item: TaskResult): Promise<Buffer> {
   const { contents } = batchCollections(db);
-  const owner = item.src ?? runId;
-  const attempt = item.at ?? 1;
-  const size = item.z ?? 0;
+  const owner = item.sourceRunId ?? runId;
+  const by = item.fetchedBy ?? { part: 0, attempt: 1 };
+  const size = item.size ?? 0;
   const bytes = (doc: ContentDoc | null | undefined): Buffer => Buffer.from((doc?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
-  if (item.pk !== undefined) {
-    const pack = bytes(await contents.findOne({ _id: ids.pack(owner, slice.n, attempt, item.pk) }));
-    return pack.subarray(item.po ?? 0, (item.po ?? 0) + size);
+  if (item.pack) {
+    const pack = bytes(await contents.findOne({ _id: ids.pack(owner, slice.n, by, item.pack.number) }));
+    return pack.subarray(item.pack.offset, item.pack.offset + size);
   }
   const count = Math.max(1, Math.ceil(size / CONTENT_CHUNK));
-  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(owner, slice.first + index, attempt, chunk));
+  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(owner, slice.first + index, by, chunk));
   const docs = await contents.find({ _id: { $in: wanted } }).toArray();
   const byId = new Map(docs.map((doc) => [doc._id, doc]));
   return Buffer.concat(wanted.map((id) => bytes(byId.get(id))));
 }
 
-export function presentHistory(docsUrl: string, item: ResultItem | undefined, perCredit: number) {
+export function presentHistory(docsUrl: string, item: TaskResult | undefined, perCredit: number) {
   return {
-    events: (item?.h ?? []).map((attempt, index) => ({
-      started_at: new Date(attempt.s).toISOString(),
-      ended_at: new Date(attempt.e).toISOString(),
+    events: (item?.attempts ?? []).map((attempt, index) => ({
+      started_at: new Date(attempt.startedAt).toISOString(),
+      ended_at: new Date(attempt.endedAt).toISOString(),
       attempt: index + 1,
-      ...(attempt.err ? { error: problemOf(docsUrl, { code: attempt.err, status: ERROR_CATALOGUE[attempt.err as keyof typeof ERROR_CATALOGUE]?.status ?? 502, detail: attempt.err === item?.err?.code ? (item?.err?.detail ?? '') : 'The attempt failed.' }) } : {}),
-      spend: { credits: attempt.c, cost: Math.round(attempt.c * perCredit * 1e6) / 1e6 },
+      ...(attempt.errorCode
+        ? { error: problemOf(docsUrl, { code: attempt.errorCode, status: ERROR_CATALOGUE[attempt.errorCode as keyof typeof ERROR_CATALOGUE]?.status ?? 502, detail: attempt.errorCode === item?.error?.code ? (item?.error?.detail ?? '') : 'The attempt failed.' }) }
+        : {}),
+      spend: { credits: attempt.credits, cost: Math.round(attempt.credits * perCredit * 1e6) / 1e6 },
     })),
   };
 }
