@@ -29,7 +29,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
+import { checkLimit } from '../../core/accounts/limits';
+import { ApiError } from '../../core/errors';
 import { McpSessions, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/sessions';
+import { overBudget } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { BoundedEventStore } from './event-store';
 import { replayInitialize } from './restore';
@@ -182,6 +185,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     if (req.method === 'DELETE') {
       // The client ends the session: for every process (the record), then here.
       await store.end(id);
+      deps.accounts.holdings.freed(principal.accountId, 'mcpSessions');
       await held.get(id)?.transport.close();
       res.writeHead(200).end();
       return;
@@ -211,26 +215,42 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const principal = await principalOf(req, res);
     if (!principal) return;
+    // The account's request budget, as on the REST surfaces (api/auth/authenticate.ts); a stream
+    // counts as in flight until it closes.
+    const admitted = deps.accounts.budget.take(principal.accountId, principal.plan.limits);
+    if (!admitted.ok) {
+      const refusal = overBudget(admitted);
+      res.setHeader('Retry-After', String(admitted.retryAfterSeconds));
+      return jsonRpcError(res, 429, refusal.detail, -32000, { data: { code: 'rate_limited', ...refusal.members } });
+    }
+    res.once('close', admitted.done);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') return serveSession(req, res, principal, sessionId);
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
     const body = await readJson(req, deps.config.bodyLimit);
     if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
     if (!isInitializeRequest(body.value)) return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
-    const allowed = principal.plan.limits.mcpSessions;
-    if ((await store.countOpen(principal.accountId)) >= allowed) {
-      return jsonRpcError(res, 429, `The account's plan allows ${allowed} open MCP sessions (limit mcp_sessions); end one with DELETE first.`, -32000, {
-        id: (body.value as { id?: string | number }).id,
-        data: { code: 'quota_exceeded', limit: 'mcp_sessions', allowed },
-      });
-    }
-    // Stored before the answer leaves: the client's next request may reach another process.
+    // Counted and stored one after the other per account (limit-gate.ts): concurrent initializes
+    // cannot all take the last place, and a refusal is answered from memory for a moment.
     const id = randomUUID();
-    await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize: body.value.params as McpInitialize });
+    const initialize = body.value.params as McpInitialize;
+    try {
+      await deps.accounts.holdings.admit(principal.accountId, 'mcpSessions', async () => {
+        checkLimit(principal, 'mcpSessions', await store.countOpen(principal.accountId));
+        // Stored before the answer leaves: the client's next request may reach another process.
+        await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'quota_exceeded') throw error;
+      return jsonRpcError(res, 429, error.detail, -32000, { id: (body.value as { id?: string | number }).id, data: { code: 'quota_exceeded', ...error.members } });
+    }
     const transport = await connect(principal, id);
     await transport.handleRequest(withPrincipal(req, principal), res, body.value);
     // Refused by the transport (a wrong Accept header...): no session came of it.
-    if (transport.sessionId === undefined) await store.end(id);
+    if (transport.sessionId === undefined) {
+      await store.end(id);
+      deps.accounts.holdings.freed(principal.accountId, 'mcpSessions');
+    }
   }
 
   return {

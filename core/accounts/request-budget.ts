@@ -1,0 +1,73 @@
+/**
+ * The per-account request budget in front of everything authenticated: a token bucket per account
+ * (`requests_per_second` refilling up to `request_burst`) and a cap on the account's requests in
+ * flight at once in this process (`requests_in_flight`). Both live in memory and are decided before
+ * any database work, so a flood of requests from one account costs the API process a key-cache hit
+ * and a 429 each, never a count in the database.
+ *
+ * The budget is per API process: with API_PROCESSES = n an account gets up to n times the rate (each
+ * process refuses its share of a flood just as cheaply). Defaults are generous (ACCOUNT_LIMITS): a
+ * client polling, paging results or sending a 100,000-task job never meets them; a loop that ignores
+ * every answer does.
+ */
+import type { AccountLimits } from '../config';
+import type { Clock } from './clock';
+
+export type BudgetLimits = Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'>;
+
+/** Admitted (call `done` when the answer is sent) or refused, with the seconds until it may retry. */
+export type BudgetOutcome = { ok: true; done: () => void } | { ok: false; reason: 'rate' | 'in_flight'; retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  /** When `tokens` was last brought up to date (epoch ms). */
+  at: number;
+  inFlight: number;
+}
+
+/** Buckets kept at most; beyond, the full and idle ones are dropped (a full bucket is the default). */
+const MAX_BUCKETS = 50_000;
+
+export class RequestBudget {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Takes one request of `accountId` under `limits`. */
+  take(accountId: string, limits: BudgetLimits): BudgetOutcome {
+    const now = this.clock.now();
+    let bucket = this.buckets.get(accountId);
+    if (!bucket) {
+      if (this.buckets.size >= MAX_BUCKETS) this.prune(now, limits);
+      bucket = { tokens: limits.requestBurst, at: now, inFlight: 0 };
+      this.buckets.set(accountId, bucket);
+    } else {
+      bucket.tokens = Math.min(limits.requestBurst, bucket.tokens + ((now - bucket.at) / 1000) * limits.requestsPerSecond);
+      bucket.at = now;
+    }
+    if (bucket.inFlight >= limits.requestsInFlight) return { ok: false, reason: 'in_flight', retryAfterSeconds: 1 };
+    if (bucket.tokens < 1) {
+      const wait = (1 - bucket.tokens) / Math.max(limits.requestsPerSecond, 1e-9);
+      return { ok: false, reason: 'rate', retryAfterSeconds: Math.max(1, Math.ceil(wait)) };
+    }
+    bucket.tokens -= 1;
+    bucket.inFlight++;
+    const held = bucket;
+    let released = false;
+    return {
+      ok: true,
+      done: () => {
+        if (released) return;
+        released = true;
+        held.inFlight--;
+      },
+    };
+  }
+
+  private prune(now: number, limits: BudgetLimits): void {
+    for (const [id, bucket] of this.buckets) {
+      const refilled = bucket.tokens + ((now - bucket.at) / 1000) * limits.requestsPerSecond;
+      if (bucket.inFlight === 0 && refilled >= limits.requestBurst) this.buckets.delete(id);
+    }
+  }
+}
