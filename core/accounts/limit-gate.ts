@@ -10,9 +10,12 @@
  *   memory, without counting in the database again, until that time passes or this process sees the
  *   account free one (`freed`). A place freed by another process is seen when the memory ends.
  */
+import type { AccountLimits } from '../config';
 import { ApiError } from '../errors';
 import type { Clock } from './clock';
-import type { CountedLimit } from './limits';
+
+/** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'>;
 
 interface Remembered {
   error: ApiError;

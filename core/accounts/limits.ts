@@ -12,11 +12,11 @@
 import type { AccountLimits } from '../config';
 import { problem } from '../errors';
 import type { Accounts } from './index';
+import type { CountedLimit } from './limit-gate';
 import type { Principal } from './principal';
 import { AccountsError } from './store';
 
-/** The limits that count what an account holds (the schedule interval is a floor, not a count). */
-export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'>;
+export type { CountedLimit };
 
 /** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
 export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {

@@ -17,7 +17,7 @@ import { insertIgnoringDuplicates } from '../../db';
 import { parseSchedule, type JobSchedule } from '../schedules';
 import { checkScheduledJobs, scheduleRulesFor } from '../limits';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type StoredTask } from '../store';
-import { checkJobParams, checkTasks, paramStrings, type TaskInput } from '../task-input';
+import { checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from '../task-input';
 import type { RunView } from '../runs';
 import { batchIdempotencyWords, type CommandContext } from './context';
 import type { WebhookCommands } from './webhook';
@@ -104,9 +104,9 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
     let tasks: StoredTask[];
     if (body.file_input_id) {
       if (status !== 'closed') throw problem('file_input_unsupported_for_job_type', 'A CSV input is for closed jobs only.', { members: { reason: 'file_input_unsupported_for_job_type' } });
-      tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
+      tasks = await checkTasksYielding(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
     } else {
-      tasks = checkTasks(body.tasks ?? [], params);
+      tasks = await checkTasksYielding(body.tasks ?? [], params);
     }
     if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
     if (tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
