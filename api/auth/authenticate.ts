@@ -14,7 +14,8 @@
  * | agent             | `X-API-Key`                     | unauthenticated                     |
  *
  * A known key's account then takes one request of its budget (core/accounts/request-budget.ts): past
- * it, 429 `rate_limited` with `Retry-After`, answered from memory before any database work.
+ * it, 429 `rate_limited` with `Retry-After`, decided in memory before any database work and sent a
+ * second later, so a client retrying at once cannot spin.
  *
  * Keys never reach a log: the access log records the path without its query, and no detail echoes
  * what was sent.
@@ -112,7 +113,10 @@ export function authenticate(deps: { accounts: Accounts }, surface: Surface): Ht
     const check = await deps.accounts.keys.check(presented.key);
     if (!check.ok) throw failure(rule, check.reason);
     const admitted = deps.accounts.budget.take(check.principal.accountId, check.principal.plan.limits);
-    if (!admitted.ok) throw overBudget(admitted);
+    if (!admitted.ok) {
+      await deps.accounts.budget.hold(check.principal.accountId, admitted);
+      throw overBudget(admitted);
+    }
     (ctx.state as AuthState).principal = check.principal;
     try {
       await next();

@@ -219,6 +219,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     // counts as in flight until it closes.
     const admitted = deps.accounts.budget.take(principal.accountId, principal.plan.limits);
     if (!admitted.ok) {
+      await deps.accounts.budget.hold(principal.accountId, admitted);
       const refusal = overBudget(admitted);
       res.setHeader('Retry-After', String(admitted.retryAfterSeconds));
       return jsonRpcError(res, 429, refusal.detail, -32000, { data: { code: 'rate_limited', ...refusal.members } });

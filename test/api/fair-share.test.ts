@@ -277,7 +277,7 @@ describe('fair share under abuse', function () {
     const first = budget.take('a', limits);
     const second = budget.take('a', limits);
     expect([first.ok, second.ok]).to.deep.equal([true, true]);
-    expect(budget.take('a', limits)).to.deep.equal({ ok: false, reason: 'in_flight', retryAfterSeconds: 1 });
+    expect(budget.take('a', limits)).to.deep.equal({ ok: false, reason: 'in_flight', retryAfterSeconds: 1, waitMs: 0 });
     if (first.ok) first.done();
     if (first.ok) first.done(); // twice frees once
     const third = budget.take('a', limits);
@@ -285,7 +285,7 @@ describe('fair share under abuse', function () {
     if (second.ok) second.done();
     if (third.ok) third.done();
     const refused = budget.take('a', limits);
-    expect(refused).to.deep.equal({ ok: false, reason: 'rate', retryAfterSeconds: 1 });
+    expect(refused).to.deep.equal({ ok: false, reason: 'rate', retryAfterSeconds: 1, waitMs: 500 });
     expect(budget.take('b', limits).ok, 'another account').to.equal(true);
     clock.advance(500);
     expect(budget.take('a', limits).ok, 'one request refilled').to.equal(true);
