@@ -7,7 +7,8 @@
  *    sides see the same machine load). The abuser runs in its own process (fairness-abuser.ts), never
  *    on this process's event loop. Printed: the second account's p50/p99 beside the abuser against
  *    alone (goal: p99 ratio ≤ 1.2), the first account's answers by status, the machine's load, and the
- *    API process's RSS growth over the rounds (goal < 100 MB).
+ *    API process's RSS growth over the rounds (goal < 100 MB). `--abuser-rps` gives the abuser its own
+ *    request budget, to see the steady account's latency against what an abuser may send.
  * 3. `/healthz` p99 polled while four 25 MB CSV inputs are uploaded at once (goal < 50 ms), and then
  *    while four jobs are created from them.
  *
@@ -28,11 +29,13 @@ import { loadConfig as configFrom } from '../core/config';
 import { processTree } from '../scripts/stack/proc';
 import { startBenchStack } from './crawl';
 
-const { values: options } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, rounds: { type: 'string' }, 'input-mb': { type: 'string' } } });
+const { values: options } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, rounds: { type: 'string' }, 'abuser-rps': { type: 'string' }, 'input-mb': { type: 'string' } } });
 const loadAtStart = loadavg().map((n) => n.toFixed(2)).join(' ');
 const rate = Math.min(200, Math.max(1, Number(options.rate ?? 20)));
 const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 10)));
 const rounds = Math.min(10, Math.max(1, Number(options.rounds ?? 3)));
+/** The abuser's own request budget (requests per second, burst twice that); unset: its plan's. */
+const abuserRps = options['abuser-rps'] === undefined ? undefined : Math.max(1, Number(options['abuser-rps']));
 const inputBytes = Math.min(60, Math.max(1, Number(options['input-mb'] ?? 25))) * 1024 * 1024;
 
 const quantile = (values: number[], q: number): number => {
@@ -82,12 +85,12 @@ async function main(): Promise<void> {
   const config = configFrom(bench.stack.component('api').spec.env);
   const db = await openDatabase(config, createLogger('error'), { indexes: SERVICE_INDEXES });
   const accounts = createAccounts({ db: db.db, config, log: createLogger('error') });
-  const makeAccount = async (plan: string) => {
-    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, concurrency: 50 } });
+  const makeAccount = async (plan: string, budget?: number) => {
+    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, concurrency: 50, ...(budget ? { requestsPerSecond: budget, requestBurst: 2 * budget } : {}) } });
     return (await accounts.store.createKey(account._id, {})).key;
   };
   const steady = await makeAccount('free');
-  const abuser = await makeAccount('free');
+  const abuser = await makeAccount('free', abuserRps);
   const loader = await makeAccount('free');
   const apiPid = () => bench.stack.component('api').pid;
 
@@ -208,6 +211,7 @@ async function main(): Promise<void> {
   const p50 = (values: number[]) => quantile(values, 0.5);
   const p99 = (values: number[]) => quantile(values, 0.99);
   console.log(`Load (1/5/15 min) at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}, ${cpus().length} cores; at the start: ${loadAtStart}`);
+  console.log(`The abuser's request budget: ${abuserRps ? `${abuserRps}/s (burst ${2 * abuserRps})` : "its plan's"}`);
   console.log(`Steady Fetch at ${rate}/s, ${rounds} rounds of ${seconds} s alone then ${seconds} s beside the abuser (${alone.length} and ${contended.length} answers 200):`);
   console.log(`  alone:            p50 ${ms(p50(alone))}, p99 ${ms(p99(alone))}`);
   console.log(`  beside the abuser: p50 ${ms(p50(contended))}, p99 ${ms(p99(contended))}`);
