@@ -2,17 +2,22 @@
  * `npx tsx bench/fairness.ts`: whether one account can slow the service for another.
  *
  * 1. A second account runs Fetch at a steady rate (`--rate`/s for `--seconds`) against a local page,
- *    alone: its p50/p99 latency is the baseline.
- * 2. The same again while a first account (the free plan) opens MCP sessions, creates scheduled jobs
- *    and allocates and uploads CSV inputs as fast as it can: the second account's p50/p99 against the
- *    baseline (goal: p99 ratio ≤ 1.2), the first account's answers by status, and the API process's
- *    RSS growth over the phase (goal < 100 MB).
+ *    alone, then the same while a first account (the free plan) opens MCP sessions, creates scheduled
+ *    jobs and allocates and uploads CSV inputs as fast as it can, `--rounds` times in turn (so both
+ *    sides see the same machine load). The abuser runs in its own process (fairness-abuser.ts), never
+ *    on this process's event loop. Printed: the second account's p50/p99 beside the abuser against
+ *    alone (goal: p99 ratio ≤ 1.2), the first account's answers by status, the machine's load, and the
+ *    API process's RSS growth over the rounds (goal < 100 MB). `--abuser-rps` gives the abuser its own
+ *    request budget, to see the steady account's latency against what an abuser may send.
  * 3. `/healthz` p99 polled while four 25 MB CSV inputs are uploaded at once (goal < 50 ms), and then
  *    while four jobs are created from them.
  *
  * Everything runs on a private stack (FerretDB, Temporal, worker, API) on loopback.
  */
+import { fork } from 'node:child_process';
 import http from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -24,9 +29,13 @@ import { loadConfig as configFrom } from '../core/config';
 import { processTree } from '../scripts/stack/proc';
 import { startBenchStack } from './crawl';
 
-const { values: options } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, 'input-mb': { type: 'string' } } });
+const { values: options } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, rounds: { type: 'string' }, 'abuser-rps': { type: 'string' }, 'input-mb': { type: 'string' } } });
+const loadAtStart = loadavg().map((n) => n.toFixed(2)).join(' ');
 const rate = Math.min(200, Math.max(1, Number(options.rate ?? 20)));
-const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 20)));
+const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 10)));
+const rounds = Math.min(10, Math.max(1, Number(options.rounds ?? 3)));
+/** The abuser's own request budget (requests per second, burst twice that); unset: its plan's. */
+const abuserRps = options['abuser-rps'] === undefined ? undefined : Math.max(1, Number(options['abuser-rps']));
 const inputBytes = Math.min(60, Math.max(1, Number(options['input-mb'] ?? 25))) * 1024 * 1024;
 
 const quantile = (values: number[], q: number): number => {
@@ -50,6 +59,21 @@ function rssMb(pid: number | undefined): number {
   return total;
 }
 
+/** CPU seconds (user + system) a process and its children have used so far. */
+function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return NaN;
+  let ticks = 0;
+  for (const member of processTree(pid)) {
+    try {
+      const fields = readFileSync(`/proc/${member}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return ticks / 100;
+}
+
 async function main(): Promise<void> {
   const site = http.createServer((_req, res) => {
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -61,12 +85,12 @@ async function main(): Promise<void> {
   const config = configFrom(bench.stack.component('api').spec.env);
   const db = await openDatabase(config, createLogger('error'), { indexes: SERVICE_INDEXES });
   const accounts = createAccounts({ db: db.db, config, log: createLogger('error') });
-  const makeAccount = async (plan: string) => {
-    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, concurrency: 50 } });
+  const makeAccount = async (plan: string, budget?: number) => {
+    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, concurrency: 50, ...(budget ? { requestsPerSecond: budget, requestBurst: 2 * budget } : {}) } });
     return (await accounts.store.createKey(account._id, {})).key;
   };
   const steady = await makeAccount('free');
-  const abuser = await makeAccount('free');
+  const abuser = await makeAccount('free', abuserRps);
   const loader = await makeAccount('free');
   const apiPid = () => bench.stack.component('api').pid;
 
@@ -92,53 +116,55 @@ async function main(): Promise<void> {
     return latencies;
   };
 
-  // Warm-up, then the baseline.
-  await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(page)}`).then((response) => response.arrayBuffer());
-  const alone = await steadyRun();
+  // The abuser runs in its own process: its loops must not share this process's event loop.
+  const abuserProcess = fork(path.join(__dirname, 'fairness-abuser.ts'), ['--api', bench.api, '--key', abuser, '--page', page, '--loops', '2'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const fromAbuser = <T>(test: (message: T) => boolean): Promise<T> =>
+    new Promise((resolve) => {
+      const listener = (message: T) => {
+        if (!test(message)) return;
+        abuserProcess.off('message', listener);
+        resolve(message);
+      };
+      abuserProcess.on('message', listener);
+    });
+  await fromAbuser<{ ready?: boolean }>((message) => message.ready === true);
 
-  // The abuser, as fast as it can, while the steady account runs again.
-  const statuses = new Map<string, number>();
-  const count = (what: string, status: number) => statuses.set(`${what} ${status}`, (statuses.get(`${what} ${status}`) ?? 0) + 1);
-  let stop = false;
-  const json = { 'X-API-Key': abuser, 'Content-Type': 'application/json' };
-  const loops = [
-    async () => {
-      while (!stop) {
-        const response = await fetch(`${bench.api}/mcp`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${abuser}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'abuser', version: '1' } } }),
-        });
-        await response.arrayBuffer();
-        count('mcp session', response.status);
-      }
-    },
-    async () => {
-      while (!stop) {
-        const response = await fetch(`${bench.api}/v1/jobs`, { method: 'POST', headers: json, body: JSON.stringify({ type: 'scheduled', schedule: { rate: { every: 1, unit: 'minute' } }, tasks: [{ url: page }] }) });
-        await response.arrayBuffer();
-        count('scheduled job', response.status);
-      }
-    },
-    async () => {
-      while (!stop) {
-        const created = await fetch(`${bench.api}/v1/job_inputs`, { method: 'POST', headers: json, body: JSON.stringify({ type: 'csv', csv: { fields: { url: 0 } } }) });
-        const body = (await created.json()) as { upload?: { url: string } };
-        count('input', created.status);
-        if (body.upload) {
-          const uploaded = await fetch(body.upload.url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: `${page}\n`.repeat(1000) });
-          await uploaded.arrayBuffer();
-          count('upload', uploaded.status);
-        }
-      }
-    },
-  ];
+  // Warm-up, then alternating rounds: alone, beside the abuser; the same machine load for both.
+  await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(page)}`).then((response) => response.arrayBuffer());
+  const alone: number[] = [];
+  const contended: number[] = [];
+  const roundRatios: string[] = [];
+  let statuses: Record<string, number> = {};
+  // CPU seconds of the API, FerretDB and the abuser's process, alone and beside, summed over the rounds.
+  const cpu = { alone: { api: 0, db: 0, abuser: 0 }, beside: { api: 0, db: 0, abuser: 0 } };
+  const cpuNow = () => ({ api: cpuSeconds(apiPid()), db: cpuSeconds(bench.stack.component('ferretdb').pid), abuser: cpuSeconds(abuserProcess.pid) });
+  const addCpu = (into: typeof cpu.alone, from: ReturnType<typeof cpuNow>, to: ReturnType<typeof cpuNow>) => {
+    into.api += to.api - from.api;
+    into.db += to.db - from.db;
+    into.abuser += to.abuser - from.abuser;
+  };
   const rssBefore = rssMb(apiPid());
-  const abusing = Promise.all([...loops, ...loops].map((loop) => loop()));
-  const contended = await steadyRun();
-  stop = true;
-  await abusing;
+  for (let round = 0; round < rounds; round++) {
+    const t0 = cpuNow();
+    const quiet = await steadyRun();
+    const t1 = cpuNow();
+    abuserProcess.send({ run: true });
+    const busy = await steadyRun();
+    const counted = fromAbuser<{ statuses?: Record<string, number> }>((message) => message.statuses !== undefined);
+    abuserProcess.send({ run: false });
+    statuses = (await counted).statuses ?? {};
+    addCpu(cpu.alone, t0, t1);
+    addCpu(cpu.beside, t1, cpuNow());
+    alone.push(...quiet);
+    contended.push(...busy);
+    roundRatios.push(`${(quantile(busy, 0.99) / quantile(quiet, 0.99)).toFixed(2)}x`);
+  }
   const rssAfter = rssMb(apiPid());
+  abuserProcess.send({ stop: true });
+  await new Promise((resolve) => abuserProcess.once('exit', resolve));
 
   // /healthz while four large inputs are uploaded, then while four jobs are made from them.
   // At most the 100,000 rows a job holds, padded to the input's size.
@@ -184,11 +210,20 @@ async function main(): Promise<void> {
 
   const p50 = (values: number[]) => quantile(values, 0.5);
   const p99 = (values: number[]) => quantile(values, 0.99);
-  console.log(`Steady Fetch at ${rate}/s for ${seconds} s (${alone.length} and ${contended.length} answers 200):`);
+  console.log(`Load (1/5/15 min) at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}, ${cpus().length} cores; at the start: ${loadAtStart}`);
+  console.log(`The abuser's request budget: ${abuserRps ? `${abuserRps}/s (burst ${2 * abuserRps})` : "its plan's"}`);
+  console.log(`Steady Fetch at ${rate}/s, ${rounds} rounds of ${seconds} s alone then ${seconds} s beside the abuser (${alone.length} and ${contended.length} answers 200):`);
   console.log(`  alone:            p50 ${ms(p50(alone))}, p99 ${ms(p99(alone))}`);
   console.log(`  beside the abuser: p50 ${ms(p50(contended))}, p99 ${ms(p99(contended))}`);
-  console.log(`  ratio:            p50 ${(p50(contended) / p50(alone)).toFixed(2)}x, p99 ${(p99(contended) / p99(alone)).toFixed(2)}x (goal ≤ 1.2x at p99)`);
-  console.log(`Abuser's answers: ${[...statuses.entries()].map(([what, n]) => `${what}: ${n}`).join(', ')}`);
+  console.log(`  ratio:            p50 ${(p50(contended) / p50(alone)).toFixed(2)}x, p99 ${(p99(contended) / p99(alone)).toFixed(2)}x (goal ≤ 1.2x at p99); p99 ratio by round: ${roundRatios.join(', ')}`);
+  console.log(`Abuser's answers (own process): ${[...Object.entries(statuses)].map(([what, n]) => `${what}: ${n}`).join(', ')}`);
+  const abusive = Object.values(statuses).reduce((sum, n) => sum + n, 0);
+  const phase = rounds * seconds;
+  const perSecond = (value: number) => `${((100 * value) / phase).toFixed(0)}% of a core`;
+  console.log(`CPU over the ${phase} s of each side: API ${perSecond(cpu.alone.api)} alone, ${perSecond(cpu.beside.api)} beside; FerretDB ${perSecond(cpu.alone.db)} alone, ${perSecond(cpu.beside.db)} beside; the abuser's own process ${perSecond(cpu.beside.abuser)}`);
+  console.log(
+    `Abusive requests: ${abusive} (${(abusive / phase).toFixed(0)}/s); the API's CPU per abusive request ${((1000 * (cpu.beside.api - cpu.alone.api)) / Math.max(1, abusive)).toFixed(2)} ms, FerretDB's ${((1000 * (cpu.beside.db - cpu.alone.db)) / Math.max(1, abusive)).toFixed(2)} ms`,
+  );
   console.log(`API RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after (growth ${(rssAfter - rssBefore).toFixed(0)} MB, goal < 100 MB)`);
   console.log(`Four ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV inputs (${rows} rows each): uploads answered ${uploaded.map(([status]) => status).join(', ')}`);
   console.log(`  /healthz idle (5 s, same polling): p50 ${ms(p50(idle))}, p99 ${ms(p99(idle))}, max ${ms(Math.max(...idle))} over ${idle.length} polls`);

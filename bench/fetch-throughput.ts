@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     const config = { ...processConfig(), mongodbUrl: stack.urls.mongodb };
     const db = await openDatabase(config, log, { indexes: SERVICE_INDEXES });
     const accounts = createAccounts({ db: db.db, config, log });
-    const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000, concurrency: CONCURRENCY * 2 } });
+    const account = await accounts.store.createAccount({ plan: 'free', overrides: { credits: 10_000_000, concurrency: CONCURRENCY * 2, requestsPerSecond: 1_000_000, requestBurst: 1_000_000, requestsInFlight: 1_000_000 } });
     const { key } = await accounts.store.createKey(account._id);
     await db.close();
     const sides = [

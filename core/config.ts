@@ -169,7 +169,16 @@ export interface AccountLimits {
   storedInputBytes: number;
   /** Exports being written at once. */
   concurrentExports: number;
+  /** Authenticated requests per second, per API process (the request budget's refill). */
+  requestsPerSecond: number;
+  /** Authenticated requests an idle account may send at once before the rate applies. */
+  requestBurst: number;
+  /** Authenticated requests of the account in flight at once, per API process. */
+  requestsInFlight: number;
 }
+
+/** The request budget's members, filled in when ACCOUNT_LIMITS leaves them out. */
+const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'> = { requestsPerSecond: 200, requestBurst: 400, requestsInFlight: 200 };
 
 const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   mcp_sessions: 'mcpSessions',
@@ -178,6 +187,9 @@ const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   stored_inputs: 'storedInputs',
   stored_input_bytes: 'storedInputBytes',
   concurrent_exports: 'concurrentExports',
+  requests_per_second: 'requestsPerSecond',
+  request_burst: 'requestBurst',
+  requests_in_flight: 'requestsInFlight',
 };
 
 /** `name=value` pairs (sizes as `byteSize`), each a limit of `AccountLimits`. */
@@ -193,7 +205,7 @@ function limitPairs(raw: string, separator: string): Partial<AccountLimits> {
 }
 
 const accountLimits: Parser<AccountLimits> = (raw) => {
-  const limits = limitPairs(raw, ',');
+  const limits = { ...REQUEST_BUDGET_DEFAULTS, ...limitPairs(raw, ',') };
   const missing = Object.entries(LIMIT_NAMES).find(([, member]) => member !== 'scheduleIntervalSeconds' && limits[member] === undefined);
   return missing ? fail(`${missing[0]} is missing`) : (limits as AccountLimits);
 };
@@ -262,10 +274,10 @@ const variables = {
   },
   ACCOUNT_LIMITS: {
     parse: accountLimits,
-    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3',
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit.',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`.',
   },
   PLAN_LIMITS: {
     parse: planLimits,
@@ -296,6 +308,12 @@ const variables = {
     fallback: '3600',
     scope: 'api',
     description: 'Lifetime of an OAuth access token (an API key made for the client); the client gets a new one with its refresh token, which works once.',
+  },
+  LIMIT_REFUSAL_MEMORY_MS: {
+    parse: integer(0, 60_000),
+    fallback: '1500',
+    scope: 'all',
+    description: 'How long an API process answers an account\'s further creations of a resource it was refused (`quota_exceeded`) from memory, without counting in the database again; a place the account frees through the same process ends it at once (0: never remembered).',
   },
   ROUTE_RATE_LIMIT: {
     parse: integer(1, 100_000),

@@ -15,6 +15,7 @@
  * | idempotency keys                            | `IDEMPOTENCY_RETENTION_HOURS`               |
  * | agent signup rate-limit records             | twice `SIGNUP_RATE_WINDOW_MS`               |
  * | mode=auto escalation memory                 | until it expires (`AUTO_MODE_MEMORY_MINUTES`)|
+ * | OAuth refresh tokens never spent            | until they expire (30 days)                 |
  *
  * A crawl's own record goes first: from then on it reads as missing (404), and its other documents
  * are orphans the next steps remove, checked against the crawl records again just before they go, so
@@ -63,6 +64,7 @@ export const RULES: Rule[] = [
   { kind: 'expiry', collection: 'domain_rungs', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_exports', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_job_inputs', field: 'expires_at' },
+  { kind: 'expiry', collection: 'oauth_refresh_tokens', field: 'expires_at' },
 ];
 
 /** Removes the documents matching `filter`, a batch of `_id`s at a time. */

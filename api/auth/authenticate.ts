@@ -13,6 +13,10 @@
  * | usage             | `X-API-Key`                     | AUTH001 / AUTH002 / AUTH003         |
  * | agent             | `X-API-Key`                     | unauthenticated                     |
  *
+ * A known key's account then takes one request of its budget (core/accounts/request-budget.ts): past
+ * it, 429 `rate_limited` with `Retry-After`, decided in memory before any database work and sent a
+ * second later, so a client retrying at once cannot spin.
+ *
  * Keys never reach a log: the access log records the path without its query, and no detail echoes
  * what was sent.
  */
@@ -108,9 +112,30 @@ export function authenticate(deps: { accounts: Accounts }, surface: Surface): Ht
     if ('failure' in presented) throw failure(rule, presented.failure);
     const check = await deps.accounts.keys.check(presented.key);
     if (!check.ok) throw failure(rule, check.reason);
+    const admitted = deps.accounts.budget.take(check.principal.accountId, check.principal.plan.limits);
+    if (!admitted.ok) {
+      await deps.accounts.budget.hold(check.principal.accountId, admitted);
+      throw overBudget(admitted);
+    }
     (ctx.state as AuthState).principal = check.principal;
-    await next();
+    try {
+      await next();
+    } finally {
+      admitted.done();
+    }
   };
+}
+
+/** The 429 of an account past its request budget (core/accounts/request-budget.ts), before any database work. */
+export function overBudget(refusal: { reason: 'rate' | 'in_flight'; retryAfterSeconds: number }): ApiError {
+  const detail =
+    refusal.reason === 'rate'
+      ? `This account sends more requests per second than its plan allows (limit requests_per_second); retry in ${refusal.retryAfterSeconds} seconds.`
+      : `This account has as many requests in flight as its plan allows (limit requests_in_flight); retry when one is answered.`;
+  return problem('rate_limited', detail, {
+    members: { limit: refusal.reason === 'rate' ? 'requests_per_second' : 'requests_in_flight' },
+    headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
+  });
 }
 
 /** The principal `authenticate` established; a route without it is a programming error. */

@@ -29,6 +29,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
 import { mcpSessionCommands, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/commands';
+import { overBudget } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { BoundedEventStore } from './event-store';
 import { replayInitialize } from './restore';
@@ -110,7 +111,7 @@ async function readJson(req: IncomingMessage, limit: number): Promise<{ ok: true
 
 export function createMcpHttp(deps: ApiDeps): McpHttp {
   const tools = mcpTools(deps);
-  const sessions = mcpSessionCommands(deps.db.db, SESSION_IDLE_MS);
+  const sessions = mcpSessionCommands(deps.db.db, SESSION_IDLE_MS, deps.accounts.holdings);
   const held = new Map<string, Held>();
   /** Rebuilds under way, so that concurrent requests for one session rebuild it once. */
   const restoring = new Map<string, Promise<Held>>();
@@ -181,7 +182,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const record = resumed.session;
     if (req.method === 'DELETE') {
       // The client ends the session: for every process (the record), then here.
-      await sessions.end(id);
+      await sessions.end(principal, id);
       await held.get(id)?.transport.close();
       res.writeHead(200).end();
       return;
@@ -211,6 +212,16 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const principal = await principalOf(req, res);
     if (!principal) return;
+    // The account's request budget, as on the REST surfaces (api/auth/authenticate.ts); a stream
+    // counts as in flight until it closes.
+    const admitted = deps.accounts.budget.take(principal.accountId, principal.plan.limits);
+    if (!admitted.ok) {
+      await deps.accounts.budget.hold(principal.accountId, admitted);
+      const refusal = overBudget(admitted);
+      res.setHeader('Retry-After', String(admitted.retryAfterSeconds));
+      return jsonRpcError(res, 429, refusal.detail, -32000, { data: { code: 'rate_limited', ...refusal.members } });
+    }
+    res.once('close', admitted.done);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') return serveSession(req, res, principal, sessionId);
     if (req.method !== 'POST') return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
@@ -220,17 +231,16 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     // Stored before the answer leaves: the client's next request may reach another process.
     const opened = await sessions.open(principal, body.value.params as McpInitialize);
     if (!opened.ok) {
-      const { allowed } = opened;
-      return jsonRpcError(res, 429, `The account's plan allows ${allowed} open MCP sessions (limit mcp_sessions); end one with DELETE first.`, -32000, {
+      return jsonRpcError(res, 429, opened.refusal.detail, -32000, {
         id: (body.value as { id?: string | number }).id,
-        data: { code: 'quota_exceeded', limit: 'mcp_sessions', allowed },
+        data: { code: 'quota_exceeded', ...opened.refusal.members },
       });
     }
     const { id } = opened;
     const transport = await connect(principal, id);
     await transport.handleRequest(withPrincipal(req, principal), res, body.value);
     // Refused by the transport (a wrong Accept header...): no session came of it.
-    if (transport.sessionId === undefined) await sessions.end(id);
+    if (transport.sessionId === undefined) await sessions.end(principal, id);
   }
 
   return {

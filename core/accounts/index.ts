@@ -16,15 +16,18 @@ import { Charging } from './charging';
 import { systemClock, type Clock } from './clock';
 import { KeyCache } from './key-cache';
 import { Ledger, type LedgerState } from './ledger';
+import { LimitGate } from './limit-gate';
 import { PlanCatalogue, type PlanConfig } from './plans';
 import type { Principal } from './principal';
 import { RateLimiter } from './rate-limits';
+import { RequestBudget } from './request-budget';
 import { Signups, type SignupDoc } from './signups';
 import { SlotPool, type ClaimState } from './slots';
 import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
-  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'>;
+  Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'> &
+  Partial<Pick<Config, 'limitRefusalMemoryMs'>>;
 
 export interface Accounts {
   clock: Clock;
@@ -39,6 +42,10 @@ export interface Accounts {
   signups: Signups;
   /** Request rate limits of the routes that need no key or act on demand (shared by every route of the process). */
   rates: RateLimiter;
+  /** The per-account request budget, checked in memory after the key (request-budget.ts). */
+  budget: RequestBudget;
+  /** Serialises an account's creations of one held resource and remembers refusals (limit-gate.ts). */
+  holdings: LimitGate;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
   principalFor(accountId: string, keyId: string): Promise<Principal>;
   /** Starts background work (renewing slot claims, giving back unused slots, charging allowances). */
@@ -71,6 +78,8 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     slots,
     signups,
     rates: new RateLimiter(db),
+    budget: new RequestBudget(clock),
+    holdings: new LimitGate(clock, config.limitRefusalMemoryMs ?? 1_500),
     async principalFor(accountId, keyId) {
       const account = await store.liveAccount(accountId);
       const key = await store.keyById(keyId);

@@ -4,18 +4,19 @@
  * `quota_exceeded` naming the limit, so no account, a free signup included, can take the service's
  * memory or workers from the others.
  *
- * Counts are read from the records themselves (no counter to keep in step): two requests racing
- * past the last free place may both pass, which lets an account exceed a limit by the requests it
- * has in flight at once, never without bound.
+ * Counts are read from the records themselves (no counter to keep in step). Callers run the count
+ * and the creation through `accounts.holdings` (limit-gate.ts): one after the other per account in
+ * the process, so requests in flight at once cannot all pass the last free place, and a refusal is
+ * remembered briefly so a flood of creations does not count in the database each time.
  */
 import type { AccountLimits } from '../config';
 import { problem } from '../errors';
 import type { Accounts } from './index';
+import type { CountedLimit } from './limit-gate';
 import type { Principal } from './principal';
 import { AccountsError } from './store';
 
-/** The limits that count what an account holds (the schedule interval is a floor, not a count). */
-export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds'>;
+export type { CountedLimit };
 
 /** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
 export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
@@ -25,6 +26,9 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   storedInputs: 'stored_inputs',
   storedInputBytes: 'stored_input_bytes',
   concurrentExports: 'concurrent_exports',
+  requestsPerSecond: 'requests_per_second',
+  requestBurst: 'request_burst',
+  requestsInFlight: 'requests_in_flight',
 };
 
 const WHAT: Record<keyof AccountLimits, string> = {
@@ -34,6 +38,9 @@ const WHAT: Record<keyof AccountLimits, string> = {
   storedInputs: 'stored CSV inputs',
   storedInputBytes: 'bytes of stored CSV inputs',
   concurrentExports: 'exports being written',
+  requestsPerSecond: 'requests per second',
+  requestBurst: 'requests at once after a pause',
+  requestsInFlight: 'requests in flight at once',
 };
 
 /** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */

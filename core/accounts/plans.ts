@@ -26,6 +26,10 @@ export interface Plan {
 export interface PlanOverrides {
   credits?: number;
   concurrency?: number;
+  /** The account's own request budget (a client the operator trusts with more, or one kept to less). */
+  requestsPerSecond?: number;
+  requestBurst?: number;
+  requestsInFlight?: number;
 }
 
 export type PlanConfig = Pick<
@@ -86,6 +90,12 @@ export class PlanCatalogue {
       // Stored overrides may read null (unset), not only undefined.
       ...(typeof overrides.credits === 'number' ? { credits: overrides.credits } : {}),
       ...(typeof overrides.concurrency === 'number' ? { concurrency: overrides.concurrency } : {}),
+      limits: {
+        ...plan.limits,
+        ...(typeof overrides.requestsPerSecond === 'number' ? { requestsPerSecond: overrides.requestsPerSecond } : {}),
+        ...(typeof overrides.requestBurst === 'number' ? { requestBurst: overrides.requestBurst } : {}),
+        ...(typeof overrides.requestsInFlight === 'number' ? { requestsInFlight: overrides.requestsInFlight } : {}),
+      },
     };
   }
 }

@@ -49,7 +49,9 @@ export function createBatchCommands(deps: BatchCommandDeps) {
     exports: exportCommands(c),
     query: batchQueries(c),
     inputs: {
-      create: (principal: Principal, csv: CsvSettings) => allocateInput(deps.db, principal, { delimiter: csv.delimiter ?? ',', quote: csv.quote ?? '"', header: csv.header ?? false, fields: csv.fields }),
+      // Counted and created one after the other per account, a refusal remembered (limit-gate.ts).
+      create: (principal: Principal, csv: CsvSettings) =>
+        deps.accounts.holdings.admit(principal.accountId, 'storedInputs', () => allocateInput(deps.db, principal, { delimiter: csv.delimiter ?? ',', quote: csv.quote ?? '"', header: csv.header ?? false, fields: csv.fields })),
       /** Stores the upload of slot `inputId` (reached through its link) as it arrives: false when the slot is unknown or expired. */
       async upload(inputId: string, body: AsyncIterable<Buffer>, declaredBytes: number): Promise<boolean> {
         const doc: JobInputDoc | null = await batchCollections(deps.db).inputs.findOne({ _id: inputId });

@@ -66,37 +66,62 @@ export function checkJobParams(params: Record<string, string>): void {
 export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>): BatchTask[] {
   const invalid: InvalidTask[] = [];
   const stored: BatchTask[] = [];
-  tasks.forEach((task, index) => {
-    const urlIssue = urlProblem(task.url);
-    if (urlIssue) {
-      invalid.push({ index, reason: urlIssue, value: task.url.slice(0, 200) });
+  tasks.forEach((task, index) => checkTask(task, index, jobParams, invalid, stored));
+  return checked(invalid, stored);
+}
+
+/** Tasks checked between them on one event loop turn by `checkTasksYielding`. */
+const CHECK_CHUNK = 2_000;
+
+/**
+ * `checkTasks` for large lists (up to 100,000 tasks in a job): the API's event loop is given back
+ * between chunks, so other requests (`/healthz`, other accounts' Fetches) are answered meanwhile.
+ */
+export async function checkTasksYielding(tasks: TaskInput[], jobParams: Record<string, string>): Promise<BatchTask[]> {
+  const invalid: InvalidTask[] = [];
+  const stored: BatchTask[] = [];
+  for (let first = 0; first < tasks.length; first += CHECK_CHUNK) {
+    if (first > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const end = Math.min(tasks.length, first + CHECK_CHUNK);
+    for (let index = first; index < end; index++) checkTask(tasks[index] as TaskInput, index, jobParams, invalid, stored);
+  }
+  return checked(invalid, stored);
+}
+
+function checkTask(task: TaskInput, index: number, jobParams: Record<string, string>, invalid: InvalidTask[], stored: BatchTask[]): void {
+  const urlIssue = urlProblem(task.url);
+  if (urlIssue) {
+    invalid.push({ index, reason: urlIssue, value: task.url.slice(0, 200) });
+    return;
+  }
+  if (task.external_id !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(task.external_id)) {
+    invalid.push({ index, reason: 'invalid_external_id', value: task.external_id.slice(0, 200) });
+    return;
+  }
+  if (task.method !== undefined && task.method !== 'GET') {
+    invalid.push({ index, reason: 'unsupported_method', value: task.method });
+    return;
+  }
+  if (task.body !== undefined && task.body !== null) {
+    invalid.push({ index, reason: 'body_not_allowed' });
+    return;
+  }
+  const own = paramStrings(task.zenrows_params);
+  if (Object.keys(own).length > 0) {
+    try {
+      parseTaskParams(task.url, { ...jobParams, ...own });
+    } catch (error) {
+      if (!isApiError(error)) throw error;
+      const parameter = parameterOf(error);
+      invalid.push({ index, reason: /Unknown parameter/.test(error.detail) ? 'unknown_param' : 'invalid_param_value', value: parameter ?? error.detail });
       return;
     }
-    if (task.external_id !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(task.external_id)) {
-      invalid.push({ index, reason: 'invalid_external_id', value: task.external_id.slice(0, 200) });
-      return;
-    }
-    if (task.method !== undefined && task.method !== 'GET') {
-      invalid.push({ index, reason: 'unsupported_method', value: task.method });
-      return;
-    }
-    if (task.body !== undefined && task.body !== null) {
-      invalid.push({ index, reason: 'body_not_allowed' });
-      return;
-    }
-    const own = paramStrings(task.zenrows_params);
-    if (Object.keys(own).length > 0) {
-      try {
-        parseTaskParams(task.url, { ...jobParams, ...own });
-      } catch (error) {
-        if (!isApiError(error)) throw error;
-        const parameter = parameterOf(error);
-        invalid.push({ index, reason: /Unknown parameter/.test(error.detail) ? 'unknown_param' : 'invalid_param_value', value: parameter ?? error.detail });
-        return;
-      }
-    }
-    stored.push(batchTask({ url: task.url, externalId: task.external_id, metadata: task.metadata, params: own }));
-  });
+  }
+  stored.push(batchTask({ url: task.url, externalId: task.external_id, metadata: task.metadata, params: own }));
+}
+
+/** The stored tasks, or the 400 listing the invalid ones. */
+function checked(invalid: InvalidTask[], stored: BatchTask[]): BatchTask[] {
   if (invalid.length > 0) {
     const first = invalid[0] as InvalidTask;
     throw problem('invalid_argument', `${invalid.length} task(s) are invalid; the first, tasks[${first.index}], has ${first.reason}${first.value ? ` (${first.value})` : ''}.`, {

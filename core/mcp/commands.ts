@@ -6,14 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
+import type { LimitGate } from '../accounts/limit-gate';
+import { checkLimit } from '../accounts/limits';
+import { ApiError } from '../errors';
 import { McpSessions, type McpInitialize, type McpSession } from './sessions';
 
 export { McpStoreUnavailable, type McpInitialize, type McpSession } from './sessions';
 
 export type McpResume = { ok: true; session: McpSession } | { ok: false; ended: boolean };
-export type McpOpen = { ok: true; id: string } | { ok: false; allowed: number };
+export type McpOpen = { ok: true; id: string } | { ok: false; refusal: ApiError };
 
-export function mcpSessionCommands(db: Db, idleMs: number, now: () => number = Date.now) {
+export function mcpSessionCommands(db: Db, idleMs: number, holdings: LimitGate, now: () => number = Date.now) {
   const store = new McpSessions(db, idleMs, now);
   return {
     /**
@@ -26,19 +29,32 @@ export function mcpSessionCommands(db: Db, idleMs: number, now: () => number = D
       return session.accountId === principal.accountId ? { ok: true, session } : { ok: false, ended: false };
     },
 
-    /** Opens a session for the principal (stored before it is answered), unless its plan's sessions are all open. */
+    /**
+     * Opens a session for the principal (stored before it is answered), unless its plan's sessions are
+     * all open. Counted and stored one after the other per account (limit-gate.ts), so concurrent
+     * initializes cannot all take the last place; a refusal is answered from memory for a moment.
+     */
     async open(principal: Principal, initialize: McpInitialize): Promise<McpOpen> {
-      const allowed = principal.plan.limits.mcpSessions;
-      if ((await store.countOpen(principal.accountId)) >= allowed) return { ok: false, allowed };
       const id = randomUUID();
-      await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
+      try {
+        await holdings.admit(principal.accountId, 'mcpSessions', async () => {
+          checkLimit(principal, 'mcpSessions', await store.countOpen(principal.accountId));
+          await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'quota_exceeded') return { ok: false, refusal: error };
+        throw error;
+      }
       return { ok: true, id };
     },
 
     /** Moves the session's idle deadline: it was used now. */
     touch: (id: string): Promise<void> => store.touch(id),
-    /** Ends the session for every process. */
-    end: (id: string): Promise<void> => store.end(id),
+    /** Ends the principal's session for every process; its place is free at once in this one. */
+    async end(principal: Principal, id: string): Promise<void> {
+      await store.end(id);
+      holdings.freed(principal.accountId, 'mcpSessions');
+    },
     /** Removes sessions past their deadline. */
     sweep: (): Promise<number> => store.sweep(),
   };

@@ -3,11 +3,17 @@
  * N+1st is 429 `quota_exceeded` naming the limit, a bigger plan gets more, another account is not
  * affected), CSV inputs are capped and checked as they arrive, an MCP session acts on each request's
  * key, OAuth tokens expire and refresh once, keyless writes from other sites are refused, and the
- * request rate limiter counts per subject and window.
+ * request rate limiter counts per subject and window. Each account has a request budget (429
+ * `rate_limited` with `Retry-After`, not shared with other accounts), and concurrent creations never
+ * take more than the limit.
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { ManualClock } from '../../core/accounts/clock';
+import { LimitGate } from '../../core/accounts/limit-gate';
+import { quotaExceeded } from '../../core/accounts/limits';
 import { RateLimiter } from '../../core/accounts/rate-limits';
+import { RequestBudget } from '../../core/accounts/request-budget';
 import { createOAuthTokens } from '../../core/oauth/tokens';
 import { csvField } from '../../core/batch/exports';
 import { batchStore } from '../batch/helpers';
@@ -230,5 +236,84 @@ describe('fair share under abuse', function () {
     // Another process (a fresh limiter) counts the same records; another subject is not affected.
     expect((await new RateLimiter(handle.db.db).take(subject, 3, 60_000)).ok).to.equal(false);
     expect((await limiter.take(`test|net:${randomUUID()}`, 3, 60_000)).ok).to.equal(true);
+  });
+  it('refuses an account past its request budget with 429 rate_limited and Retry-After, on REST and MCP; other accounts are not affected', async () => {
+    // A budget of 3 requests that refills one request in 1,000 s: the 4th is refused whatever the machine's speed.
+    const made = await handle.accounts.store.createAccount({ plan: 'free', overrides: { credits: 1_000_000, requestsPerSecond: 0.001, requestBurst: 3 } });
+    const { key } = await handle.accounts.store.createKey(made._id, {});
+    for (let n = 0; n < 3; n++) expect((await batchRequest(key, 'GET', '/v1/jobs')).status, `request ${n + 1}`).to.equal(200);
+    const refused = await batchRequest(key, 'GET', '/v1/jobs');
+    expect([refused.status, refused.body.code, refused.body.limit]).to.deep.equal([429, 'rate_limited', 'requests_per_second']);
+    expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 1_000);
+    const session = await openSession(key);
+    expect(session.status).to.equal(429);
+    expect((JSON.parse(session.body) as { error: { data: { code: string } } }).error.data.code).to.equal('rate_limited');
+    // Another account, even one sending many requests at once, keeps its own budget.
+    const other = await account();
+    const statuses = await Promise.all(Array.from({ length: 30 }, () => batchRequest(other.key, 'GET', '/v1/jobs').then((answer) => answer.status)));
+    expect(statuses.every((status) => status === 200), statuses.join(',')).to.equal(true);
+  });
+
+  it('never lets concurrent creations pass a limit: scheduled jobs, MCP sessions, stored inputs', async () => {
+    const free = await account();
+    const jobs = await Promise.all(
+      Array.from({ length: 12 }, () => batchRequest(free.key, 'POST', '/v1/jobs', { type: 'scheduled', schedule: HOUR, tasks: [{ url: 'http://127.0.0.1:9/x' }] }).then((answer) => answer.status)),
+    );
+    expect(jobs.filter((status) => status === 201).length, jobs.join(',')).to.equal(5);
+    expect(jobs.filter((status) => status === 429).length, jobs.join(',')).to.equal(7);
+    const { jobs: stored } = await batchStore();
+    expect(await stored.countDocuments({ account_id: free.accountId, type: 'scheduled', status: { $ne: 'deleted' } })).to.equal(5);
+    const sessions = await Promise.all(Array.from({ length: 30 }, () => openSession(free.key).then((answer) => answer.status)));
+    expect(sessions.filter((status) => status === 200).length, sessions.join(',')).to.equal(20);
+    expect(await handle.db.db.collection('mcp_sessions').countDocuments({ account_id: free.accountId })).to.equal(20);
+    const inputs = await Promise.all(Array.from({ length: 30 }, () => batchRequest(free.key, 'POST', '/v1/job_inputs', { type: 'csv', csv: { fields: { url: 0 } } }).then((answer) => answer.status)));
+    expect(inputs.filter((status) => status === 201).length, inputs.join(',')).to.equal(20);
+  });
+
+  it('takes a budget per account: a burst, then the refill rate, and a cap on requests in flight', () => {
+    const clock = new ManualClock(0);
+    const budget = new RequestBudget(clock);
+    const limits = { requestsPerSecond: 2, requestBurst: 3, requestsInFlight: 2 };
+    const first = budget.take('a', limits);
+    const second = budget.take('a', limits);
+    expect([first.ok, second.ok]).to.deep.equal([true, true]);
+    expect(budget.take('a', limits)).to.deep.equal({ ok: false, reason: 'in_flight', retryAfterSeconds: 1, waitMs: 0 });
+    if (first.ok) first.done();
+    if (first.ok) first.done(); // twice frees once
+    const third = budget.take('a', limits);
+    expect(third.ok).to.equal(true);
+    if (second.ok) second.done();
+    if (third.ok) third.done();
+    const refused = budget.take('a', limits);
+    expect(refused).to.deep.equal({ ok: false, reason: 'rate', retryAfterSeconds: 1, waitMs: 500 });
+    expect(budget.take('b', limits).ok, 'another account').to.equal(true);
+    clock.advance(500);
+    expect(budget.take('a', limits).ok, 'one request refilled').to.equal(true);
+  });
+
+  it('remembers a limit’s refusal briefly without counting again, until the account frees a place', async () => {
+    const clock = new ManualClock(0);
+    const gate = new LimitGate(clock, 1_500);
+    let counts = 0;
+    let held = 5;
+    const create = () =>
+      gate.admit('acc', 'scheduledJobs', async () => {
+        counts++;
+        if (held >= 5) throw quotaExceeded('scheduledJobs', 5);
+        held++;
+      });
+    const refusal = await create().catch((error: { code?: string }) => error.code);
+    expect([refusal, counts]).to.deep.equal(['quota_exceeded', 1]);
+    for (let n = 0; n < 10; n++) await create().catch(() => undefined);
+    expect(counts, 'answered from memory').to.equal(1);
+    expect(() => gate.refusedNow('acc', 'scheduledJobs')).to.throw();
+    await gate.admit('other', 'scheduledJobs', async () => undefined);
+    clock.advance(1_500);
+    await create().catch(() => undefined);
+    expect(counts, 'counted again once the memory ends').to.equal(2);
+    held = 4;
+    gate.freed('acc', 'scheduledJobs');
+    await create();
+    expect([counts, held], 'counted at once after a place was freed').to.deep.equal([3, 5]);
   });
 });

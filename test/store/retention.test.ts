@@ -70,6 +70,11 @@ describe('retention: the scheduled sweep of expired data', function () {
       { _id: `expired-${process.pid}.test`, expires_at: new Date(Date.now() - 1000) },
       { _id: `current-${process.pid}.test`, expires_at: new Date(Date.now() + DAY_MS) },
     ]);
+    const refreshTokens = db.collection<{ _id: string; expires_at: Date }>('oauth_refresh_tokens');
+    await refreshTokens.insertMany([
+      { _id: `expired-${process.pid}`, expires_at: new Date(Date.now() - 1000) },
+      { _id: `current-${process.pid}`, expires_at: new Date(Date.now() + DAY_MS) },
+    ]);
 
     // Reads during the sweep answer the crawl or 404, never a 5xx.
     let reading = true;
@@ -92,6 +97,8 @@ describe('retention: the scheduled sweep of expired data', function () {
     expect(await keys.countDocuments({ _id: { $in: [`retention-young-${process.pid}`] } })).to.equal(1);
     expect(await rungs.countDocuments({ _id: { $in: [`expired-${process.pid}.test`] } })).to.equal(0);
     expect(await rungs.countDocuments({ _id: { $in: [`current-${process.pid}.test`] } })).to.equal(1);
+    expect(await refreshTokens.countDocuments({ _id: { $in: [`expired-${process.pid}`] } }), 'expired refresh token').to.equal(0);
+    expect(await refreshTokens.countDocuments({ _id: { $in: [`current-${process.pid}`] } })).to.equal(1);
   });
 
   it('removes Batch runs that ended before the limit and deleted jobs, keeping a rerun’s source and young runs', async () => {

@@ -17,7 +17,7 @@ import { insertIgnoringDuplicates } from '../../db';
 import { parseSchedule, type JobSchedule } from '../schedules';
 import { checkScheduledJobs, scheduleRulesFor } from '../limits';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type BatchTask } from '../store';
-import { checkJobParams, checkTasks, paramStrings, type TaskInput } from '../task-input';
+import { checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from '../task-input';
 import type { RunView } from '../runs';
 import { batchIdempotencyWords, type CommandContext } from './context';
 import type { WebhookCommands } from './webhook';
@@ -104,9 +104,9 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
     let tasks: BatchTask[];
     if (body.file_input_id) {
       if (status !== 'closed') throw problem('file_input_unsupported_for_job_type', 'A CSV input is for closed jobs only.', { members: { reason: 'file_input_unsupported_for_job_type' } });
-      tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
+      tasks = await checkTasksYielding(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);
     } else {
-      tasks = checkTasks(body.tasks ?? [], params);
+      tasks = await checkTasksYielding(body.tasks ?? [], params);
     }
     if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
     if (tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
@@ -116,6 +116,8 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
 
   /** `ready` runs once the request is found valid, before anything is written (the API refuses work no worker would move). */
   return async function create(principal: Principal, body: CreateJobRequest, idempotencyKey: string | undefined, ready?: () => Promise<void>): Promise<Created> {
+    // A scheduled job refused a moment ago is refused again from memory, before any database work.
+    if (body.type === 'scheduled') c.deps.accounts.holdings.refusedNow(principal.accountId, 'scheduledJobs');
     const input = await shape(principal, body);
     await ready?.();
     const created = await idempotent(
@@ -132,36 +134,44 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
             return { value: resumed, resultId: resumed._id };
           }
           if (earlier) return { value: earlier, resultId: earlier._id };
-          if (input.schedule) await checkScheduledJobs(c.deps.db, principal);
-          await c.probeCredits(principal);
-          const now = new Date();
-          const job: JobDoc = {
-            _id: claim?.recordId || newId('job'),
-            account_id: principal.accountId,
-            key_id: principal.keyId,
-            type: input.schedule ? 'scheduled' : 'regular',
-            status: input.status,
-            params: input.params,
-            external_id: body.external_id ?? null,
-            name: body.name ?? null,
-            metadata: body.metadata ?? null,
-            webhook: input.webhook ?? null,
-            schedule: input.schedule ?? null,
-            schedule_state: input.schedule ? 'active' : null,
-            next_scheduled_run: null,
-            task_count: input.tasks.length,
-            slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
-            writing: null,
-            run_count: 0,
-            latest_run_id: null,
-            created_at: now,
-            updated_at: now,
-          };
-          const made = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks, claim);
-          return { value: made, resultId: made._id };
+          // A scheduled job is counted and created one after the other per account (limit-gate.ts):
+          // concurrent creations cannot all take the last place.
+          if (input.schedule) return c.deps.accounts.holdings.admit(principal.accountId, 'scheduledJobs', () => make(principal, input, body, claim, true));
+          return make(principal, input, body, claim, false);
         },
       },
     );
     return { job: created.value, run: await c.latestRun(created.value), replayed: created.replayed };
   };
+
+  /** The job written and started (regular) or scheduled, once the request is found valid. */
+  async function make(principal: Principal, input: Awaited<ReturnType<typeof shape>>, body: CreateJobRequest, claim: Claimed | undefined, scheduled: boolean) {
+    if (scheduled) await checkScheduledJobs(c.deps.db, principal);
+    await c.probeCredits(principal);
+    const now = new Date();
+    const job: JobDoc = {
+      _id: claim?.recordId || newId('job'),
+      account_id: principal.accountId,
+      key_id: principal.keyId,
+      type: input.schedule ? 'scheduled' : 'regular',
+      status: input.status,
+      params: input.params,
+      external_id: body.external_id ?? null,
+      name: body.name ?? null,
+      metadata: body.metadata ?? null,
+      webhook: input.webhook ?? null,
+      schedule: input.schedule ?? null,
+      schedule_state: input.schedule ? 'active' : null,
+      next_scheduled_run: null,
+      task_count: input.tasks.length,
+      slice_count: Math.ceil(input.tasks.length / SLICE_SIZE),
+      writing: null,
+      run_count: 0,
+      latest_run_id: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const made = input.schedule ? await createScheduled(job, input.schedule, input.tasks) : await createRegular(principal, job, input.tasks, claim);
+    return { value: made, resultId: made._id };
+  }
 }

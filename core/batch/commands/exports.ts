@@ -20,22 +20,26 @@ export function exportCommands(c: CommandContext) {
       const job = await c.ownJob(principal, jobId);
       const view = await c.runs.one({ _id: runId, job_id: job._id });
       if (!view || isDeleted(view)) throw problem('not_found', `No run ${runId} in job ${job._id}.`);
-      await checkConcurrentExports(deps.db, principal);
-      const now = new Date();
-      const doc: ExportDoc = {
-        _id: newUlid(now.getTime()),
-        job_id: job._id,
-        run_id: view.run._id,
-        account_id: principal.accountId,
-        format,
-        status: 'pending',
-        error: null,
-        size: 0,
-        chunks: 0,
-        created_at: now,
-        expires_at: new Date(now.getTime() + EXPORT_KEEP_MS),
-      };
-      await collections.exports.insertOne(doc);
+      // Counted and recorded one after the other per account, a refusal remembered (limit-gate.ts).
+      const doc = await deps.accounts.holdings.admit(principal.accountId, 'concurrentExports', async () => {
+        await checkConcurrentExports(deps.db, principal);
+        const now = new Date();
+        const record: ExportDoc = {
+          _id: newUlid(now.getTime()),
+          job_id: job._id,
+          run_id: view.run._id,
+          account_id: principal.accountId,
+          format,
+          status: 'pending',
+          error: null,
+          size: 0,
+          chunks: 0,
+          created_at: now,
+          expires_at: new Date(now.getTime() + EXPORT_KEEP_MS),
+        };
+        await collections.exports.insertOne(record);
+        return record;
+      });
       await deps.temporal.client.workflow.start(BATCH_EXPORT_WORKFLOW_TYPE, {
         taskQueue: deps.config.temporalTaskQueue,
         workflowId: batchExportWorkflowId(doc._id),

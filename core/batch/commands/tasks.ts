@@ -10,7 +10,7 @@ import { idempotent } from '../../jobs/idempotent';
 import { isTerminal } from '../run-records';
 import type { RunView } from '../runs';
 import { MAX_TASKS_PER_JOB, type JobDoc } from '../store';
-import { checkTasks, type TaskInput } from '../task-input';
+import { checkTasksYielding, type TaskInput } from '../task-input';
 import { TASKS_ADDED_SIGNAL } from '../../jobs/workflow-names';
 import { batchIdempotencyWords, STALE_WRITER_MS, type CommandContext } from './context';
 
@@ -32,7 +32,7 @@ export function taskCommands(c: CommandContext) {
   const { collections } = c;
 
   const append = async (principal: Principal, jobId: string, job: JobDoc, tasks: TaskInput[], lastBatch: boolean): Promise<Added> => {
-    const stored = checkTasks(tasks, job.params);
+    const stored = await checkTasksYielding(tasks, job.params);
     const owner = randomUUID();
     for (let attempt = 0; ; attempt++) {
       if (job.status !== 'open') throw closedRefusal(job);
