@@ -150,6 +150,8 @@ export class BrowserPool {
   private launchedCount = 0;
   /** Recycled contexts waiting for the next render with their key. */
   private readonly waiting = new WaitingContexts<Managed>((made) => this.track(made.context.close()));
+  /** Contexts being readied for their key's next render after answering theirs (readyLater), by key. */
+  private readonly readying = new Map<string, Set<Promise<void>>>();
   /** Renders holding a context now, by reuse key (with the context options). */
   private readonly open = new Map<string, number>();
   /** Renders waiting for or holding a page, and the timer that closes the browsers when none is. */
@@ -198,6 +200,8 @@ export class BrowserPool {
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
     let reuseKey: string | undefined;
+    /** Set when the page and slot went to the readying after the answer (`readyLater`), which frees them. */
+    let handedOff = false;
     try {
       managed = await this.browserForPage(request.deadline);
       const serving = managed;
@@ -215,7 +219,13 @@ export class BrowserPool {
       const lease: PageLease<P> = { ...made, reused: recycled, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
       const result = await work(lease);
       const { recycle } = request;
-      if (reuseKey !== undefined && recycle && (await this.recycle(serving, reuseKey, made, () => recycle(lease)))) context = undefined;
+      if (reuseKey !== undefined && recycle && this.mayRecycle(serving, made)) {
+        // Readied after the answer, not before it: the caller does not wait for the clearing, and the
+        // next render with this key waits for it (contextFor) rather than making a context.
+        this.readyLater(serving, reuseKey, made, () => recycle(lease), release);
+        handedOff = true;
+        context = undefined;
+      }
       return result;
     } catch (error) {
       if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
@@ -228,12 +238,43 @@ export class BrowserPool {
         else this.open.delete(reuseKey);
       }
       if (context) await context.close().catch(() => undefined);
-      if (managed) {
-        managed.openPages--;
-        if (managed.retired && managed.openPages === 0) this.closeBrowser(managed);
-      }
-      release();
+      if (managed && !handedOff) this.pageDone(managed);
+      if (!handedOff) release();
     }
+  }
+
+  /** A page of `managed` is done: a retired browser closes with its last page. */
+  private pageDone(managed: Managed): void {
+    managed.openPages--;
+    if (managed.retired && managed.openPages === 0) this.closeBrowser(managed);
+  }
+
+  /** Whether a context that just served a render may be readied for the next one with its key. */
+  private mayRecycle(managed: Managed, made: Made<unknown>): boolean {
+    return !this.closed && !managed.retired && managed.connected && this.waiting.mayWait(made);
+  }
+
+  /**
+   * Readies a used context for the next render with its key once its render has answered; the page
+   * still counts as open and keeps its slot until then (BROWSER_MAX_PAGES holds, and `close()` waits
+   * for it). A context that cannot be readied is closed.
+   */
+  private readyLater(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>, release: () => void): void {
+    const readying = (async () => {
+      try {
+        if (!(await this.recycle(managed, key, made, ready))) await made.context.close().catch(() => undefined);
+      } finally {
+        this.pageDone(managed);
+        release();
+      }
+    })().catch(() => undefined);
+    const pending = this.readying.get(key) ?? new Set<Promise<void>>();
+    pending.add(readying);
+    this.readying.set(key, pending);
+    void readying.then(() => {
+      pending.delete(readying);
+      if (pending.size === 0 && this.readying.get(key) === pending) this.readying.delete(key);
+    });
   }
 
   /**
@@ -247,7 +288,13 @@ export class BrowserPool {
     key: string,
     reuseKey: string | undefined,
   ): Promise<{ made: Made<P>; recycled: boolean }> {
-    const recycled = reuseKey === undefined ? undefined : this.waiting.take(serving, reuseKey);
+    let recycled = reuseKey === undefined ? undefined : this.waiting.take(serving, reuseKey);
+    const readying = reuseKey === undefined ? undefined : this.readying.get(reuseKey);
+    if (!recycled && reuseKey !== undefined && readying && readying.size > 0) {
+      // This key's last context is being readied (a few ms): waited for rather than a new one made.
+      await Promise.race(readying);
+      recycled = this.waiting.take(serving, reuseKey);
+    }
     if (recycled) {
       // Renders with these options take turns on their own contexts: a spare for them would not be taken.
       this.spare.drop((_owner, spareKey) => spareKey === key);
@@ -274,6 +321,11 @@ export class BrowserPool {
   /** Contexts made ahead so far, how many of them served a request, and whether one waits now (spare.ts). */
   get spares(): { made: number; used: number; waiting: boolean } {
     return { ...this.spare.counts, waiting: this.spare.waiting };
+  }
+
+  /** Resolves once every context being readied after its render answered waits for its key (or is closed). */
+  async readied(): Promise<void> {
+    while (this.readying.size > 0) await Promise.all([...this.readying.values()].flatMap((pending) => [...pending]));
   }
 
   /** Contexts readied for another request so far, how many requests got one, and how many wait now. */
@@ -399,7 +451,7 @@ export class BrowserPool {
 
   /** Readies a used context for the next request with its key; true when it now waits for one. */
   private async recycle(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>): Promise<boolean> {
-    if (this.closed || managed.retired || !managed.connected || !this.waiting.mayWait(made)) return false;
+    if (!this.mayRecycle(managed, made)) return false;
     if (!(await ready().catch(() => false))) return false;
     if (this.closed || managed.retired || !managed.connected) return false;
     this.waiting.put(managed, key, made, this.options.maxPages);

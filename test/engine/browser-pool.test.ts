@@ -176,6 +176,7 @@ describe('browser pool', function () {
       );
       expect(open).to.equal(2);
       expect(pool.spares.made).to.equal(0);
+      await pool.readied();
       expect(pool.reuse.waiting).to.equal(2);
     } finally {
       await pool.close();
@@ -187,6 +188,7 @@ describe('browser pool', function () {
     try {
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.waiting).to.equal(2);
       let waitingDuring = -1;
       await pool.withPage({ reuseKey: 'account-3', recycle: async () => false }, async ({ page }) => {
@@ -196,8 +198,10 @@ describe('browser pool', function () {
       expect(waitingDuring).to.equal(1);
       // account-1's context, the one waiting longest, was the one closed; account-2's is still there.
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.reused).to.equal(1);
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.reused).to.equal(1);
     } finally {
       await pool.close();
@@ -219,6 +223,8 @@ describe('browser pool', function () {
     const pool = newPool();
     const stored = async (reuseKey: string): Promise<unknown> => {
       const result = success(await render({ url: site.at('/store'), waitFor: '#out[data-done]', reuseKey }, { pool, guard }));
+      // The context is readied for the key's next render once this one has answered.
+      await pool.readied();
       return JSON.parse(/<div id="out"[^>]*>([^<]*)</.exec(result.html)?.[1]?.replace(/&quot;/g, '"') ?? 'null');
     };
     const fresh = { cookie: '', local: null, session: null, idb: 'none', frame: { local: null, session: null } };
@@ -237,6 +243,7 @@ describe('browser pool', function () {
       // A render that fails does not leave its context for the next one.
       const failed = await render({ url: site.at('/dynamic'), waitFor: '#never', timeoutMs: 1_500, reuseKey: 'account-2' }, { pool, guard });
       expect(failed.ok).to.equal(false);
+      await pool.readied();
       expect(pool.reuse).to.deep.equal({ recycled: 4, reused: 2, waiting: 1 });
       expect(await stored('account-1')).to.deep.equal(fresh);
       expect(pool.reuse).to.deep.equal({ recycled: 5, reused: 2, waiting: 2 });
