@@ -14,7 +14,8 @@
  * A request with a `reuseKey` (one account's requests, with the same context options) may get the
  * context and page an earlier request with that key left, once its `recycle` readied them (cookies and
  * storage cleared, garbage collected, the page frozen): the renderer process of the site stays, which halves the CPU of
- * a page (engine/browser/README.md). Requests with different keys never share a context (waiting.ts).
+ * a page (engine/browser/README.md). The readying runs after the render has answered (its page keeps
+ * its slot meanwhile); a render of the key that finds no readied context waits for one being readied. Requests with different keys never share a context (waiting.ts).
  * Contexts alive, open or waiting, are at most BROWSER_MAX_PAGES (the spare aside): a render that
  * needs a new one closes the context that has waited longest when there would be more, so waiting
  * contexts cost no more renderers than the pool's full concurrency does.
@@ -63,6 +64,8 @@ export interface BrowserPoolOptions {
   retireAfterPages: number;
   hostOverrides?: readonly HostOverride[];
   extraArgs?: readonly string[];
+  /** WebGL through the software rasterizer (default); false spares the GPU process its memory. */
+  webgl?: boolean;
   launchTimeoutMs?: number;
   /** With no page open for this long, every browser closes (0: never); the next render launches one. */
   idleCloseMs?: number;
@@ -123,7 +126,10 @@ interface Managed {
 }
 
 export function browserPoolOptionsFromConfig(
-  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'>,
+  config: Pick<
+    Config,
+    'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'browserWebgl' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'
+  >,
   log?: Logger,
 ): BrowserPoolOptions {
   return {
@@ -132,8 +138,12 @@ export function browserPoolOptionsFromConfig(
     retireAfterPages: config.browserRetireAfterPages,
     idleCloseMs: config.browserIdleCloseMs,
     hostOverrides: config.hostOverrides,
+    webgl: config.browserWebgl,
     log,
-    ...(config.browserShare ? { share: { dataDir: config.dataDir, profile: JSON.stringify([config.hostOverrides, config.targetAllowlist, config.proxies, config.premiumProxies]), log } } : {}),
+    // Processes that launch their browser differently never share one: the host's switches would apply.
+    ...(config.browserShare
+      ? { share: { dataDir: config.dataDir, profile: JSON.stringify([config.hostOverrides, config.targetAllowlist, config.proxies, config.premiumProxies, config.browserWebgl]), log } }
+      : {}),
   };
 }
 
@@ -391,7 +401,7 @@ export class BrowserPool {
         executablePath: this.options.executablePath,
         headless: true,
         chromiumSandbox: false,
-        args: chromiumArgs({ hostOverrides: this.options.hostOverrides ?? [], extra: this.options.extraArgs }),
+        args: chromiumArgs({ hostOverrides: this.options.hostOverrides ?? [], extra: this.options.extraArgs, webgl: this.options.webgl }),
         // Inherited by every process of the browser: how the pool finds them all in /proc.
         env: childEnvironment({ [BROWSER_MARK]: id }),
         timeout,

@@ -99,6 +99,24 @@ describe('browser pool', function () {
     }
   });
 
+  it('offers WebGL by default, and none (no software rasterizer) with webgl off, rendering and taking screenshots either way', async () => {
+    for (const webgl of [true, false]) {
+      const pool = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 1, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, webgl });
+      try {
+        const shot = success(await render({ url: site.at('/dynamic'), screenshot: { area: 'viewport', format: 'png' } }, { pool, guard }));
+        expect(shot.screenshot?.data.length ?? 0, `screenshot, webgl ${webgl}`).to.be.greaterThan(1_000);
+        const seen = await pool.withPage({}, async ({ page }) => {
+          await page.goto(site.at('/dynamic'));
+          return page.evaluate("document.createElement('canvas').getContext('webgl') !== null");
+        });
+        expect(seen, `webgl ${webgl}`).to.equal(webgl);
+        expect(commandLine(pool.browserInfos()[0]?.pid ?? 0).includes('--disable-software-rasterizer')).to.equal(!webgl);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
+
   it('makes the next context ahead for the common configuration, serves it to one request only, and never for a one-off pool', async () => {
     const once = newPool();
     try {
