@@ -1,8 +1,8 @@
 /**
- * V8 flags of the API and the worker: a young generation of 1 MB semi-spaces instead of up to 16 MB
- * keeps 15–30 MB less of the browser host's heap resident while it renders; its CPU per page stayed within
- * the runs' spread (0.116 and 0.122 CPU-s against 0.107 and 0.118 at concurrency 2)
- * (bench/peer-crawl4ai.ts `--node-options`; the README's rendering figures). The launcher
- * (stack.ts), docker-compose.yml and the Dockerfile start them with these.
+ * V8 flags of the API and the worker: a young generation of 1 MB semi-spaces instead of up to 16 MB.
+ * Measured against Crawl4AI (bench/peer-crawl4ai.ts `--node-options`), the browser host's Node peaked
+ * at 146–160 MB with it against 169–185 MB without (0–25 MB less across runs, engine/browser/README.md),
+ * its CPU per page within the runs' spread. The launcher (stack.ts), docker-compose.yml and the
+ * Dockerfile start them with these.
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
