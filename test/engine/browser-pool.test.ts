@@ -226,6 +226,33 @@ describe('browser pool', function () {
     }
   });
 
+  it("answers before readying the account's context, and the account's next render waits for that context rather than making one", async () => {
+    const pool = newPool();
+    try {
+      let readying = false;
+      // The readying is held until the second render has asked for a page.
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      const first = await pool.withPage({ reuseKey: 'account-1', recycle: async () => ((readying = true), await held, true) }, async ({ page }) => {
+        await page.goto(site.at('/dynamic'));
+        return page.url();
+      });
+      expect(first).to.contain('/dynamic');
+      // Answered while its context is still being readied.
+      expect(readying).to.equal(true);
+      expect(pool.reuse).to.deep.equal({ recycled: 0, reused: 0, waiting: 0 });
+      const second = pool.withPage({ reuseKey: 'account-1', recycle: async () => true }, async ({ reused }) => reused);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      letGo();
+      expect(await second).to.equal(true);
+      await pool.readied();
+      expect(pool.reuse).to.deep.equal({ recycled: 2, reused: 1, waiting: 1 });
+      expect(pool.spares.made).to.equal(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('loads playwright only when it launches its first browser', () => {
     // A process of its own: this one loaded playwright long ago.
     const script = [
