@@ -18,7 +18,10 @@
  *
  * The machine's load average is printed with each round (the machine may be shared).
  *
- *   npx tsx bench/peer-crawl4ai.ts [--rounds=3] [--concurrency=2,4]
+ *   npx tsx bench/peer-crawl4ai.ts [--rounds=3] [--concurrency=2,4] [--node-options=...]
+ *
+ * `--node-options` runs the API and the worker with those Node options (NODE_OPTIONS), on top of the
+ * launcher's own, to measure settings of their V8 heaps against the same peer.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -32,7 +35,7 @@ import { mb, peakDuring, range, type Sample } from './render-measure';
 import { processTree } from '../scripts/stack/proc';
 
 const CRAWL4AI_VERSION = '0.9.5';
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, concurrency: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, concurrency: { type: 'string' }, 'node-options': { type: 'string' } } });
 const ROUNDS = Math.min(10, Math.max(1, Number(values.rounds ?? 3) || 3));
 const CONCURRENCY = (values.concurrency ?? '2,4').split(',').map(Number).filter((n) => n >= 1 && n <= 16);
 
@@ -171,7 +174,12 @@ const load = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slic
 async function main(): Promise<void> {
   const python = crawl4aiPython();
   const site = await startCompletenessSite();
-  const bench = await startBenchStack({ FREE_PLAN_CONCURRENCY: '8', MONGODB_DATABASE: 'fetchplane_peer_bench', TEMPORAL_TASK_QUEUE: 'fetchplane-peer-bench' });
+  const bench = await startBenchStack({
+    FREE_PLAN_CONCURRENCY: '8',
+    MONGODB_DATABASE: 'fetchplane_peer_bench',
+    TEMPORAL_TASK_QUEUE: 'fetchplane-peer-bench',
+    ...(values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {}),
+  });
   const at = (name: string): string => `${site.at(name)}?article`;
   type Key = `${number} ${'defaults' | 'wait 300'}`;
   const results = new Map<Key, { ours: Outcome[]; peer: Outcome[] }>();
@@ -208,6 +216,16 @@ async function main(): Promise<void> {
         `| ${key} | ${rate(a).toFixed(2)} | ${rate(b).toFixed(2)} | ${(rate(a) / rate(b)).toFixed(2)} (${range(ratios)}) | ${checks(a)}/${NAMES.length} | ${checks(b)}/${NAMES.length} | ` +
           `${cpu(a).toFixed(3)} / ${cpu(b).toFixed(3)} (${(cpu(a) / cpu(b)).toFixed(2)}) | ${mb(pss(a))} / ${mb(pss(b))} (${range(pssRatios)}) |`,
       );
+    }
+    console.log('\npeak PSS by part (ours: the highest peak of each configuration):');
+    for (const [key, { ours: a, peer: b }] of results) {
+      const top = (list: Outcome[]) => list.reduce((best, run) => (run.peak.pss > best.peak.pss ? run : best));
+      const parts = (run: Outcome) =>
+        [...run.peak.parts]
+          .sort((x, y) => y[1].pss - x[1].pss)
+          .map(([part, memory]) => `${part}${memory.processes > 1 ? ` ×${memory.processes}` : ''} ${mb(memory.pss)}`)
+          .join(', ');
+      console.log(`- ${key}: ours ${parts(top(a))}; peer ${parts(top(b))}`);
     }
     const missed = (side: 'ours' | 'peer') => [...new Set([...results.values()].flatMap((entry) => entry[side].flatMap((run) => NAMES.filter((name) => !run.passed.has(name)))))];
     console.log(`\nchecks missed at least once: ours [${missed('ours').join(', ')}], peer [${missed('peer').join(', ')}]`);

@@ -627,6 +627,12 @@ const variables = {
     scope: 'all',
     description: 'One browser per machine: the processes of the service with the same `DATA_DIR` (the API, the worker) render on one Chromium, hosted by the first to render; the page limit, context reuse and idle close then apply to all of them. false: each process has its own.',
   },
+  BROWSER_WEBGL: {
+    parse: boolean,
+    fallback: 'true',
+    scope: 'all',
+    description: 'Browser renders: WebGL through Chromium\'s software rasterizer. false: no WebGL and no software GPU in the browser\'s GPU process (15–35 MB less memory; WebGL canvases stay blank in screenshots, and pages that require WebGL see none).',
+  },
   BROWSER_IDLE_CLOSE_MS: {
     parse: integer(0, 86_400_000),
     fallback: '60000',

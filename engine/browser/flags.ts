@@ -101,9 +101,11 @@ const DISABLED_FEATURES = [
 ];
 
 /** Switches on top of playwright's own (which already disable extensions, breakpad and the like). */
-export function chromiumArgs(options: { hostOverrides: readonly HostOverride[]; extra?: readonly string[] }): string[] {
+export function chromiumArgs(options: { hostOverrides: readonly HostOverride[]; extra?: readonly string[]; webgl?: boolean }): string[] {
   const rules = hostResolverRules(options.hostOverrides);
   return [
+    // Without WebGL the GPU process loads no software rasterizer (SwiftShader): 15–35 MB less (README).
+    ...(options.webgl === false ? ['--disable-software-rasterizer', '--disable-gpu-compositing'] : []),
     '--no-sandbox',
     '--disable-gpu',
     '--disable-dev-shm-usage',

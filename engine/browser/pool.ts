@@ -14,7 +14,8 @@
  * A request with a `reuseKey` (one account's requests, with the same context options) may get the
  * context and page an earlier request with that key left, once its `recycle` readied them (cookies and
  * storage cleared, garbage collected, the page frozen): the renderer process of the site stays, which halves the CPU of
- * a page (engine/browser/README.md). Requests with different keys never share a context (waiting.ts).
+ * a page (engine/browser/README.md). The readying runs after the render has answered (its page keeps
+ * its slot meanwhile); a render of the key that finds no readied context waits for one being readied. Requests with different keys never share a context (waiting.ts).
  * Contexts alive, open or waiting, are at most BROWSER_MAX_PAGES (the spare aside): a render that
  * needs a new one closes the context that has waited longest when there would be more, so waiting
  * contexts cost no more renderers than the pool's full concurrency does.
@@ -63,6 +64,8 @@ export interface BrowserPoolOptions {
   retireAfterPages: number;
   hostOverrides?: readonly HostOverride[];
   extraArgs?: readonly string[];
+  /** WebGL through the software rasterizer (default); false spares the GPU process its memory. */
+  webgl?: boolean;
   launchTimeoutMs?: number;
   /** With no page open for this long, every browser closes (0: never); the next render launches one. */
   idleCloseMs?: number;
@@ -123,7 +126,10 @@ interface Managed {
 }
 
 export function browserPoolOptionsFromConfig(
-  config: Pick<Config, 'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'>,
+  config: Pick<
+    Config,
+    'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'browserWebgl' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'
+  >,
   log?: Logger,
 ): BrowserPoolOptions {
   return {
@@ -132,8 +138,12 @@ export function browserPoolOptionsFromConfig(
     retireAfterPages: config.browserRetireAfterPages,
     idleCloseMs: config.browserIdleCloseMs,
     hostOverrides: config.hostOverrides,
+    webgl: config.browserWebgl,
     log,
-    ...(config.browserShare ? { share: { dataDir: config.dataDir, profile: JSON.stringify([config.hostOverrides, config.targetAllowlist, config.proxies, config.premiumProxies]), log } } : {}),
+    // Processes that launch their browser differently never share one: the host's switches would apply.
+    ...(config.browserShare
+      ? { share: { dataDir: config.dataDir, profile: JSON.stringify([config.hostOverrides, config.targetAllowlist, config.proxies, config.premiumProxies, config.browserWebgl]), log } }
+      : {}),
   };
 }
 
@@ -150,6 +160,8 @@ export class BrowserPool {
   private launchedCount = 0;
   /** Recycled contexts waiting for the next render with their key. */
   private readonly waiting = new WaitingContexts<Managed>((made) => this.track(made.context.close()));
+  /** Contexts being readied for their key's next render after answering theirs (readyLater), by key. */
+  private readonly readying = new Map<string, Set<Promise<void>>>();
   /** Renders holding a context now, by reuse key (with the context options). */
   private readonly open = new Map<string, number>();
   /** Renders waiting for or holding a page, and the timer that closes the browsers when none is. */
@@ -198,6 +210,8 @@ export class BrowserPool {
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
     let reuseKey: string | undefined;
+    /** Set when the page and slot went to the readying after the answer (`readyLater`), which frees them. */
+    let handedOff = false;
     try {
       managed = await this.browserForPage(request.deadline);
       const serving = managed;
@@ -215,7 +229,13 @@ export class BrowserPool {
       const lease: PageLease<P> = { ...made, reused: recycled, browser: serving.browser, browserId: serving.id, browserAlive: () => serving.connected };
       const result = await work(lease);
       const { recycle } = request;
-      if (reuseKey !== undefined && recycle && (await this.recycle(serving, reuseKey, made, () => recycle(lease)))) context = undefined;
+      if (reuseKey !== undefined && recycle && this.mayRecycle(serving, made)) {
+        // Readied after the answer, not before it: the caller does not wait for the clearing, and the
+        // next render with this key waits for it (contextFor) rather than making a context.
+        this.readyLater(serving, reuseKey, made, () => recycle(lease), release);
+        handedOff = true;
+        context = undefined;
+      }
       return result;
     } catch (error) {
       if (this.closed && managed && !managed.connected) throw stopWith('pool_closed', 'the browser pool shut down during the render');
@@ -228,12 +248,43 @@ export class BrowserPool {
         else this.open.delete(reuseKey);
       }
       if (context) await context.close().catch(() => undefined);
-      if (managed) {
-        managed.openPages--;
-        if (managed.retired && managed.openPages === 0) this.closeBrowser(managed);
-      }
-      release();
+      if (managed && !handedOff) this.pageDone(managed);
+      if (!handedOff) release();
     }
+  }
+
+  /** A page of `managed` is done: a retired browser closes with its last page. */
+  private pageDone(managed: Managed): void {
+    managed.openPages--;
+    if (managed.retired && managed.openPages === 0) this.closeBrowser(managed);
+  }
+
+  /** Whether a context that just served a render may be readied for the next one with its key. */
+  private mayRecycle(managed: Managed, made: Made<unknown>): boolean {
+    return !this.closed && !managed.retired && managed.connected && this.waiting.mayWait(made);
+  }
+
+  /**
+   * Readies a used context for the next render with its key once its render has answered; the page
+   * still counts as open and keeps its slot until then (BROWSER_MAX_PAGES holds, and `close()` waits
+   * for it). A context that cannot be readied is closed.
+   */
+  private readyLater(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>, release: () => void): void {
+    const readying = (async () => {
+      try {
+        if (!(await this.recycle(managed, key, made, ready))) await made.context.close().catch(() => undefined);
+      } finally {
+        this.pageDone(managed);
+        release();
+      }
+    })().catch(() => undefined);
+    const pending = this.readying.get(key) ?? new Set<Promise<void>>();
+    pending.add(readying);
+    this.readying.set(key, pending);
+    void readying.then(() => {
+      pending.delete(readying);
+      if (pending.size === 0 && this.readying.get(key) === pending) this.readying.delete(key);
+    });
   }
 
   /**
@@ -247,7 +298,13 @@ export class BrowserPool {
     key: string,
     reuseKey: string | undefined,
   ): Promise<{ made: Made<P>; recycled: boolean }> {
-    const recycled = reuseKey === undefined ? undefined : this.waiting.take(serving, reuseKey);
+    let recycled = reuseKey === undefined ? undefined : this.waiting.take(serving, reuseKey);
+    const readying = reuseKey === undefined ? undefined : this.readying.get(reuseKey);
+    if (!recycled && reuseKey !== undefined && readying && readying.size > 0) {
+      // This key's last context is being readied (a few ms): waited for rather than a new one made.
+      await Promise.race(readying);
+      recycled = this.waiting.take(serving, reuseKey);
+    }
     if (recycled) {
       // Renders with these options take turns on their own contexts: a spare for them would not be taken.
       this.spare.drop((_owner, spareKey) => spareKey === key);
@@ -274,6 +331,11 @@ export class BrowserPool {
   /** Contexts made ahead so far, how many of them served a request, and whether one waits now (spare.ts). */
   get spares(): { made: number; used: number; waiting: boolean } {
     return { ...this.spare.counts, waiting: this.spare.waiting };
+  }
+
+  /** Resolves once every context being readied after its render answered waits for its key (or is closed). */
+  async readied(): Promise<void> {
+    while (this.readying.size > 0) await Promise.all([...this.readying.values()].flatMap((pending) => [...pending]));
   }
 
   /** Contexts readied for another request so far, how many requests got one, and how many wait now. */
@@ -339,7 +401,7 @@ export class BrowserPool {
         executablePath: this.options.executablePath,
         headless: true,
         chromiumSandbox: false,
-        args: chromiumArgs({ hostOverrides: this.options.hostOverrides ?? [], extra: this.options.extraArgs }),
+        args: chromiumArgs({ hostOverrides: this.options.hostOverrides ?? [], extra: this.options.extraArgs, webgl: this.options.webgl }),
         // Inherited by every process of the browser: how the pool finds them all in /proc.
         env: childEnvironment({ [BROWSER_MARK]: id }),
         timeout,
@@ -399,7 +461,7 @@ export class BrowserPool {
 
   /** Readies a used context for the next request with its key; true when it now waits for one. */
   private async recycle(managed: Managed, key: string, made: Made<unknown>, ready: () => Promise<boolean>): Promise<boolean> {
-    if (this.closed || managed.retired || !managed.connected || !this.waiting.mayWait(made)) return false;
+    if (!this.mayRecycle(managed, made)) return false;
     if (!(await ready().catch(() => false))) return false;
     if (this.closed || managed.retired || !managed.connected) return false;
     this.waiting.put(managed, key, made, this.options.maxPages);

@@ -71,11 +71,27 @@ export function renderLimitsFromConfig(
   };
 }
 
+/** The steps of a render whose wall time `trace` reports (bench/render-steps.ts). */
+export type RenderStep = 'page' | 'gate' | 'navigate' | 'load' | 'settle' | 'read' | 'release';
+
 export interface RenderDeps {
   pool: BrowserPool;
   guard: RequestGuard;
   limits?: Partial<RenderLimits>;
   log?: Logger;
+  /** Told each step's milliseconds as the render goes: where a render's time goes, for measurements. */
+  trace?: (step: RenderStep, ms: number) => void;
+}
+
+/** Calls `trace` with the milliseconds since the previous mark. */
+function stepClock(trace: RenderDeps['trace']): (step: RenderStep) => void {
+  if (!trace) return () => undefined;
+  let last = performance.now();
+  return (step) => {
+    const now = performance.now();
+    trace(step, now - last);
+    last = now;
+  };
 }
 
 const DEVICES = {
@@ -100,6 +116,7 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
   const verdict = await deps.guard(url).catch(() => ({ allowed: false as const, reason: 'the target check failed' }));
   if (!verdict.allowed) return renderFailure('target_forbidden', verdict.reason, { url: url.href });
   const deadline = Date.now() + (request.timeoutMs ?? limits.timeoutMs);
+  const mark = stepClock(deps.trace);
   try {
     const pageRequest = {
       context: (browser: Browser) => contextOptions(request, browser),
@@ -110,7 +127,9 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
       // print media emulation (PDF) would outlive the request.
       ...(request.reuseKey !== undefined && !request.pdf ? { reuseKey: request.reuseKey, recycle: readyForReuse } : {}),
     };
-    return await deps.pool.withPage(pageRequest, (lease) => renderOnPage(lease, request, url, limits, deadline, deps));
+    const result = await deps.pool.withPage(pageRequest, (lease) => renderOnPage(lease, request, url, limits, deadline, deps, mark));
+    mark('release');
+    return result;
   } catch (error) {
     if (isRenderStop(error)) return error.failure;
     deps.log?.error('render failed unexpectedly', { error, url: url.href });
@@ -118,7 +137,16 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
   }
 }
 
-async function renderOnPage(lease: PageLease<RequestGate>, request: RenderRequest, url: URL, limits: RenderLimits, deadline: number, deps: RenderDeps): Promise<RenderSuccess> {
+async function renderOnPage(
+  lease: PageLease<RequestGate>,
+  request: RenderRequest,
+  url: URL,
+  limits: RenderLimits,
+  deadline: number,
+  deps: RenderDeps,
+  mark: (step: RenderStep) => void,
+): Promise<RenderSuccess> {
+  mark('page');
   const { page, context } = lease;
   const left = (): number => Math.max(1, deadline - Date.now());
   let ended: 'timeout' | 'aborted' | undefined;
@@ -157,6 +185,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     xhr = request.captureXhr ? recordXhr(page, { bodyLimit: limits.xhrBodyLimit, maxEntries: limits.xhrMaxEntries }) : undefined;
     navigations = trackNavigations(page);
     network = watchNetwork(page);
+    mark('gate');
 
     const loaded = page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: left() });
     const response = await Promise.race([loaded, navigations.failure()]).catch((error: unknown) => {
@@ -164,12 +193,15 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
       if (refusal) throw stopWith('target_forbidden', `${refusal.reason} (${refusal.url})`, { url: refusal.url });
       throw navigationError(error, url);
     });
+    mark('navigate');
     await navigations.settle(left(), limits.loadGraceMs);
+    mark('load');
     // What scripts add after load: taken once nothing that can add content is pending (quiet.ts). `wait`
     // and `wait_for` count toward it: the page is taken when all of them are met.
     // A closed page, a dead browser or a crashed renderer answers nothing more: the settle stops at once.
     const gone = (): boolean => crashed || page.isClosed() || !lease.browserAlive();
     const settled = await settleAfterLoad(lease.prepared.session, page, network, request, limits, left, () => ended !== undefined || gone());
+    mark('settle');
     if (gone() && !ended) throw new Error('the page crashed or its browser closed while settling');
     // A wait cut short by the deadline must not end as a success when the deadline's own timer runs late.
     if (Date.now() >= deadline) throw stopWith('timeout', 'the page did not finish rendering in time', { url: url.href });
@@ -185,6 +217,7 @@ async function renderOnPage(lease: PageLease<RequestGate>, request: RenderReques
     if (refusedMove) throw stopWith('target_forbidden', `${refusedMove.reason} (${refusedMove.url})`, { url: refusedMove.url });
     if (page.url().startsWith('chrome-error:')) throw stopWith('navigation_failed', 'the page navigated to an address that could not be loaded', { url: url.href });
     const html = await navigations.content(() => readHtml(lease.prepared.session), left());
+    mark('read');
     const records = xhr ? await xhr.finish(Math.min(1_000, left())) : undefined;
     const final = navigations.lastResponse() ?? response;
     return {

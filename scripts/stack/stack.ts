@@ -23,6 +23,7 @@ import { connectTemporal, SEARCH_ATTRIBUTES } from '../../core/temporal';
 import { ensureServerKey } from './secrets';
 import { ensureChromium, ensureFerretDb, ensureTemporalCli } from './binaries';
 import { addressInUse, pickPort } from './ports';
+import { SERVICE_NODE_FLAGS } from './node-flags';
 import { ManagedProcess } from './process';
 import { Supervisor } from './supervisor';
 
@@ -166,7 +167,7 @@ export class Stack {
       );
     }
     const serviceEnv = childEnvironment({ DATA_DIR: config.dataDir, STACK_DIR: config.stackDir, ...this.options.serviceEnv });
-    const node = (entry: string) => ({ command: process.execPath, args: ['--import', 'tsx', path.join(PROJECT_ROOT, entry)] });
+    const node = (entry: string) => ({ command: process.execPath, args: [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(PROJECT_ROOT, entry)] });
     // They drain for SHUTDOWN_TIMEOUT_MS and cut themselves short 2 s later; the launcher waits a little longer.
     const service = { ...base, ipc: true, echo: this.options.echo, stopTimeoutMs: config.shutdownTimeoutMs + 5_000 };
     this.components.set('worker', new ManagedProcess({ ...service, name: 'worker', ...node('workers/main.ts'), env: { ...serviceEnv }, readyTimeoutMs: 120_000 }));

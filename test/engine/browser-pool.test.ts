@@ -99,6 +99,24 @@ describe('browser pool', function () {
     }
   });
 
+  it('offers WebGL by default, and none (no software rasterizer) with webgl off, rendering and taking screenshots either way', async () => {
+    for (const webgl of [true, false]) {
+      const pool = new BrowserPool({ executablePath: findChromium(processConfig().chromiumPath), maxPages: 1, retireAfterPages: 100, hostOverrides: FIXTURE_HOSTS, webgl });
+      try {
+        const shot = success(await render({ url: site.at('/dynamic'), screenshot: { area: 'viewport', format: 'png' } }, { pool, guard }));
+        expect(shot.screenshot?.data.length ?? 0, `screenshot, webgl ${webgl}`).to.be.greaterThan(1_000);
+        const seen = await pool.withPage({}, async ({ page }) => {
+          await page.goto(site.at('/dynamic'));
+          return page.evaluate("document.createElement('canvas').getContext('webgl') !== null");
+        });
+        expect(seen, `webgl ${webgl}`).to.equal(webgl);
+        expect(commandLine(pool.browserInfos()[0]?.pid ?? 0).includes('--disable-software-rasterizer')).to.equal(!webgl);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
+
   it('makes the next context ahead for the common configuration, serves it to one request only, and never for a one-off pool', async () => {
     const once = newPool();
     try {
@@ -176,6 +194,7 @@ describe('browser pool', function () {
       );
       expect(open).to.equal(2);
       expect(pool.spares.made).to.equal(0);
+      await pool.readied();
       expect(pool.reuse.waiting).to.equal(2);
     } finally {
       await pool.close();
@@ -187,6 +206,7 @@ describe('browser pool', function () {
     try {
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.waiting).to.equal(2);
       let waitingDuring = -1;
       await pool.withPage({ reuseKey: 'account-3', recycle: async () => false }, async ({ page }) => {
@@ -196,9 +216,38 @@ describe('browser pool', function () {
       expect(waitingDuring).to.equal(1);
       // account-1's context, the one waiting longest, was the one closed; account-2's is still there.
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-2' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.reused).to.equal(1);
       success(await render({ url: site.at('/dynamic'), reuseKey: 'account-1' }, { pool, guard }));
+      await pool.readied();
       expect(pool.reuse.reused).to.equal(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("answers before readying the account's context, and the account's next render waits for that context rather than making one", async () => {
+    const pool = newPool();
+    try {
+      let readying = false;
+      // The readying is held until the second render has asked for a page.
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      const first = await pool.withPage({ reuseKey: 'account-1', recycle: async () => ((readying = true), await held, true) }, async ({ page }) => {
+        await page.goto(site.at('/dynamic'));
+        return page.url();
+      });
+      expect(first).to.contain('/dynamic');
+      // Answered while its context is still being readied.
+      expect(readying).to.equal(true);
+      expect(pool.reuse).to.deep.equal({ recycled: 0, reused: 0, waiting: 0 });
+      const second = pool.withPage({ reuseKey: 'account-1', recycle: async () => true }, async ({ reused }) => reused);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      letGo();
+      expect(await second).to.equal(true);
+      await pool.readied();
+      expect(pool.reuse).to.deep.equal({ recycled: 2, reused: 1, waiting: 1 });
+      expect(pool.spares.made).to.equal(0);
     } finally {
       await pool.close();
     }
@@ -219,6 +268,8 @@ describe('browser pool', function () {
     const pool = newPool();
     const stored = async (reuseKey: string): Promise<unknown> => {
       const result = success(await render({ url: site.at('/store'), waitFor: '#out[data-done]', reuseKey }, { pool, guard }));
+      // The context is readied for the key's next render once this one has answered.
+      await pool.readied();
       return JSON.parse(/<div id="out"[^>]*>([^<]*)</.exec(result.html)?.[1]?.replace(/&quot;/g, '"') ?? 'null');
     };
     const fresh = { cookie: '', local: null, session: null, idb: 'none', frame: { local: null, session: null } };
@@ -237,6 +288,7 @@ describe('browser pool', function () {
       // A render that fails does not leave its context for the next one.
       const failed = await render({ url: site.at('/dynamic'), waitFor: '#never', timeoutMs: 1_500, reuseKey: 'account-2' }, { pool, guard });
       expect(failed.ok).to.equal(false);
+      await pool.readied();
       expect(pool.reuse).to.deep.equal({ recycled: 4, reused: 2, waiting: 1 });
       expect(await stored('account-1')).to.deep.equal(fresh);
       expect(pool.reuse).to.deep.equal({ recycled: 5, reused: 2, waiting: 2 });

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../../core/config';
 import { configTable, readmeTable } from '../../scripts/config-table';
+import { SERVICE_NODE_FLAGS } from '../../scripts/stack/node-flags';
 
 const readProjectFile = (name: string) => readFileSync(path.join(PROJECT_ROOT, name), 'utf8');
 
@@ -95,8 +96,9 @@ describe('docker-compose.yml', () => {
     expect(compose.services.mongo?.command).to.include('--replSet');
     expect(compose.services.temporal?.image).to.match(/^temporalio\/auto-setup:/);
     expect(compose.services['temporal-ui']?.image).to.match(/^temporalio\/ui:/);
-    expect(compose.services.api?.command).to.deep.equal(['node', 'dist/api/main.js']);
-    expect(compose.services.worker?.command).to.deep.equal(['node', 'dist/workers/main.js']);
+    // The launcher's V8 flags (scripts/stack/stack.ts), as `npm start` runs them.
+    expect(compose.services.api?.command).to.deep.equal(['node', ...SERVICE_NODE_FLAGS, 'dist/api/main.js']);
+    expect(compose.services.worker?.command).to.deep.equal(['node', ...SERVICE_NODE_FLAGS, 'dist/workers/main.js']);
   });
 
   it('scales the API and the worker, the API replicas behind one published port', () => {
@@ -120,7 +122,7 @@ describe('docker-compose.yml', () => {
     expect(build.compilerOptions).to.include({ outDir: 'dist', rootDir: '.', noEmit: false });
     const dockerfile = readProjectFile('Dockerfile');
     expect(dockerfile).to.contain('RUN npm run build');
-    expect(dockerfile).to.contain('CMD ["node", "dist/api/main.js"]');
+    expect(dockerfile).to.contain(`CMD ${JSON.stringify(['node', ...SERVICE_NODE_FLAGS, 'dist/api/main.js']).replace(/,/g, ', ')}`);
     expect(dockerfile).to.contain('RUN node dist/workers/bundle.js');
     const entries = ['dist/api/main.js', 'dist/workers/main.js', 'dist/workers/bundle.js'];
     for (const entry of entries) {
