@@ -5,6 +5,7 @@
  * 500, so that every client retries them (all official clients retry 503 and honour Retry-After).
  */
 import { MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
+import { isUnknownOutcome } from './accounts/chain';
 import { problem, type ApiError } from './errors';
 
 export type Dependency = 'database' | 'temporal' | 'worker';
@@ -57,6 +58,9 @@ export function unavailableDependency(error: unknown): Dependency | undefined {
   // Temporal's client wraps the gRPC error once or twice (ServiceError → cause); a few levels suffice.
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     if (isDatabaseUnavailable(current)) return 'database';
+    // A ledger write whose landing could not even be read back: the database is away, whatever the
+    // driver called the first failure (a killed server's last answer is not always a network error).
+    if (isUnknownOutcome(current)) return 'database';
     if (isGrpcUnavailable(current)) return 'temporal';
     current = (current as { cause?: unknown }).cause;
   }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { MongoServerError } from 'mongodb';
+import { UnknownOutcome } from '../../../core/accounts/chain';
 import { openDatabase } from '../../../core/db';
 import { problem } from '../../../core/errors';
 import { createLogger } from '../../../core/log';
@@ -44,6 +45,13 @@ describe('what counts as a component being down', () => {
     } finally {
       await temporal.close();
     }
+  });
+
+  it('a ledger write whose landing could not be read back, whatever its first failure was', () => {
+    // A killed server's last answer can be a server error rather than a network one.
+    const outcome = new UnknownOutcome(new MongoServerError({ code: 1, errmsg: 'connection closed by the backend' }), 'chain#1', 'token');
+    expect(unavailableDependency(outcome)).to.equal('database');
+    expect(unavailableDependency(new Error('billing failed', { cause: outcome }))).to.equal('database');
   });
 
   it('not: our own bugs, the caller’s errors, or a database error that merely shares a gRPC code', () => {
