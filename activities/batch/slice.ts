@@ -21,9 +21,10 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
-import { batchCollections, CONTENT_CHUNK, ids, PACK_BODY_LIMIT, PACK_SIZE, readResultDoc, readSlice, toResultRecord, type ContentDoc, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
+import { BodyWriter } from '../../core/batch/bodies';
+import { batchCollections, ids, readResultDoc, readSlice, toResultRecord, type ResultDoc, type ResultItem, type SliceDoc, type StoredTask } from '../../core/batch/store';
 import type { JobCharges, SliceBill } from '../../core/jobs/charges';
-import { insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
+import { isDuplicateKey } from '../../core/db';
 import type { Semaphore } from '../../core/semaphore';
 import type { TaskOutcome, TaskRunner } from '../deps';
 import { activityFailure, interruption } from '../failures';
@@ -203,70 +204,6 @@ async function runTask(
   if (outcome.interrupted || signal.aborted) return { result: { s: 'pending', c: 0, h: [], ended: 0 }, interrupted: true };
   if (outcome.vetoed) return { result: { s: 'pending', c: 0, h: [], ended: 0 }, refused: outcome.error.detail };
   return { result: { s: 'failed', c: 0, err: outcome.error, h: history, ended: Date.now() } };
-}
-
-/**
- * Stores a slice's bodies for one attempt: small ones side by side in packs (one document for many
- * pages), large ones in chunks of their own; documents are inserted a few MB at a time.
- */
-class BodyWriter {
-  private static readonly FLUSH_BYTES = 4 * 1024 * 1024;
-  private pending: ContentDoc[] = [];
-  private pendingSize = 0;
-  private pack: Buffer[] = [];
-  private packSize = 0;
-  private packNumber = 0;
-
-  constructor(
-    private readonly db: Db,
-    private readonly runId: string,
-    private readonly slice: { n: number; first: number },
-    private readonly attempt: number,
-  ) {}
-
-  /** Stores the body of the task at `index`; a packed body answers where it is in its pack. */
-  async add(index: number, body: Buffer): Promise<{ pk: number; po: number } | Record<string, never>> {
-    if (body.length < PACK_BODY_LIMIT) {
-      const place = { pk: this.packNumber, po: this.packSize };
-      this.pack.push(body);
-      this.packSize += body.length;
-      if (this.packSize >= PACK_SIZE) this.sealPack();
-      await this.flushIfFull();
-      return place;
-    }
-    for (let chunk = 0; chunk * CONTENT_CHUNK < body.length; chunk++) {
-      const data = body.subarray(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK);
-      this.push({ _id: ids.content(this.runId, this.slice.first + index, this.attempt, chunk), run_id: this.runId, data });
-    }
-    await this.flushIfFull();
-    return {};
-  }
-
-  async flush(): Promise<void> {
-    this.sealPack();
-    const docs = this.pending;
-    this.pending = [];
-    this.pendingSize = 0;
-    // Written by this attempt before (a retried write): duplicates are the same bytes.
-    if (docs.length > 0) await insertIgnoringDuplicates(batchCollections(this.db).contents, docs);
-  }
-
-  private sealPack(): void {
-    if (this.packSize === 0) return;
-    this.push({ _id: ids.pack(this.runId, this.slice.n, this.attempt, this.packNumber), run_id: this.runId, data: Buffer.concat(this.pack) });
-    this.pack = [];
-    this.packSize = 0;
-    this.packNumber++;
-  }
-
-  private push(doc: ContentDoc): void {
-    this.pending.push(doc);
-    this.pendingSize += doc.data.length;
-  }
-
-  private async flushIfFull(): Promise<void> {
-    if (this.pendingSize >= BodyWriter.FLUSH_BYTES) await this.flush();
-  }
 }
 
 /** The results a rerun keeps from the run it reruns: every task whose status is not to be fetched again. */
