@@ -106,13 +106,24 @@ export class Blobs {
 
   /** A blob written whole, joined; undefined when it is not there (never written, or removed). */
   async read(blob: string): Promise<Buffer | undefined> {
-    const first = await this.chunks.findOne({ _id: blobChunkId(blob, 0) });
-    if (!first) return undefined;
-    const of = first.of ?? 1;
-    if (of <= 1) return bytesOf(first.data);
-    const rest = await this.readChunks(blob, 1, of - 1);
-    if (rest.some((chunk) => chunk === undefined)) return undefined;
-    return Buffer.concat([bytesOf(first.data), ...(rest as Buffer[])]);
+    return (await this.readMany([blob])).get(blob);
+  }
+
+  /** Blobs written whole, joined, by id (one look-up for their first chunks); absent ones are left out. */
+  async readMany(blobs: string[]): Promise<Map<string, Buffer>> {
+    const joined = new Map<string, Buffer>();
+    if (blobs.length === 0) return joined;
+    const firsts = await this.chunks.find({ _id: { $in: blobs.map((blob) => blobChunkId(blob, 0)) } }).toArray();
+    for (const first of firsts) {
+      const of = first.of ?? 1;
+      if (of <= 1) {
+        joined.set(first.blob, bytesOf(first.data));
+        continue;
+      }
+      const rest = await this.readChunks(first.blob, 1, of - 1);
+      if (rest.every((chunk) => chunk !== undefined)) joined.set(first.blob, Buffer.concat([bytesOf(first.data), ...(rest as Buffer[])]));
+    }
+    return joined;
   }
 
   /** Chunks `from` .. `from + count - 1` of a blob, in order (undefined for one that is missing). */
