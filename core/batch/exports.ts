@@ -4,10 +4,10 @@
  * served through a capability link as a stream, a few chunks in memory at a time.
  *
  * A chunk ends at a task's line, so the place after each chunk is a checkpoint: which chunk comes
- * next, the bytes so far and the next task. The activity heartbeats the last checkpoint, and a retry
- * (a killed worker, a failed write) starts from the checkpoint its previous attempt last reported:
- * the chunks before it stay as written, the ones after it are written again over whatever that
- * attempt left.
+ * next, the bytes so far and the next task. The writer keeps its last checkpoint on the export's
+ * record (the export's one writer) and the activity heartbeats it; a retry (a killed worker, a failed
+ * write) starts from the later of the two, since Temporal throttles heartbeats: the chunks before it
+ * stay as written, the ones after it are written again over whatever the earlier attempt left.
  */
 import type { Db } from 'mongodb';
 import { Blobs, bytesOf, type BlobOwner } from '../jobs/blobs';
@@ -38,6 +38,8 @@ export interface ExportCheckpoint {
 }
 
 const START: ExportCheckpoint = { chunks: 0, size: 0, slice: 0, index: 0 };
+
+const later = (a: ExportCheckpoint, b: ExportCheckpoint): ExportCheckpoint => (b.chunks > a.chunks ? b : a);
 
 /** A checkpoint from heartbeat details, or the start when they are not one. */
 export function checkpointOf(details: unknown): ExportCheckpoint {
@@ -85,7 +87,7 @@ export async function writeExport(db: Db, exportId: string, writing: ExportWriti
     await exports.updateOne({ _id: exportId }, { $set: { status: 'failed', error: 'The run no longer exists.' } });
     return;
   }
-  let at: ExportCheckpoint = writing.resume ?? START;
+  let at: ExportCheckpoint = later(writing.resume ?? START, checkpointOf(doc.checkpoint));
   let buffered: Buffer[] = [];
   let bufferedSize = 0;
   const flush = async (next: { slice: number; index: number }): Promise<void> => {
@@ -93,6 +95,7 @@ export async function writeExport(db: Db, exportId: string, writing: ExportWriti
     const data = Buffer.concat(buffered);
     await blobs.putChunk(exportOwner(exportId), exportId, at.chunks, data);
     at = { chunks: at.chunks + 1, size: at.size + data.length, ...next };
+    await exports.updateOne({ _id: exportId }, { $set: { checkpoint: at } });
     progress(at);
     buffered = [];
     bufferedSize = 0;

@@ -7,9 +7,11 @@
  *
  *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
  *       └─< batch_runs ─< batch_results           one per slice and run
- *                     ─< batch_contents           one per pack of small bodies of a slice, or per
- *                                                 chunk of a large body (run, task, attempt)
- *                     ─< batch_exports            one per export, its file in batch_contents
+ *                     ─< blob_chunks              its bodies: packs of small bodies of a slice, a
+ *                                                 large body whole (run, task, attempt); bodies.ts
+ *                     ─< batch_exports            one per export, its file a blob of the export
+ *
+ * `batch_contents` holds what was stored before the blob store (core/jobs/blobs.ts): read, never written.
  */
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../db';
@@ -191,6 +193,8 @@ export interface ExportDoc {
   error: string | null;
   size: number;
   chunks: number;
+  /** Where its writer stood after its last chunk (exports.ts): a retry resumes from here or from its heartbeat. */
+  checkpoint?: { chunks: number; size: number; slice: number; index: number };
   created_at: Date;
   expires_at: Date;
 }
