@@ -177,6 +177,7 @@ export interface ResultDoc {
   created_at: Date;
 }
 
+/** A document of `batch_contents`: what the blob store replaced (read as a fallback, swept by retention). */
 export interface ContentDoc {
   _id: string;
   run_id: string;
@@ -219,9 +220,11 @@ export interface JobInputDoc {
 export const ids = {
   slice: (jobId: string, n: number): string => `${jobId}:${n}`,
   result: (runId: string, n: number): string => `${runId}:${n}`,
+  /** Chunk of a large body in `batch_contents`, as stored before the blob store (read only). */
   content: (runId: string, seq: number, attempt: number, chunk: number): string => `${runId}:${seq}:${attempt}:${chunk}`,
   /** A pack of small bodies of one slice, written by one attempt of its activity. */
   pack: (runId: string, n: number, attempt: number, pack: number): string => `${runId}:s${n}:${attempt}:p${pack}`,
+  /** Chunk of an export's file in `batch_contents`, as stored before the blob store (read only). */
   exportChunk: (exportId: string, chunk: number): string => `${exportId}:${chunk}`,
   inputChunk: (inputId: string, chunk: number): string => `${inputId}:${chunk}`,
   /** A task id names its slice and its place there, so a task is found with one look-up. */
