@@ -8,6 +8,8 @@ import { newUlid } from '../../core/ids';
 import { batchExportWorkflowId } from '../../core/jobs/workflow-names';
 import { connectTemporal } from '../../core/temporal';
 import { blobChunkId, blobCollection, Blobs, sweepOrphanBlobs, type BlobOwner, type BlobOwnerKind } from '../../core/jobs/blobs';
+import { CrawlClient, crawlAccount } from '../crawls/helpers';
+import { startCrawlSite } from '../fixtures/crawl-site/server';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { pythonWithClient } from '../helpers/python-clients';
 import { eventually, testStack } from '../helpers/stack';
@@ -160,6 +162,38 @@ describe('Batch stored bodies: the blob store, resumed exports, expired results'
     const made = await batchRequest(account.key, 'POST', '/v1/jobs', { file_input_id: inputId });
     expect(made.status, JSON.stringify(made.body)).to.equal(201);
     expect(made.body.accepted_tasks).to.equal(2);
+  });
+
+  it('serves a crawl’s kept pages from the blob store, and pages kept in crawl_contents before it', async () => {
+    const db = await database();
+    const crawlSite = await startCrawlSite({ pages: 4, fanout: 2, name: 'blob-pages' });
+    try {
+      const client = new CrawlClient(await crawlAccount());
+      const crawlId = await client.started({ url: crawlSite.url, depth: 1, output_format: 'html', max_items: 100, max_pages: 100 });
+      await client.finish(crawlId);
+      const { results } = await client.finish(crawlId, { limit: 1_000 });
+      const read = async (path: string): Promise<string> => (await fetch(`${client.api}${path}`, { headers: { 'X-API-Key': client.account.key } })).text();
+      const pages = await Promise.all(results.map((result) => read(result.content_url as string)));
+      const download = await read(`/v1/crawls/${crawlId}/download`);
+      const chunks = await blobCollection(db).find({ owner: crawlId }).toArray();
+      expect(chunks.length).to.equal(results.length);
+      expect(chunks.every((chunk) => chunk.kind === 'crawl')).to.equal(true);
+
+      // The same pages as the previous version kept them: one `crawl_contents` document per page.
+      await db.collection('crawl_contents').insertMany(
+        chunks.map((chunk) => {
+          const text = Buffer.from((chunk.data as unknown as { buffer: Uint8Array }).buffer).toString('utf8');
+          const contentId = chunk.blob.slice(chunk.blob.indexOf('|') + 1);
+          return { _id: chunk.blob, crawl_id: crawlId, content_id: contentId, url: text.slice(0, text.indexOf('\n')), chunk: 0, chunks: 1, html: text.slice(text.indexOf('\n') + 1) } as never;
+        }),
+      );
+      await blobCollection(db).deleteMany({ owner: crawlId });
+      expect(await Promise.all(results.map((result) => read(result.content_url as string)))).to.deep.equal(pages);
+      expect(await read(`/v1/crawls/${crawlId}/download`)).to.equal(download);
+      expect(pages.every((page) => /<h1>(Page|Post) \d+<\/h1>/.test(page))).to.equal(true);
+    } finally {
+      await crawlSite.close();
+    }
   });
 
   it('resumes an export retried after some chunks from its last checkpoint, keeping the chunks written', async () => {
