@@ -95,6 +95,8 @@ export async function readBody(db: Db, runId: string, slice: { n: number; first:
   const owner = item.src ?? runId;
   const attempt = item.at ?? 1;
   const size = item.z ?? 0;
+  // An empty body takes no room: a pack of nothing but empty bodies is never written.
+  if (size === 0) return Buffer.alloc(0);
   if (item.pk !== undefined) {
     const id = bodyBlobs.pack(owner, slice.n, attempt, item.pk);
     const pack = (await blobs.read(id)) ?? (await legacyChunks(db, [id]));
