@@ -110,6 +110,8 @@ async function main() {
       if (code !== 0) return code;
       code = await tsx('scripts/import-cycles.ts');
       if (code !== 0) return code;
+      code = await tsx('scripts/api-database-calls.ts');
+      if (code !== 0) return code;
       return runSuites(args);
     }
     case 'test:unit':

@@ -8,7 +8,12 @@
  *
  * Signals: tasks added (an open job grows; `last_batch` closes it), pause, resume, stop. A stop and a
  * pause are also written on the run by the API, and slices look at them before each task, so both take
- * effect within the tasks in flight (a paused slice holds between tasks until the run resumes). A slice that finds the account unable to pay ends the run as failed
+ * effect within the tasks in flight. A paused slice stores its results so far and returns `paused`
+ * (nothing waits in an activity); the run keeps it in `pausedSlices` and, once resumed, schedules its
+ * next part, which starts from them. A run that halts (stopped, refused, failed) with paused slices
+ * schedules their next parts as `closing`, which store them as they stand, so every finished task is
+ * counted. Runs recorded before this hold paused slices in their activities (patch PAUSE_PATCH).
+ * A slice that finds the account unable to pay ends the run as failed
  * (`insufficient_credits`), keeping what was fetched. Continue-as-new between slices keeps the
  * history bounded for 100,000-task runs (workflows/continue-as-new.ts). The run's end record goes to
  * the light task queue, and its webhook delivery is a child started by reference (workflows/webhook-start.ts).
@@ -22,6 +27,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -46,17 +52,20 @@ import { lightActivities } from './light-queue';
 import { RECORD_RETRY, stepRetry, WORK_RETRY } from './retry-policies';
 import { startWebhookDelivery } from './webhook-start';
 
-const { batchSlice } = proxyActivities<Activities>({
-  // A paused run holds its slices in flight (heartbeating) until it resumes; a slice paused longer
-  // than this is started again from its first task.
-  startToCloseTimeout: '24 hours',
+const SLICE_OPTIONS = {
+  // A slice is 250 tasks: at the lowest concurrency and slow targets that is well under an hour. An
+  // attempt that takes longer is retried from its progress (heartbeats), losing only tasks in flight.
+  startToCloseTimeout: '1 hour',
   // A killed worker's slice is retried elsewhere within this.
   heartbeatTimeout: '15 seconds',
   retry: WORK_RETRY,
   // Through the task queue, never handed back with the workflow task: an eagerly dispatched slice goes
   // to the worker that ran the (sticky) workflow, so one run's slices would all stay on one worker.
   allowEagerDispatch: false,
-});
+} as const;
+const { batchSlice } = proxyActivities<Activities>(SLICE_OPTIONS);
+// Runs recorded before slices returned on a pause: their slices hold between tasks while paused.
+const { batchSlice: heldSlice } = proxyActivities<Activities>({ ...SLICE_OPTIONS, startToCloseTimeout: '24 hours' });
 
 
 // Progress is a local activity: one marker in the history instead of a scheduled activity and its own
@@ -76,6 +85,12 @@ const LANES = 3;
 /** History events after which a run continues as new when its input does not say (runs started before it did). */
 const HISTORY_LIMIT = 4_000;
 const DRAIN_PATCH = 'batch-drain-before-continue-as-new';
+const PAUSE_PATCH = 'batch-slice-returns-on-pause';
+/**
+ * A slice that paused while the run has no pause recorded (its signal is still on its way, or a
+ * resume overtook it): its next part waits this long, then asks the run's control again.
+ */
+const PAUSE_RECHECK = '5 seconds';
 
 export function addSummary(stats: RunStats, summary: SliceSummary, total: number): RunStats {
   const reasons = { ...stats.failure_reasons };
@@ -101,6 +116,8 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     paused: false,
   };
   let wake = 0;
+  /** Paused slices wait for PAUSE_RECHECK before their next part (see PAUSE_RECHECK). */
+  let recheck = false;
   setHandler(tasksAddedSignal, (added) => {
     state.sliceCount = Math.max(state.sliceCount, added.sliceCount);
     state.total = Math.max(state.total, added.total);
@@ -113,6 +130,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   });
   setHandler(resumeSignal, () => {
     state.paused = false;
+    recheck = false;
     wake++;
   });
   setHandler(stopSignal, (kind) => {
@@ -128,6 +146,44 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   const failures: string[] = [];
   const statusOf = (): 'running' | 'paused' => (state.paused ? 'paused' : 'running');
   let published = { status: '', total: -1, completed: -1, nextSlice: -1 };
+
+  /** Schedules part `part` of slice `n`; a paused slice comes back to `pausedSlices` for its next part. */
+  const startSlice = (n: number, part: number, closing: boolean): void => {
+    inFlight.add(n);
+    const pausable = patched(PAUSE_PATCH);
+    (pausable ? batchSlice : heldSlice)({
+      runId: input.runId,
+      jobId: input.jobId,
+      accountId: input.accountId,
+      keyId: input.keyId,
+      n,
+      concurrency: input.concurrency,
+      ...(input.rerun ? { rerun: input.rerun } : {}),
+      ...(pausable ? { pausable: true } : {}),
+      ...(part > 0 ? { part } : {}),
+      ...(closing ? { closing: true } : {}),
+    }).then(
+      (summary) => {
+        inFlight.delete(n);
+        if (summary.paused) {
+          (state.pausedSlices ??= []).push({ n, part: part + 1 });
+          if (!state.paused && !recheck) {
+            recheck = true;
+            void sleep(PAUSE_RECHECK).then(() => {
+              recheck = false;
+              wake++;
+            });
+          }
+        } else finished.push(summary);
+        wake++;
+      },
+      (error: unknown) => {
+        inFlight.delete(n);
+        failures.push(error instanceof Error ? error.message : String(error));
+        wake++;
+      },
+    );
+  };
 
   /**
    * Writes the run's progress to its record (what GET /v1/jobs reads) and to the Web UI's memo. Between
@@ -160,36 +216,22 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
     // As a crawl does: past the history bound, no new slice starts; once those in flight have ended,
     // the run continues as new (runs recorded before this rule went on scheduling: the patch marker).
     const draining = shouldContinueAsNew(historyLimit) && patched(DRAIN_PATCH);
-    while (!halted && !draining && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
-      const n = state.nextSlice++;
-      inFlight.add(n);
-      batchSlice({
-        runId: input.runId,
-        jobId: input.jobId,
-        accountId: input.accountId,
-        keyId: input.keyId,
-        n,
-        concurrency: input.concurrency,
-        ...(input.rerun ? { rerun: input.rerun } : {}),
-      }).then(
-        (summary) => {
-          inFlight.delete(n);
-          finished.push(summary);
-          wake++;
-        },
-        (error: unknown) => {
-          inFlight.delete(n);
-          failures.push(error instanceof Error ? error.message : String(error));
-          wake++;
-        },
-      );
+    // A run that is ending closes its paused slices (stored as they stand, at once), whatever else holds.
+    const closing = halted || failures.length > 0;
+    const parked = state.pausedSlices ?? [];
+    while (parked.length > 0 && inFlight.size < lanes && (closing || (!draining && !state.paused && !recheck))) {
+      const { n, part } = parked.shift() as { n: number; part: number };
+      startSlice(n, part, closing);
     }
-    if (inFlight.size === 0) {
+    while (!halted && !draining && !state.paused && inFlight.size < lanes && state.nextSlice < state.sliceCount) {
+      startSlice(state.nextSlice++, 0, false);
+    }
+    if (inFlight.size === 0 && parked.length === 0) {
       if (halted || failures.length > 0) break;
       if (state.lastBatch && state.nextSlice >= state.sliceCount) break;
-      if (shouldContinueAsNew(historyLimit)) {
-        await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
-      }
+    }
+    if (inFlight.size === 0 && shouldContinueAsNew(historyLimit)) {
+      await continueAsNew<typeof batchRunWorkflow>({ ...input, state });
     }
     const seen = wake;
     await condition(() => wake !== seen);

@@ -8,6 +8,8 @@ import { batchCollections, type JobDoc, type RunControlDoc, type RunDoc, type Ru
 import { checkpointOf, writeExport } from '../../core/batch/exports';
 import { clearRefusal, isNewRefusal, noteRefusal } from '../../core/batch/fire-refusals';
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/run-records';
+import { endBatchRun, pricedStats, type BatchRunEnd, type RunEndFollow } from '../../core/batch/run-end';
+import { JobMissing } from '../../core/jobs/end';
 import { insertIgnoringDuplicates } from '../../core/db';
 import { derivedId } from '../../core/ids';
 import { webhookRetry } from '../../core/webhooks/deliveries';
@@ -17,6 +19,7 @@ import { createWebhookEvents } from '../../core/webhooks/events';
 import { RunLimits } from '../../core/jobs/run-limits';
 import { Semaphore } from '../../core/semaphore';
 import type { ActivityDeps } from '../deps';
+import { TASK_RETRY } from '../../workflows/retry-policies';
 import { runBatchSlice, type RunControl } from './slice';
 
 const TERMINAL: RunStatus[] = ['completed', 'failed', 'stopped', 'deleted'];
@@ -61,45 +64,10 @@ export function batchActivities(deps: ActivityDeps) {
     return run.ended || asked?.stop ? 'stop' : asked?.pause_state === 'paused' ? 'pause' : 'go';
   };
 
-  /** Stats with `spend.cost`: the credits at the plan's price per credit. */
-  const withCost = async (accountId: string, keyId: string, stats: RunStats): Promise<RunStats> => {
-    const { plan } = await deps.accounts.principalFor(accountId, keyId);
-    const perCredit = plan.credits > 0 ? plan.price / plan.credits : 0;
-    return { ...stats, spend: { credits: stats.spend.credits, cost: Math.round(stats.spend.credits * perCredit * 1e6) / 1e6 } };
-  };
-
-  /** Writes a run's end once and frees its slot; answers the webhook event to deliver, if any. */
-  const recordEnd = async (run: RunDoc, ended: RunEndInput['status'], rawStats: RunStats, failure?: RunEndInput['failure']): Promise<{ webhook?: { key: string; eventId: string } }> => {
-    const stats = await withCost(run.account_id, run.key_id, rawStats);
-    const asked = await collections.controls.findOne({ _id: run._id });
-    const status = run.status === 'deleted' || asked?.stop === 'deleted' ? 'deleted' : ended;
-    const now = new Date();
-    const done: RunDoc = { ...run, status, stats, failure_reason: failure?.reason ?? null, failure_detail: failure?.detail ?? null, updated_at: now, ended_at: run.ended_at ?? now };
-    await collections.runs.updateOne(
-      { _id: run._id },
-      { $set: { status, stats, failure_reason: done.failure_reason, failure_detail: done.failure_detail, updated_at: now, ended_at: done.ended_at } },
-    );
-    await activeJobs.release(run._id);
-    return endEvent(done);
-  };
-
-  /** The end event of an ended run whose job has a webhook (written once per run), to be delivered. */
-  const endEvent = async (run: RunDoc): Promise<{ webhook?: { key: string; eventId: string } }> => {
-    const job = await collections.jobs.findOne({ _id: run.job_id });
-    if (!job?.webhook || run.status === 'deleted' || run.status === 'stopped') return {};
-    const event = await events.recordRunEnd({
-      accountId: run.account_id,
-      jobId: run.job_id,
-      runId: run._id,
-      runSequence: run.run_sequence,
-      eventType: run.status === 'completed' ? 'run.completed' : 'run.failed',
-      stats: run.stats,
-      ...(run.failure_reason ? { failure: { reason: run.failure_reason, detail: run.failure_detail ?? '' } } : {}),
-      webhook: job.webhook,
-    });
-    await collections.runs.updateOne({ _id: run._id }, { $set: { webhook_outcome: 'pending' } });
-    return { webhook: { key: event._id, eventId: event.event_id } };
-  };
+  const priced = pricedStats(deps.accounts);
+  /** A run's end through the job-end routine: written once, its slot freed, its webhook event (if any) answered for delivery. */
+  const endRun = async (runId: string, end: BatchRunEnd): Promise<RunEndFollow> =>
+    (await endBatchRun({ db: deps.db, activeJobs, priced, events }, runId, end)).follow ?? {};
 
   /** The job's pointer to its newest run, its run count and when its schedule fires next. */
   const noteFire = async (job: JobDoc, run: RunDoc): Promise<void> => {
@@ -122,7 +90,8 @@ export function batchActivities(deps: ActivityDeps) {
     if (!earlier) await insertIgnoringDuplicates(collections.runs, [run]);
     await noteFire(job, run);
     if (!earlier) await noteRefusal(deps.db, job._id, failure.reason);
-    const ended = isTerminal(run.status) ? await endEvent(run) : await recordEnd(run, 'failed', run.stats, failure);
+    // A run that had ended keeps its end: the routine answers its event again.
+    const ended = await endRun(run._id, { status: 'failed', failure });
     return { kind: 'ended', ...ended, webhookRetry: webhookRetry(deps.config) };
   };
 
@@ -138,9 +107,8 @@ export function batchActivities(deps: ActivityDeps) {
             charges,
             runTask: deps.runTask,
             limits: [run.limit, workerLimit],
-            attempts: deps.config.batchTaskAttempts,
+            taskRetry: { ...TASK_RETRY, maximumAttempts: deps.config.batchTaskAttempts },
             runControl,
-            retryDelayMs: (attempt) => Math.min(10_000, 500 * 3 ** (attempt - 1)),
           },
           input,
         );
@@ -153,7 +121,7 @@ export function batchActivities(deps: ActivityDeps) {
     async batchRunProgress(input: { runId: string; stats: RunStats; nextSlice: number }): Promise<void> {
       const run = await collections.runs.findOne({ _id: input.runId });
       if (!run || TERMINAL.includes(run.status)) return;
-      const stats = await withCost(run.account_id, run.key_id, input.stats);
+      const stats = await priced(run, input.stats);
       await collections.runs.updateOne(
         { _id: input.runId, status: { $nin: TERMINAL } },
         { $set: { status: 'running', stats, next_slice: input.nextSlice, updated_at: new Date() } },
@@ -162,12 +130,16 @@ export function batchActivities(deps: ActivityDeps) {
 
     /**
      * Records a run's end, frees its active-job slot and, when the job has a webhook, writes the end
-     * event once; the workflow then starts its delivery.
+     * event once (core/batch/run-end.ts); the workflow then starts its delivery.
      */
-    async batchRunEnd(input: RunEndInput): Promise<{ webhook?: { key: string; eventId: string } }> {
-      const run = await collections.runs.findOne({ _id: input.runId });
-      if (!run) throw activityFailure('run_missing', `run ${input.runId} does not exist`);
-      return recordEnd(run, input.status, input.stats, input.failure);
+    async batchRunEnd(input: RunEndInput): Promise<RunEndFollow> {
+      const { runId, ...end } = input;
+      try {
+        return await endRun(runId, end);
+      } catch (error) {
+        if (error instanceof JobMissing) throw activityFailure('run_missing', `run ${runId} does not exist`);
+        throw error;
+      }
     },
 
     /**
@@ -206,7 +178,7 @@ export function batchActivities(deps: ActivityDeps) {
       if (!earlier) await insertIgnoringDuplicates(collections.runs, [run]);
       await noteFire(job, run);
       await clearRefusal(deps.db, job);
-      if (isTerminal(run.status)) return { kind: 'ended', ...(await endEvent(run)), webhookRetry: webhookRetry(deps.config) };
+      if (isTerminal(run.status)) return { kind: 'ended', ...(await endRun(run._id, { status: run.status as BatchRunEnd['status'] })), webhookRetry: webhookRetry(deps.config) };
       return { kind: 'run', input: runInputOf(run, job, principal, deps.config), jobId: job._id, accountId: job.account_id };
     },
 

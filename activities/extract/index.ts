@@ -7,7 +7,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
-import { extractCollections, recipeId, SLOT_CONSUMED, type PreparationState, type RoleStatus } from '../../core/extract/store';
+import { endPreparation } from '../../core/extract/ends';
+import { extractCollections, recipeId, type PreparationState, type RoleStatus } from '../../core/extract/store';
 import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine';
 import type { Discovery, Draft, FinishInput, RoleOutcome, Sample } from '../../core/extract/preparation';
 import type { CrawlRuntime } from '../crawl';
@@ -28,7 +29,7 @@ const EXTRA_PAGES = 6;
 const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 
 export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
-  const { domains, recipes, slots } = extractCollections(deps.db);
+  const { domains, recipes } = extractCollections(deps.db);
   const pages = preparationPages(deps.db, runtime);
   const discover = discovery(pages, deps.robots);
 
@@ -132,7 +133,11 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
       return { ok: true, recipe: { ...verified.role, ...(standard ? { standard } : {}) }, detail: verified.detail };
     },
 
-    /** Writes the recipe (a new version) and the final record; a failure that returns the slot says so. */
+    /**
+     * Writes the recipe (a new version) and ends the record through the job-end routine
+     * (core/extract/ends.ts: a failure that does not consume the slot gives it back); a re-preparation
+     * of a ready domain only moves its recipe on or notes why it could not.
+     */
     async extractFinish(input: FinishInput): Promise<void> {
       const now = new Date();
       const record = await domains.findOne({ _id: input.domain });
@@ -151,24 +156,22 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
           { $setOnInsert: { domain: input.domain, version, algorithm: ALGORITHM_VERSION, created_at: now.toISOString(), verticals, roles: ready } },
           { upsert: true },
         );
+        if (!input.refresh) {
+          await endPreparation(deps.db, input.domain, { status: 'ready', roles, recipeVersion: version, verticals, startedBy: record.started_by }, now);
+          return;
+        }
         await domains.updateOne(
           { _id: input.domain },
           { $set: { status: 'ready', state: 'ready', roles, recipe_version: version, verticals, updated_at: now }, $unset: { failure: '', refresh_failure: '' } },
         );
         return;
       }
+      const failure = input.failure ?? { code: 'preparation_exhausted' as const, detail: 'No extraction could be verified.' };
       if (input.refresh) {
-        const failure = input.failure ?? { code: 'preparation_exhausted' as const, detail: 'No extraction could be verified.' };
         await domains.updateOne({ _id: input.domain }, { $set: { refresh_failure: { ...failure, at: now } } });
         return;
       }
-      const failure = input.failure ?? { code: 'preparation_exhausted' as const, detail: 'No extraction could be verified.' };
-      const slotConsumed = SLOT_CONSUMED[failure.code];
-      await domains.updateOne(
-        { _id: input.domain },
-        { $set: { status: 'failed', state: 'failed', roles, failure: { code: failure.code, detail: failure.detail, slot_consumed: slotConsumed }, updated_at: now } },
-      );
-      if (!slotConsumed) await slots.updateOne({ _id: record.started_by }, { $set: { returned: true } });
+      await endPreparation(deps.db, input.domain, { status: 'failed', roles, failure, startedBy: record.started_by }, now);
     },
   };
 }

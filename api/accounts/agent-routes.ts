@@ -13,7 +13,6 @@ import { isApiError } from '../../core/errors';
 import type { AppContext, RequestState } from '../http/context';
 import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
-import { RateLimiter } from '../../core/accounts/rate-limits';
 import type { Database } from '../../core/db';
 import { crossSiteWrite } from '../http/cross-site';
 
@@ -93,7 +92,7 @@ const SIGNUP_RESULT = {
 
 export function agentRoutes(deps: AgentDeps): Route[] {
   const { accounts, config } = deps;
-  const rates = new RateLimiter(deps.db.db);
+  const rates = deps.accounts.rates;
   const claims = createClaims(accounts);
   return [
     {

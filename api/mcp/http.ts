@@ -8,9 +8,9 @@
  * the client's DELETE.
  *
  * Several API processes (API_PROCESSES > 1, or replicas behind a load balancer) serve one session:
- * the session is a record in the store (core/mcp/sessions.ts), and a process that gets a request for
- * a session it does not hold rebuilds the server and transport from that record (restore.ts) and keeps
- * them for the session's next requests. Routing requests by session id was the other way; it was
+ * the session is a record in the store (core/mcp/sessions.ts, reached through core/mcp/commands.ts),
+ * and a process that gets a request for a session it does not hold rebuilds the server and transport
+ * from that record (restore.ts) and keeps them for the session's next requests. Routing requests by session id was the other way; it was
  * not chosen because Node's cluster hands out connections, not requests (a kept-alive connection
  * carries requests of any session, and the first request, `initialize`, has no id to route by), a load
  * balancer would have to learn the ids a replica mints, and a session would die with its process. The
@@ -23,13 +23,12 @@
  * streams and the events kept for resuming them (event-store.ts): a client resuming with
  * `Last-Event-ID` on another process is refused (400) rather than left on a stream nothing writes to.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
-import { McpSessions, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/sessions';
+import { mcpSessionCommands, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/commands';
 import type { ApiDeps } from '../deps';
 import { BoundedEventStore } from './event-store';
 import { replayInitialize } from './restore';
@@ -111,7 +110,7 @@ async function readJson(req: IncomingMessage, limit: number): Promise<{ ok: true
 
 export function createMcpHttp(deps: ApiDeps): McpHttp {
   const tools = mcpTools(deps);
-  const store = new McpSessions(deps.db.db, SESSION_IDLE_MS);
+  const sessions = mcpSessionCommands(deps.db.db, SESSION_IDLE_MS);
   const held = new Map<string, Held>();
   /** Rebuilds under way, so that concurrent requests for one session rebuild it once. */
   const restoring = new Map<string, Promise<Held>>();
@@ -119,7 +118,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
   const sweeper = setInterval(() => {
     const cutoff = Date.now() - SESSION_IDLE_MS;
     for (const session of held.values()) if (session.used < cutoff) void session.transport.close();
-    store.sweep().catch((error: unknown) => deps.log.warn('mcp session sweep failed', { error: (error as Error).message }));
+    sessions.sweep().catch((error: unknown) => deps.log.warn('mcp session sweep failed', { error: (error as Error).message }));
   }, SWEEP_EVERY_MS);
   sweeper.unref();
 
@@ -173,15 +172,16 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
   }
 
   async function serveSession(req: IncomingMessage, res: ServerResponse, principal: Principal, id: string): Promise<void> {
-    const record = await store.find(id);
-    if (!record || record.accountId !== principal.accountId) {
+    const resumed = await sessions.resume(principal, id);
+    if (!resumed.ok) {
       // Ended or expired elsewhere (or never this account's): whatever this process holds goes too.
-      if (record === undefined) void held.get(id)?.transport.close();
+      if (resumed.ended) void held.get(id)?.transport.close();
       return jsonRpcError(res, 404, 'Session not found.', -32001);
     }
+    const record = resumed.session;
     if (req.method === 'DELETE') {
       // The client ends the session: for every process (the record), then here.
-      await store.end(id);
+      await sessions.end(id);
       await held.get(id)?.transport.close();
       res.writeHead(200).end();
       return;
@@ -191,7 +191,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     session.used = now;
     if (now - Math.max(session.touched, record.lastSeen) >= TOUCH_EVERY_MS) {
       session.touched = now;
-      await store.touch(id);
+      await sessions.touch(id);
     }
     if (req.method !== 'POST') return session.transport.handleRequest(withPrincipal(req, principal), res);
     const body = await readJson(req, deps.config.bodyLimit);
@@ -217,20 +217,20 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const body = await readJson(req, deps.config.bodyLimit);
     if (!body.ok) return jsonRpcError(res, body.status, body.message, body.code);
     if (!isInitializeRequest(body.value)) return jsonRpcError(res, 400, 'Start a session with an initialize request (POST).');
-    const allowed = principal.plan.limits.mcpSessions;
-    if ((await store.countOpen(principal.accountId)) >= allowed) {
+    // Stored before the answer leaves: the client's next request may reach another process.
+    const opened = await sessions.open(principal, body.value.params as McpInitialize);
+    if (!opened.ok) {
+      const { allowed } = opened;
       return jsonRpcError(res, 429, `The account's plan allows ${allowed} open MCP sessions (limit mcp_sessions); end one with DELETE first.`, -32000, {
         id: (body.value as { id?: string | number }).id,
         data: { code: 'quota_exceeded', limit: 'mcp_sessions', allowed },
       });
     }
-    // Stored before the answer leaves: the client's next request may reach another process.
-    const id = randomUUID();
-    await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize: body.value.params as McpInitialize });
+    const { id } = opened;
     const transport = await connect(principal, id);
     await transport.handleRequest(withPrincipal(req, principal), res, body.value);
     // Refused by the transport (a wrong Accept header...): no session came of it.
-    if (transport.sessionId === undefined) await store.end(id);
+    if (transport.sessionId === undefined) await sessions.end(id);
   }
 
   return {

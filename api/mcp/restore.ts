@@ -9,7 +9,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { McpInitialize } from '../../core/mcp/sessions';
+import type { McpInitialize } from '../../core/mcp/commands';
 
 export async function replayInitialize(transport: StreamableHTTPServerTransport, initialize: McpInitialize): Promise<void> {
   const req = new IncomingMessage(new Socket());

@@ -18,7 +18,6 @@ import { consentPage, pageHeaders, signedUpPage } from './consent-page';
 import { appBaseUrl, clientAddress } from '../accounts/agent-routes';
 import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
-import { RateLimiter } from '../../core/accounts/rate-limits';
 import { crossSiteWrite } from '../http/cross-site';
 import { checkCsrf, issueCsrf } from './csrf';
 
@@ -65,7 +64,7 @@ function htmlError(ctx: AppContext, message: string, status = 400): void {
 
 export function oauthRoutes(deps: ApiDeps): Route[] {
   const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts, accessTtlSeconds: deps.config.oauthAccessTokenTtlSeconds });
-  const rates = new RateLimiter(deps.db.db);
+  const rates = deps.accounts.rates;
   const base = deps.config.publicUrl;
   const networkOf = (ctx: AppContext): string => clientNetwork(clientAddress(ctx, deps.config.trustProxy));
   const tags = ['OAuth'];

@@ -10,7 +10,7 @@ import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
 import { createSecretBox } from '../../core/webhooks/secret-box';
 import { checkWebhookUrl } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
-import { checkRouteRate, RateLimiter } from '../../core/accounts/rate-limits';
+import { checkRouteRate } from '../../core/accounts/rate-limits';
 import { clientNetwork } from '../../core/accounts/signups';
 import { clientAddress } from '../accounts/agent-routes';
 import type { ApiDeps } from '../deps';
@@ -60,7 +60,7 @@ export function webhookRoutes(deps: ApiDeps): Route[] {
     if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
     return (keys ??= createHmacKeys(deps.db.db, createSecretBox(deps.config.secretsKey)));
   };
-  const rates = new RateLimiter(deps.db.db);
+  const rates = deps.accounts.rates;
   const common = { tags: ['Batch webhooks'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };
 
   return [

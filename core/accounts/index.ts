@@ -18,6 +18,7 @@ import { KeyCache } from './key-cache';
 import { Ledger, type LedgerState } from './ledger';
 import { PlanCatalogue, type PlanConfig } from './plans';
 import type { Principal } from './principal';
+import { RateLimiter } from './rate-limits';
 import { Signups, type SignupDoc } from './signups';
 import { SlotPool, type ClaimState } from './slots';
 import { AccountsError, AccountStore } from './store';
@@ -36,6 +37,8 @@ export interface Accounts {
   ledger: Ledger;
   slots: SlotPool;
   signups: Signups;
+  /** Request rate limits of the routes that need no key or act on demand (shared by every route of the process). */
+  rates: RateLimiter;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
   principalFor(accountId: string, keyId: string): Promise<Principal>;
   /** Starts background work (renewing slot claims, giving back unused slots, charging allowances). */
@@ -67,6 +70,7 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     ledger,
     slots,
     signups,
+    rates: new RateLimiter(db),
     async principalFor(accountId, keyId) {
       const account = await store.liveAccount(accountId);
       const key = await store.keyById(keyId);

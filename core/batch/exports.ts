@@ -13,7 +13,7 @@ import type { Db } from 'mongodb';
 import { Blobs, bytesOf, type BlobOwner } from '../jobs/blobs';
 import { readBody } from './bodies';
 import { resultExpired } from './expiry';
-import { batchCollections, CONTENT_CHUNK, ids, readResultDocs, readSlices, type ExportDoc, type ResultItem, type RunDoc, type SliceDoc } from './store';
+import { batchCollections, CONTENT_CHUNK, ids, pendingResult, readResultDocs, readSlices, type ExportDoc, type RunDoc, type SliceDoc, type TaskResult } from './store';
 import { createRunReader, isDeleted } from './runs';
 
 const TEXT_TYPES = new Set(['html', 'json', 'markdown', 'plaintext']);
@@ -65,11 +65,11 @@ export const exportOwner = (exportId: string): BlobOwner => ({ kind: 'batch_expo
 
 type Body = { text: string; base64: boolean; expired: boolean };
 
-async function bodyOf(db: Db, run: RunDoc, slice: SliceDoc, index: number, item: ResultItem, retentionDays: number | undefined): Promise<Body> {
-  if (item.s !== 'successful' || item.at === undefined) return { text: '', base64: false, expired: false };
+async function bodyOf(db: Db, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult, retentionDays: number | undefined): Promise<Body> {
+  if (item.status !== 'successful' || item.fetchedBy === undefined) return { text: '', base64: false, expired: false };
   const body = retentionDays !== undefined && resultExpired(run, retentionDays) ? undefined : await readBody(db, run._id, slice, index, item);
   if (!body) return { text: '', base64: false, expired: true };
-  const base64 = !TEXT_TYPES.has(item.t ?? 'html');
+  const base64 = !TEXT_TYPES.has(item.type ?? 'html');
   return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64, expired: false };
 }
 
@@ -121,21 +121,21 @@ export async function writeExport(db: Db, exportId: string, writing: ExportWriti
       for (let index = first; index < slice.tasks.length; index++) {
         if (writing.signal?.aborted) throw new Error(`export ${exportId} was cancelled at chunk ${at.chunks}`);
         const task = slice.tasks[index];
-        const item = resultOf.get(slice.n)?.items[index] ?? { s: 'pending' as const, c: 0, h: [], ended: 0 };
+        const item = resultOf.get(slice.n)?.items[index] ?? pendingResult();
         const body = await bodyOf(db, run, slice, index, item, writing.retentionDays);
-        const status = body.expired ? 'expired' : item.s;
+        const status = body.expired ? 'expired' : item.status;
         const record = {
           task_id: ids.task(slice.n, index),
-          url: task?.u ?? '',
-          external_id: task?.e ?? null,
+          url: task?.url ?? '',
+          external_id: task?.externalId ?? null,
           status,
-          type: item.t ?? null,
-          error: item.err ?? null,
+          type: item.type ?? null,
+          error: item.error ?? null,
           content_encoding: body.base64 ? 'base64' : 'utf-8',
           content: status === 'successful' ? body.text : null,
         };
         if (doc.format === 'csv') {
-          const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.err?.code ?? '', item.err?.detail ?? '', record.content_encoding, record.content ?? ''];
+          const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.error?.code ?? '', item.error?.detail ?? '', record.content_encoding, record.content ?? ''];
           write(`${fields.map(csvField).join(',')}\r\n`);
         } else {
           write(`${JSON.stringify(record)}\n`);

@@ -10,7 +10,7 @@
 import { parseBoolean } from '../boolean';
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
-import { batchCollections, ids, readResultDoc, readResultDocs, readSlice, readSlices, type JobDoc, type ResultItem, type RunDoc, type SliceDoc, type TaskStatus } from './store';
+import { batchCollections, ids, readResultDoc, readResultDocs, readSlice, readSlices, type JobDoc, type RunDoc, type SliceDoc, type TaskResult, type TaskStatus } from './store';
 import { batchCursors } from './cursors';
 import { isTerminal } from './run-records';
 import { runStatusOf, type RunView } from './runs';
@@ -113,8 +113,8 @@ export interface ResultPage {
 }
 
 
-function statusOf(item: ResultItem | undefined, run: RunDoc, n: number): TaskStatus {
-  if (item && item.s !== 'pending') return item.s;
+function statusOf(item: TaskResult | undefined, run: RunDoc, n: number): TaskStatus {
+  if (item && item.status !== 'pending') return item.status;
   if (!item && !isTerminal(run.status) && n < run.next_slice) return 'processing';
   return 'pending';
 }
@@ -130,25 +130,25 @@ export function problemOf(docsUrl: string, error: { code: string; status: number
   };
 }
 
-export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: ResultItem | undefined, perCredit: number, expired = false): ResultRow {
+export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult | undefined, perCredit: number, expired = false): ResultRow {
   const task = slice.tasks[index];
   const ran = statusOf(item, run, slice.n);
   const status = ran === 'successful' && expired ? 'expired' : ran;
-  const credits = item?.c ?? 0;
-  const last = item?.h.at(-1)?.c ?? 0;
+  const credits = item?.credits ?? 0;
+  const last = item?.attempts.at(-1)?.credits ?? 0;
   const cost = (value: number): number => Math.round(value * perCredit * 1e6) / 1e6;
-  const ended = item?.ended ? new Date(item.ended).toISOString() : (run.updated_at ?? run.created_at).toISOString();
+  const ended = item?.endedAt ? new Date(item.endedAt).toISOString() : (run.updated_at ?? run.created_at).toISOString();
   return {
     task_id: ids.task(slice.n, index),
-    ...(task?.e ? { external_id: task.e } : {}),
+    ...(task?.externalId ? { external_id: task.externalId } : {}),
     run_id: run._id,
-    url: task?.u ?? '',
-    ...(task?.m ? { metadata: task.m } : {}),
+    url: task?.url ?? '',
+    ...(task?.metadata ? { metadata: task.metadata } : {}),
     method: 'GET',
     status,
-    ...(status === 'successful' && item?.t ? { type: item.t, result_url: presenter.resultUrl(job._id, run._id, ids.task(slice.n, index)) } : {}),
-    ...(status === 'failed' && item?.err ? { error: problemOf(presenter.docsUrl, item.err) } : {}),
-    ...(item?.src ? { source_run_id: item.src } : {}),
+    ...(status === 'successful' && item?.type ? { type: item.type, result_url: presenter.resultUrl(job._id, run._id, ids.task(slice.n, index)) } : {}),
+    ...(status === 'failed' && item?.error ? { error: problemOf(presenter.docsUrl, item.error) } : {}),
+    ...(item?.sourceRunId ? { source_run_id: item.sourceRunId } : {}),
     spend: { total: { credits, cost: cost(credits) }, last_attempt: { credits: last, cost: cost(last) } },
     created_at: slice.created_at.toISOString(),
     updated_at: ended,
@@ -201,14 +201,16 @@ export async function findTask(db: Db, job: JobDoc, run: RunDoc, place: { n: num
   return { slice, seq: slice.first + place.index, item: result?.items[place.index] };
 }
 
-export function presentHistory(docsUrl: string, item: ResultItem | undefined, perCredit: number) {
+export function presentHistory(docsUrl: string, item: TaskResult | undefined, perCredit: number) {
   return {
-    events: (item?.h ?? []).map((attempt, index) => ({
-      started_at: new Date(attempt.s).toISOString(),
-      ended_at: new Date(attempt.e).toISOString(),
+    events: (item?.attempts ?? []).map((attempt, index) => ({
+      started_at: new Date(attempt.startedAt).toISOString(),
+      ended_at: new Date(attempt.endedAt).toISOString(),
       attempt: index + 1,
-      ...(attempt.err ? { error: problemOf(docsUrl, { code: attempt.err, status: ERROR_CATALOGUE[attempt.err as keyof typeof ERROR_CATALOGUE]?.status ?? 502, detail: attempt.err === item?.err?.code ? (item?.err?.detail ?? '') : 'The attempt failed.' }) } : {}),
-      spend: { credits: attempt.c, cost: Math.round(attempt.c * perCredit * 1e6) / 1e6 },
+      ...(attempt.errorCode
+        ? { error: problemOf(docsUrl, { code: attempt.errorCode, status: ERROR_CATALOGUE[attempt.errorCode as keyof typeof ERROR_CATALOGUE]?.status ?? 502, detail: attempt.errorCode === item?.error?.code ? (item?.error?.detail ?? '') : 'The attempt failed.' }) }
+        : {}),
+      spend: { credits: attempt.credits, cost: Math.round(attempt.credits * perCredit * 1e6) / 1e6 },
     })),
   };
 }

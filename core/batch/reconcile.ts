@@ -5,6 +5,7 @@ import { isAccountsError, type Principal } from '../accounts';
 import { ActiveJobs } from '../jobs/active-jobs';
 import type { KindReconciler } from '../jobs/reconcile';
 import { batchJobChecker, isTerminal } from './run-records';
+import { endBatchRun } from './run-end';
 import { firstRunId, runWorkflowStart, type RunStartConfig } from './starts';
 import { batchCollections } from './store';
 import { BATCH_RUN_WORKFLOW_TYPE, batchRunWorkflowId } from '../jobs/workflow-names';
@@ -54,13 +55,12 @@ export function batchReconciler(deps: { db: Db; client: Client; config: RunStart
         principal = await deps.principalFor(job.account_id, run.key_id);
       } catch (error) {
         if (!isAccountsError(error)) throw error;
-        // Its key or account is gone: the run cannot run again, it ends failed and its slot returns.
-        const now = new Date();
-        await collections.runs.updateOne(
-          { _id: runId, status: { $in: WAITING as never[] } },
-          { $set: { status: 'failed', failure_reason: 'subscription_inactive', failure_detail: `The run's workflow was lost and its account or API key can no longer run jobs: ${error.message}`, updated_at: now, ended_at: now } },
-        );
-        await activeJobs.release(runId);
+        // Its key or account is gone: the run cannot run again, it ends failed and its slot returns
+        // (no end event: there is no workflow left to deliver it).
+        await endBatchRun({ db: deps.db, activeJobs }, runId, {
+          status: 'failed',
+          failure: { reason: 'subscription_inactive', detail: `The run's workflow was lost and its account or API key can no longer run jobs: ${error.message}` },
+        });
         return;
       }
       await activeJobs.acquire(job.account_id, principal.plan.activeJobs, { id: runId, kind: 'batch' });

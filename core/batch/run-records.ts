@@ -89,7 +89,7 @@ export async function countRerun(db: Db, job: JobDoc, of: string | null, statuse
     for (const doc of await readResultDocs(collections, wanted)) {
       for (const item of doc.items) {
         covered++;
-        if ((statuses as string[]).includes(item.s) || item.s === 'pending') retried++;
+        if ((statuses as string[]).includes(item.status) || item.status === 'pending') retried++;
       }
     }
   }

@@ -33,6 +33,8 @@ export interface RunState {
   paused: boolean;
   stop?: 'stopped' | 'deleted';
   refused?: string;
+  /** Slices that paused part-way, each with the part that goes on with it once the run resumes. */
+  pausedSlices?: Array<{ n: number; part: number }>;
 }
 
 export interface SliceInput {
@@ -43,8 +45,21 @@ export interface SliceInput {
   n: number;
   concurrency: number;
   rerun?: { of: string; statuses: TaskStatus[] };
+  /**
+   * The part of the slice's work this is: 0 first; a slice that paused goes on as part 1, 2… from the
+   * results its last part stored. Absent is 0.
+   */
+  part?: number;
+  /**
+   * The workflow takes a paused summary: a pause stores the slice's results so far and returns (runs
+   * scheduled before this hold their slices between tasks instead).
+   */
+  pausable?: boolean;
+  /** The run has halted (stopped, or refused by the account): start no task, store the slice as it stands. */
+  closing?: boolean;
 }
 
+/** What a slice activity reports back: the slice's counts once it is done, or that it paused. */
 export interface SliceSummary {
   n: number;
   tasks: number;
@@ -56,6 +71,11 @@ export interface SliceSummary {
   credits: number;
   /** The account or key could not pay for a task: the detail of the refusal. */
   refused?: string;
+  /**
+   * The run was paused: the slice stored its results so far as its part and returned; its counts are
+   * not the slice's yet (the workflow counts the summary of the part that ends it).
+   */
+  paused?: true;
 }
 
 export interface RunEndInput {

@@ -6,9 +6,10 @@
  * duplicates nor loses a result.
  *
  *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
- *       └─< batch_runs ─< batch_results           one per slice and run
+ *       └─< batch_runs ─< batch_results           one per slice and run, and one per part a paused
+ *                                                 slice stored before it went on
  *                     ─< blob_chunks              its bodies: packs of small bodies of a slice, a
- *                                                 large body whole (run, task, attempt); bodies.ts
+ *                                                 large body whole (run, task, part, attempt); bodies.ts
  *                     ─< batch_exports            one per export, its file a blob of the export
  *
  * `batch_contents` holds what was stored before the blob store (core/jobs/blobs.ts): read, never written.
@@ -75,20 +76,20 @@ export interface JobDoc {
   updated_at: Date;
 }
 
-/** One task as stored: `u` URL, `e` external id, `m` metadata, `p` parameters over the job's. */
-export interface StoredTask {
-  u: string;
-  e?: string;
-  m?: Record<string, string>;
-  p?: Record<string, string>;
+/** One task of a job: its URL, external id, metadata and Fetch parameters over the job's. */
+export interface BatchTask {
+  url: string;
+  externalId?: string;
+  metadata?: Record<string, string>;
+  params?: Record<string, string>;
 }
 
-/** A checked task as stored (the one place its short field names are written). */
-export const storedTask = (task: { url: string; externalId?: string; metadata?: Record<string, string>; params?: Record<string, string> }): StoredTask => ({
-  u: task.url,
-  ...(task.externalId ? { e: task.externalId } : {}),
-  ...(task.metadata && Object.keys(task.metadata).length > 0 ? { m: task.metadata } : {}),
-  ...(task.params && Object.keys(task.params).length > 0 ? { p: task.params } : {}),
+/** A checked task, its empty parts left out (what is stored). */
+export const batchTask = (task: BatchTask): BatchTask => ({
+  url: task.url,
+  ...(task.externalId ? { externalId: task.externalId } : {}),
+  ...(task.metadata && Object.keys(task.metadata).length > 0 ? { metadata: task.metadata } : {}),
+  ...(task.params && Object.keys(task.params).length > 0 ? { params: task.params } : {}),
 });
 
 export interface SliceDoc {
@@ -97,7 +98,7 @@ export interface SliceDoc {
   /** The slice's number in its job, and the job-wide sequence number of its first task. */
   n: number;
   first: number;
-  tasks: StoredTask[];
+  tasks: BatchTask[];
   created_at: Date;
 }
 
@@ -146,34 +147,48 @@ export interface RunControlDoc {
   updated_at: Date;
 }
 
-/** A result item: `s` status, `t` type, `ct` content type, `z` size, `c` credits, `at` attempt whose content is stored. */
-export interface ResultItem {
-  s: 'successful' | 'failed' | 'pending';
-  t?: ResultType;
-  ct?: string;
-  z?: number;
-  c: number;
-  /** The attempt whose content is stored (content ids carry it). */
-  at?: number;
-  /** The run whose content this is, when inherited by a rerun. */
-  src?: string;
-  /** A small body is stored in a pack of its slice's bodies: the pack's number and the body's offset in it. */
-  pk?: number;
-  po?: number;
-  /** A failed task's problem: code, status, detail. */
-  err?: { code: string; status: number; detail: string };
-  /** Attempts: start, end (ms), problem code, credits. */
-  h: Array<{ s: number; e: number; err?: string; c: number }>;
-  ended: number;
+/** Who fetched a task: the part of its slice's work (a paused slice goes on in a new part) and that part's attempt. */
+export interface FetchedBy {
+  part: number;
+  attempt: number;
 }
 
+/** One task's outcome in a run. */
+export interface TaskResult {
+  status: 'successful' | 'failed' | 'pending';
+  type?: ResultType;
+  contentType?: string;
+  /** The body's size in bytes. */
+  size?: number;
+  credits: number;
+  /** Which part and attempt fetched the task: the ids of its stored body carry them, and the part's bill counts it. */
+  fetchedBy?: FetchedBy;
+  /** The run whose body this is, when inherited by a rerun. */
+  sourceRunId?: string;
+  /** A small body is stored in a pack of its slice's bodies: the pack's number and the body's offset in it. */
+  pack?: { number: number; offset: number };
+  /** A failed task's problem. */
+  error?: { code: string; status: number; detail: string };
+  attempts: Array<{ startedAt: number; endedAt: number; errorCode?: string; credits: number }>;
+  /** When the task got its outcome (ms; 0 while pending). */
+  endedAt: number;
+}
+
+export const pendingResult = (): TaskResult => ({ status: 'pending', credits: 0, attempts: [], endedAt: 0 });
+
+/**
+ * A slice's results in a run: written once when the slice is done. A slice that paused stores what
+ * it has so far under a part's id first (`ids.part`, `part` set), which the next part starts from.
+ */
 export interface ResultDoc {
   _id: string;
   run_id: string;
   job_id: string;
   n: number;
-  items: ResultItem[];
+  items: TaskResult[];
   credits: number;
+  /** Set on a paused slice's partial results: the part that stored them. */
+  part?: number;
   created_at: Date;
 }
 
@@ -220,16 +235,23 @@ export interface JobInputDoc {
 export const ids = {
   slice: (jobId: string, n: number): string => `${jobId}:${n}`,
   result: (runId: string, n: number): string => `${runId}:${n}`,
-  /** Chunk of a large body in `batch_contents`, as stored before the blob store (read only). */
-  content: (runId: string, seq: number, attempt: number, chunk: number): string => `${runId}:${seq}:${attempt}:${chunk}`,
-  /** A pack of small bodies of one slice, written by one attempt of its activity. */
-  pack: (runId: string, n: number, attempt: number, pack: number): string => `${runId}:s${n}:${attempt}:p${pack}`,
+  /** The results a paused slice stored at the end of part `part` (the part after it starts from them). */
+  part: (runId: string, n: number, part: number): string => `${runId}:${n}:part${part}`,
+  /** A large body's blob, written by one part and attempt of its slice's activity (part 0 ids predate parts). */
+  body: (runId: string, seq: number, by: FetchedBy): string => `${runId}:${seq}:${writerOf(by)}`,
+  /** Chunk of a large body in `batch_contents`, as stored before the blob store (read only): its blob's id and the chunk. */
+  content: (runId: string, seq: number, by: FetchedBy, chunk: number): string => `${ids.body(runId, seq, by)}:${chunk}`,
+  /** A pack of small bodies of one slice, written by one part and attempt of its activity: its blob's id, and its id in `batch_contents` before. */
+  pack: (runId: string, n: number, by: FetchedBy, pack: number): string => `${runId}:s${n}:${writerOf(by)}:p${pack}`,
   /** Chunk of an export's file in `batch_contents`, as stored before the blob store (read only). */
   exportChunk: (exportId: string, chunk: number): string => `${exportId}:${chunk}`,
   inputChunk: (inputId: string, chunk: number): string => `${inputId}:${chunk}`,
   /** A task id names its slice and its place there, so a task is found with one look-up. */
   task: (n: number, index: number): string => `t${n}_${index}`,
 };
+
+/** The writer's token in a body's id: the attempt alone for part 0 (as stored before parts), else part and attempt. */
+const writerOf = (by: FetchedBy): string => (by.part === 0 ? `${by.attempt}` : `${by.part}.${by.attempt}`);
 
 export function taskPlace(taskId: string): { n: number; index: number } | undefined {
   const match = /^t(0|[1-9]\d{0,5})_(0|[1-9]\d{0,3})$/.exec(taskId);
@@ -244,10 +266,82 @@ export function taskPlace(taskId: string): { n: number; index: number } | undefi
 export type SliceRecord = Omit<SliceDoc, 'tasks'> & { tasks: string };
 export type ResultRecord = Omit<ResultDoc, 'items'> & { items: string };
 
-export const toSliceRecord = (doc: SliceDoc): SliceRecord => ({ ...doc, tasks: JSON.stringify(doc.tasks) });
-export const fromSliceRecord = (record: SliceRecord): SliceDoc => ({ ...record, tasks: JSON.parse(record.tasks) as StoredTask[] });
-export const toResultRecord = (doc: ResultDoc): ResultRecord => ({ ...doc, items: JSON.stringify(doc.items) });
-export const fromResultRecord = (record: ResultRecord): ResultDoc => ({ ...record, items: JSON.parse(record.items) as ResultItem[] });
+/*
+ * Stored field names. Tasks: `u` URL, `e` external id, `m` metadata, `p` parameters. Results: `s`
+ * status, `t` type, `ct` content type, `z` size, `c` credits, `at` attempt and `pt` part that fetched
+ * it (its body's ids carry them; `pt` absent is part 0), `src` run owning the body, `pk`/`po` pack and
+ * offset, `err` problem, `h` attempts (`s` start, `e` end, `err` code, `c` credits), `ended`. Only
+ * this file knows them: everything else works with BatchTask and TaskResult.
+ */
+interface TaskRecord {
+  u: string;
+  e?: string;
+  m?: Record<string, string>;
+  p?: Record<string, string>;
+}
+
+interface TaskResultRecord {
+  s: TaskResult['status'];
+  t?: ResultType;
+  ct?: string;
+  z?: number;
+  c: number;
+  at?: number;
+  pt?: number;
+  src?: string;
+  pk?: number;
+  po?: number;
+  err?: { code: string; status: number; detail: string };
+  h: Array<{ s: number; e: number; err?: string; c: number }>;
+  ended: number;
+}
+
+const toTaskRecord = (task: BatchTask): TaskRecord => ({
+  u: task.url,
+  ...(task.externalId !== undefined ? { e: task.externalId } : {}),
+  ...(task.metadata !== undefined ? { m: task.metadata } : {}),
+  ...(task.params !== undefined ? { p: task.params } : {}),
+});
+
+const fromTaskRecord = (record: TaskRecord): BatchTask => ({
+  url: record.u,
+  ...(record.e !== undefined ? { externalId: record.e } : {}),
+  ...(record.m !== undefined ? { metadata: record.m } : {}),
+  ...(record.p !== undefined ? { params: record.p } : {}),
+});
+
+const toTaskResultRecord = (item: TaskResult): TaskResultRecord => ({
+  s: item.status,
+  ...(item.type !== undefined ? { t: item.type } : {}),
+  ...(item.contentType !== undefined ? { ct: item.contentType } : {}),
+  ...(item.size !== undefined ? { z: item.size } : {}),
+  c: item.credits,
+  ...(item.fetchedBy ? { at: item.fetchedBy.attempt, ...(item.fetchedBy.part > 0 ? { pt: item.fetchedBy.part } : {}) } : {}),
+  ...(item.sourceRunId !== undefined ? { src: item.sourceRunId } : {}),
+  ...(item.pack ? { pk: item.pack.number, po: item.pack.offset } : {}),
+  ...(item.error ? { err: item.error } : {}),
+  h: item.attempts.map((attempt) => ({ s: attempt.startedAt, e: attempt.endedAt, ...(attempt.errorCode !== undefined ? { err: attempt.errorCode } : {}), c: attempt.credits })),
+  ended: item.endedAt,
+});
+
+const fromTaskResultRecord = (record: TaskResultRecord): TaskResult => ({
+  status: record.s,
+  ...(record.t !== undefined ? { type: record.t } : {}),
+  ...(record.ct !== undefined ? { contentType: record.ct } : {}),
+  ...(record.z !== undefined ? { size: record.z } : {}),
+  credits: record.c,
+  ...(record.at !== undefined ? { fetchedBy: { part: record.pt ?? 0, attempt: record.at } } : {}),
+  ...(record.src !== undefined ? { sourceRunId: record.src } : {}),
+  ...(record.pk !== undefined ? { pack: { number: record.pk, offset: record.po ?? 0 } } : {}),
+  ...(record.err ? { error: record.err } : {}),
+  attempts: (record.h ?? []).map((attempt) => ({ startedAt: attempt.s, endedAt: attempt.e, ...(attempt.err !== undefined ? { errorCode: attempt.err } : {}), credits: attempt.c })),
+  endedAt: record.ended ?? 0,
+});
+
+export const toSliceRecord = (doc: SliceDoc): SliceRecord => ({ ...doc, tasks: JSON.stringify(doc.tasks.map(toTaskRecord)) });
+export const fromSliceRecord = (record: SliceRecord): SliceDoc => ({ ...record, tasks: (JSON.parse(record.tasks) as TaskRecord[]).map(fromTaskRecord) });
+export const toResultRecord = (doc: ResultDoc): ResultRecord => ({ ...doc, items: JSON.stringify(doc.items.map(toTaskResultRecord)) });
+export const fromResultRecord = (record: ResultRecord): ResultDoc => ({ ...record, items: (JSON.parse(record.items) as TaskResultRecord[]).map(fromTaskResultRecord) });
 
 export function batchCollections(db: Db) {
   return {

@@ -7,7 +7,7 @@
  */
 import { isApiError, problem } from '../errors';
 import { parameterOf, parseTaskParams } from '../fetch/task';
-import { storedTask, type StoredTask } from './store';
+import { batchTask, type BatchTask } from './store';
 
 export interface TaskInput {
   url: string;
@@ -63,9 +63,9 @@ export function checkJobParams(params: Record<string, string>): void {
 }
 
 /** The tasks as stored, or 400 invalid_argument listing every invalid one. */
-export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>): StoredTask[] {
+export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>): BatchTask[] {
   const invalid: InvalidTask[] = [];
-  const stored: StoredTask[] = [];
+  const stored: BatchTask[] = [];
   tasks.forEach((task, index) => {
     const urlIssue = urlProblem(task.url);
     if (urlIssue) {
@@ -95,7 +95,7 @@ export function checkTasks(tasks: TaskInput[], jobParams: Record<string, string>
         return;
       }
     }
-    stored.push(storedTask({ url: task.url, externalId: task.external_id, metadata: task.metadata, params: own }));
+    stored.push(batchTask({ url: task.url, externalId: task.external_id, metadata: task.metadata, params: own }));
   });
   if (invalid.length > 0) {
     const first = invalid[0] as InvalidTask;

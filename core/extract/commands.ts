@@ -30,6 +30,7 @@ import {
 } from './store';
 
 import { PREPARE_WORKFLOW_TYPE } from '../jobs/workflow-names';
+import { giveBackPreparation } from './ends';
 export { PREPARE_WORKFLOW_TYPE };
 
 /** Extract's words for idempotency refusals, as its clients know them. */
@@ -100,11 +101,7 @@ export function createExtractCommands(deps: ExtractDeps) {
         ],
       },
       take: () => remember(principal, domain),
-      giveBack: async () => {
-        const failure = { code: 'interrupted' as const, detail: 'The preparation could not be started; resubmit unchanged.', slot_consumed: false };
-        await domains.updateOne({ _id: domain, started_by: slotId, status: 'preparing' }, { $set: { status: 'failed', state: 'failed', failure, updated_at: now() } });
-        await slots.updateOne({ _id: slotId }, { $set: { returned: true } });
-      },
+      giveBack: () => giveBackPreparation(deps.db.db, domain, slotId, now()),
       ...(claim ? { owned: claim.owned } : {}),
     };
   }

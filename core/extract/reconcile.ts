@@ -8,20 +8,18 @@ import type { Db } from 'mongodb';
 import { STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import type { KindReconciler } from '../jobs/reconcile';
 import { PREPARE_WORKFLOW_TYPE } from './commands';
+import { giveBackPreparation } from './ends';
 import { extractCollections, prepareWorkflowId } from './store';
 
 export function prepareReconciler(deps: { db: Db; client: Client; taskQueue: string }): KindReconciler {
-  const { domains, slots } = extractCollections(deps.db);
+  const { domains } = extractCollections(deps.db);
   return {
     kind: 'prepare',
     surface: 'extract',
     workflowId: prepareWorkflowId,
     // The submission never heard back: it reads as interrupted (resubmit unchanged) and its slot returns.
     async giveBack(start) {
-      const failure = { code: 'interrupted' as const, detail: 'The preparation could not be started; resubmit unchanged.', slot_consumed: false };
-      const slotId = start.attempt ?? '';
-      await domains.updateOne({ _id: start.record_id, started_by: slotId, status: 'preparing' }, { $set: { status: 'failed', state: 'failed', failure, updated_at: new Date() } });
-      await slots.updateOne({ _id: slotId }, { $set: { returned: true } });
+      await giveBackPreparation(deps.db, start.record_id, start.attempt ?? '');
     },
     async unfinished(before, limit) {
       const docs = await domains.find({ status: 'preparing', updated_at: { $lt: before } }, { projection: { _id: 1 } }).limit(limit).toArray();

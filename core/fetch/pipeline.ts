@@ -18,6 +18,7 @@ import type { RecipeCache } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
+import { isTransientStatus } from '../../workflows/retry-policies';
 
 /** How a Fetch is paid; the strategy is the caller's. */
 export interface FetchBilling {
@@ -77,8 +78,6 @@ export const firstCost = (params: FetchParams): number => (params.auto ? costOf(
 export const retrievalProblem = (error: RetrievalError): ApiError =>
   problem(error.code, error.detail, error.parameter ? { members: { parameter: error.parameter } } : {});
 
-/** Target answers worth trying again later: rate limits and server-side failures. */
-const transientStatus = (status: number): boolean => status === 429 || status >= 500;
 
 export interface FetchPipeline {
   /** The page as the target gave it, each configuration afforded first. */
@@ -160,7 +159,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         }
         const { page, rung } = retrieved;
         const statusError = targetStatusError(page, params);
-        if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: transientStatus(page.status), interrupted: false, page, rung };
+        if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: isTransientStatus(page.status), interrupted: false, page, rung };
         let shaped: Shaped;
         let extractWarning: string | undefined;
         try {

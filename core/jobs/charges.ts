@@ -44,7 +44,7 @@ export interface ChargeDoc {
   at: Date;
 }
 
-const chargeMarkerId = (jobId: string, k: number): string => `${jobId}|${k}`;
+const chargeMarkerId = (jobId: string, k: number | string): string => `${jobId}|${k}`;
 
 /** Slice billing of a kind of job: its markers live (and expire) in its own collection, its holds under its prefix. */
 export class JobCharges {
@@ -67,8 +67,8 @@ export class JobCharges {
     );
   }
 
-  /** The bill of slice `k`; `retried` (attempt > 1) looks for an earlier attempt's billing first. */
-  async open(crawlId: string, k: number, payer: Payer, retried: boolean, prepay: number): Promise<SliceBill> {
+  /** The bill of slice `k` (or of a part of it, `<slice>.<part>`); `retried` (attempt > 1) looks for an earlier attempt's billing first. */
+  async open(crawlId: string, k: number | string, payer: Payer, retried: boolean, prepay: number): Promise<SliceBill> {
     const holdId = sliceHoldId(crawlId, k, this.holdPrefix);
     const markerId = chargeMarkerId(crawlId, k);
     if (retried) {
@@ -137,7 +137,7 @@ export class JobCharges {
 }
 
 /** The hold of slice `k`: the same for every attempt of the slice. */
-export const sliceHoldId = (crawlId: string, k: number, prefix = 'crawl'): string =>
+export const sliceHoldId = (crawlId: string, k: number | string, prefix = 'crawl'): string =>
   `h_${prefix}_${createHash('sha256').update(`${crawlId}|${k}`).digest('hex').slice(0, 24)}`;
 
 function freeBill(): SliceBill {

@@ -1,6 +1,7 @@
 /**
  * Workflow branches driven through the real workflow code with activities the test writes (see
- * test/helpers/mocked-worker.ts): a Batch run paused, resumed, stopped, grown, continued as new; a
+ * test/helpers/mocked-worker.ts): a Batch run paused, resumed, stopped, grown, continued as new, its
+ * slices returning on a pause and resuming from their heartbeats' progress; a
  * scheduled fire refused and one that runs; a webhook delivery that gives up when its window has
  * passed; the outcomes of a domain preparation. Each workflow's history is then replayed, and left in
  * `<tmp>/fetchplane-histories/` to be kept in test/fixtures/histories.
@@ -8,6 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'chai';
 import type { RunEndInput, RunInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
@@ -66,11 +68,29 @@ describe('workflows with mocked activities on the dev server', function () {
   const held = new Map<string, ReturnType<typeof gate<void>>>();
   const verifyAttempts = new Map<string, number>();
   let deliveries: 'deliver' | 'refuse' | 'gone' = 'deliver';
+  /** The heartbeat details a retried slice attempt started with, by run. */
+  const progressSeen = new Map<string, unknown>();
 
   before(async () => {
     mocked = await startMockedWorker({
       batchSlice: async (input: SliceInput) => {
         await held.get(`${input.runId}/${input.n}`)?.promise;
+        // A slice that finds its run paused stores what it has and returns; its next part finishes it,
+        // or (the run stopped) closes it with four tasks done.
+        if (input.runId.endsWith('_slicepause') && input.n === 0) {
+          if (!input.part) return { ...summary(input.n), successful: 4, pending: 6, paused: true };
+          if (input.closing) return { ...summary(input.n), successful: 4, pending: 6 };
+        }
+        // The first attempt reports two tasks done, then fails; the next starts from them.
+        if (input.runId.endsWith('_progress') && input.n === 0) {
+          const context = Context.current();
+          if (context.info.attempt === 1) {
+            context.heartbeat({ part: 0, done: [[0, { status: 'successful' }], [1, { status: 'failed' }]] });
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            throw ApplicationFailure.create({ type: 'worker_lost', message: 'the attempt was cut short' });
+          }
+          progressSeen.set(input.runId, context.info.heartbeatDetails);
+        }
         return summary(input.n);
       },
       batchRunProgress: async () => undefined,
@@ -147,6 +167,8 @@ describe('workflows with mocked activities on the dev server', function () {
 
   const slicesOf = (runId: string): number[] =>
     (mocked.calls.batchSlice ?? []).map(([input]) => input as SliceInput).filter((input) => input.runId === runId).map((input) => input.n);
+  const sliceInputsOf = (runId: string): SliceInput[] =>
+    (mocked.calls.batchSlice ?? []).map(([input]) => input as SliceInput).filter((input) => input.runId === runId);
   const endOf = (runId: string): RunEndInput | undefined =>
     (mocked.calls.batchRunEnd ?? []).map(([input]) => input as RunEndInput).find((input) => input.runId === runId);
 
@@ -173,6 +195,69 @@ describe('workflows with mocked activities on the dev server', function () {
     expect(mocked.calls.deliverWebhook).to.deep.include([`key-${input.runId}`]);
     await capture(workflowId, 'mocked-run-paused');
     await capture(webhookWorkflowId(`ev-${input.runId}`), 'mocked-webhook-delivered');
+  });
+
+  /** Starts a run whose slice 0 is held, pauses it, lets slice 0 return paused, and waits until the run has taken that in. */
+  async function pausedAtSlice(suffix: string) {
+    const input = runInput({ runId: `r_${suffix}_${Date.now().toString(36)}_slicepause` });
+    held.set(`${input.runId}/0`, gate());
+    const workflowId = batchRunWorkflowId(input.runId);
+    const handle = await mocked.client.workflow.start(BATCH_RUN_WORKFLOW_TYPE, { taskQueue: mocked.taskQueue, workflowId, args: [input] });
+    await until('slice 0 in flight', () => sliceInputsOf(input.runId).length === 1);
+    await handle.signal(PAUSE_SIGNAL);
+    await afterSignals(workflowId);
+    held.get(`${input.runId}/0`)?.open(undefined);
+    await until('the paused slice taken in', async () => {
+      const events = (await handle.fetchHistory()).events ?? [];
+      const completed = events.findIndex((event) => event.activityTaskCompletedEventAttributes);
+      return completed >= 0 && events.slice(completed).some((event) => event.workflowTaskCompletedEventAttributes);
+    });
+    return { input, workflowId, handle };
+  }
+
+  it('ends a paused slice\'s activity at once and schedules its next part when the run resumes, the slice counted once', async () => {
+    const { input, workflowId, handle } = await pausedAtSlice('resumed');
+    expect(sliceInputsOf(input.runId)[0]).to.deep.include({ n: 0, pausable: true });
+    const description = await handle.describe();
+    expect(description.raw.pendingActivities ?? [], 'no slice activity waits while the run is paused').to.have.length(0);
+    expect(description.status.name).to.equal('RUNNING');
+
+    await handle.signal(RESUME_SIGNAL);
+    await handle.result();
+    const slices = sliceInputsOf(input.runId).map((slice) => ({ n: slice.n, part: slice.part ?? 0, closing: slice.closing ?? false }));
+    expect(slices).to.deep.equal([
+      { n: 0, part: 0, closing: false },
+      { n: 0, part: 1, closing: false },
+      { n: 1, part: 0, closing: false },
+    ]);
+    expect(endOf(input.runId)).to.deep.include({ status: 'completed' });
+    // The paused part's counts are not the slice's: only the part that ends it is counted.
+    expect(endOf(input.runId)?.stats).to.deep.include({ total: 20, completed: 20, successful: 20 });
+    await capture(workflowId, 'mocked-run-slice-paused');
+  });
+
+  it('closes a paused slice when its run is stopped: its next part starts no task, no other slice starts', async () => {
+    const { input, workflowId, handle } = await pausedAtSlice('stopped');
+    await handle.signal(STOP_SIGNAL, 'stopped');
+    await handle.result();
+    const slices = sliceInputsOf(input.runId).map((slice) => ({ n: slice.n, part: slice.part ?? 0, closing: slice.closing ?? false }));
+    expect(slices).to.deep.equal([
+      { n: 0, part: 0, closing: false },
+      { n: 0, part: 1, closing: true },
+    ]);
+    expect(endOf(input.runId)).to.deep.include({ status: 'stopped' });
+    expect(endOf(input.runId)?.stats).to.deep.include({ total: 20, completed: 4, successful: 4 });
+    await capture(workflowId, 'mocked-run-slice-closed');
+  });
+
+  it('hands a slice\'s heartbeat progress to its next attempt after a failed one', async () => {
+    const input = runInput({ runId: `r_mocked_${Date.now().toString(36)}_progress` });
+    const workflowId = batchRunWorkflowId(input.runId);
+    await mocked.client.workflow.execute(BATCH_RUN_WORKFLOW_TYPE, { taskQueue: mocked.taskQueue, workflowId, args: [input] });
+    expect(sliceInputsOf(input.runId).map((slice) => slice.n)).to.deep.equal([0, 0, 1]);
+    expect(progressSeen.get(input.runId)).to.deep.equal({ part: 0, done: [[0, { status: 'successful' }], [1, { status: 'failed' }]] });
+    expect(endOf(input.runId)).to.deep.include({ status: 'completed' });
+    await capture(workflowId, 'mocked-run-slice-retried');
   });
 
   it('stops a run: slices in flight finish, no other starts, the run ends stopped', async () => {

@@ -17,7 +17,7 @@ import { batchJobChecker, newRunRecord } from '../run-records';
 import { createRunReader, type RunView } from '../runs';
 import { createJobSchedules, type JobSchedules } from '../schedules';
 import { firstRunId, runStartPlan } from '../starts';
-import { batchCollections, ids, toSliceRecord, SLICE_SIZE, type JobDoc, type RunDoc, type SliceDoc, type StoredTask, type TaskStatus } from '../store';
+import { batchCollections, ids, toSliceRecord, SLICE_SIZE, type JobDoc, type RunDoc, type SliceDoc, type BatchTask, type TaskStatus } from '../store';
 import { batchRunWorkflowId } from '../../jobs/workflow-names';
 
 /** A webhook URL checked by the fetch engine's target rules (the composition root wires it: core does not import the engine). */
@@ -74,7 +74,7 @@ export function createCommandContext(deps: BatchCommandDeps) {
   };
 
   /** Writes tasks as slices numbered from `firstSlice`, their sequence numbers from `firstSeq`. */
-  const writeSlices = async (jobId: string, firstSlice: number, firstSeq: number, tasks: StoredTask[]): Promise<number> => {
+  const writeSlices = async (jobId: string, firstSlice: number, firstSeq: number, tasks: BatchTask[]): Promise<number> => {
     const docs: SliceDoc[] = [];
     for (let offset = 0; offset < tasks.length; offset += SLICE_SIZE) {
       const n = firstSlice + docs.length;

@@ -16,7 +16,7 @@ import { parseCsvTasks } from '../csv-input';
 import { insertIgnoringDuplicates } from '../../db';
 import { parseSchedule, type JobSchedule } from '../schedules';
 import { checkScheduledJobs, scheduleRulesFor } from '../limits';
-import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type StoredTask } from '../store';
+import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type BatchTask } from '../store';
 import { checkJobParams, checkTasks, paramStrings, type TaskInput } from '../task-input';
 import type { RunView } from '../runs';
 import { batchIdempotencyWords, type CommandContext } from './context';
@@ -46,7 +46,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   const { collections, deps } = c;
 
   /** Writes a scheduled job's tasks and record; a failure after takes both back. */
-  const insertJob = async (job: JobDoc, tasks: StoredTask[], then: () => Promise<void>): Promise<void> => {
+  const insertJob = async (job: JobDoc, tasks: BatchTask[], then: () => Promise<void>): Promise<void> => {
     await c.writeSlices(job._id, 0, 0, tasks);
     await collections.jobs.insertOne(job);
     try {
@@ -59,7 +59,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   };
 
   /** A regular job runs at once: its first run's start takes an active-job slot, then writes its tasks, its record and the run. */
-  const createRegular = async (principal: Principal, job: JobDoc, tasks: StoredTask[], claim?: Claimed): Promise<JobDoc> => {
+  const createRegular = async (principal: Principal, job: JobDoc, tasks: BatchTask[], claim?: Claimed): Promise<JobDoc> => {
     const runId = c.firstRunId(job._id);
     await c.startRun(principal, job, runId, undefined, claim, {
       take: async () => {
@@ -75,7 +75,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   };
 
   /** A scheduled job starts no run: its Temporal Schedule fires them. */
-  const createScheduled = async (job: JobDoc, schedule: JobSchedule, tasks: StoredTask[]): Promise<JobDoc> => {
+  const createScheduled = async (job: JobDoc, schedule: JobSchedule, tasks: BatchTask[]): Promise<JobDoc> => {
     let next: Date | null = null;
     await insertJob(job, tasks, async () => {
       try {
@@ -101,7 +101,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
     // The clients' model: `schedule` is ignored on other jobs.
     const schedule = scheduled && body.schedule ? parseSchedule(body.schedule, scheduleRulesFor(deps.config, principal)) : undefined;
     if (body.tasks && body.file_input_id) throw problem('invalid_argument', 'Send `tasks` or `file_input_id`, not both.', { members: { parameter: 'file_input_id' } });
-    let tasks: StoredTask[];
+    let tasks: BatchTask[];
     if (body.file_input_id) {
       if (status !== 'closed') throw problem('file_input_unsupported_for_job_type', 'A CSV input is for closed jobs only.', { members: { reason: 'file_input_unsupported_for_job_type' } });
       tasks = checkTasks(await parseCsvTasks(deps.db, principal.accountId, body.file_input_id), params);

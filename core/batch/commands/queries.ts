@@ -43,8 +43,8 @@ export function batchQueries(c: CommandContext) {
   const bodyOf = async (job: JobDoc, run: RunDoc, taskId: string): Promise<TaskBody> => {
     const found = await taskOf(job, run, taskId);
     const { item } = found;
-    if (!item || item.s !== 'successful' || item.at === undefined) {
-      throw problem('task_not_ready', `Task ${taskId} has no body: it is ${item?.s ?? 'pending'}.`, { members: { reason: 'task_not_ready' } });
+    if (!item || item.status !== 'successful' || item.fetchedBy === undefined) {
+      throw problem('task_not_ready', `Task ${taskId} has no body: it is ${item?.status ?? 'pending'}.`, { members: { reason: 'task_not_ready' } });
     }
     const expired = (): never => {
       const days = deps.config.resultsRetentionDays;
@@ -53,7 +53,7 @@ export function batchQueries(c: CommandContext) {
     if (resultExpired(run, deps.config.resultsRetentionDays)) return expired();
     const body = await readBody(deps.db, run._id, found.slice, found.seq - found.slice.first, item);
     if (!body) return expired();
-    return { contentType: item.ct ?? 'application/octet-stream', body };
+    return { contentType: item.contentType ?? 'application/octet-stream', body };
   };
 
   return {

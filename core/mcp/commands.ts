@@ -1,0 +1,47 @@
+/**
+ * What the MCP HTTP transport (api/mcp/http.ts) asks of the session records: resume a session, open
+ * one within the plan's `mcp_sessions`, keep it alive, end it, sweep the expired. The API calls these;
+ * only this module and the store (sessions.ts) touch the records.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import type { Principal } from '../accounts';
+import { McpSessions, type McpInitialize, type McpSession } from './sessions';
+
+export { McpStoreUnavailable, type McpInitialize, type McpSession } from './sessions';
+
+export type McpResume = { ok: true; session: McpSession } | { ok: false; ended: boolean };
+export type McpOpen = { ok: true; id: string } | { ok: false; allowed: number };
+
+export function mcpSessionCommands(db: Db, idleMs: number, now: () => number = Date.now) {
+  const store = new McpSessions(db, idleMs, now);
+  return {
+    /**
+     * The principal's live session `id`. Not found: `ended` says it never existed, was ended or expired
+     * (whatever a process holds of it goes too); a session of another account is not found either.
+     */
+    async resume(principal: Principal, id: string): Promise<McpResume> {
+      const session = await store.find(id);
+      if (!session) return { ok: false, ended: true };
+      return session.accountId === principal.accountId ? { ok: true, session } : { ok: false, ended: false };
+    },
+
+    /** Opens a session for the principal (stored before it is answered), unless its plan's sessions are all open. */
+    async open(principal: Principal, initialize: McpInitialize): Promise<McpOpen> {
+      const allowed = principal.plan.limits.mcpSessions;
+      if ((await store.countOpen(principal.accountId)) >= allowed) return { ok: false, allowed };
+      const id = randomUUID();
+      await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
+      return { ok: true, id };
+    },
+
+    /** Moves the session's idle deadline: it was used now. */
+    touch: (id: string): Promise<void> => store.touch(id),
+    /** Ends the session for every process. */
+    end: (id: string): Promise<void> => store.end(id),
+    /** Removes sessions past their deadline. */
+    sweep: (): Promise<number> => store.sweep(),
+  };
+}
+
+export type McpSessionCommands = ReturnType<typeof mcpSessionCommands>;
