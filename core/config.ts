@@ -832,6 +832,12 @@ const variables = {
     scope: 'worker',
     description: 'Batch: attempts of a task whose failure may not happen again (time-out, 429, 5xx, block), with a growing pause between them.',
   },
+  BATCH_EXPORT_CHUNK_BYTES: {
+    parse: integer(1024, 8 * 1024 * 1024),
+    fallback: '4194304',
+    scope: 'worker',
+    description: 'Batch: bytes of an export\'s file written (and checkpointed) at a time; a retried export resumes after the last chunk written.',
+  },
   BATCH_LINK_TTL_MINUTES: {
     parse: integer(1, 10_080),
     fallback: '60',
@@ -847,8 +853,8 @@ const variables = {
   RESULTS_RETENTION_DAYS: {
     parse: integer(1, 3650),
     fallback: '30',
-    scope: 'worker',
-    description: 'Retention: days a crawl and all its data are kept after it ended; also Extract sample pages and webhook deliveries. Then the retention sweep removes them (a removed crawl reads as missing).',
+    scope: 'all',
+    description: 'Retention: days a crawl, a Batch run and all their data are kept after they ended; also Extract sample pages and webhook deliveries. A Batch task\'s result past it reads as `expired` (its body 410 `result_expired`); then the retention sweep removes them (a removed crawl or run reads as missing).',
   },
   IDEMPOTENCY_RETENTION_HOURS: {
     parse: integer(1, 8760),

@@ -8,6 +8,7 @@ import { BATCH_INDEXES } from './batch/store';
 import { CRAWL_INDEXES } from './crawls/store';
 import { EXTRACT_INDEXES } from './extract/store';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
+import { BLOB_INDEXES } from './jobs/blobs';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
@@ -20,6 +21,7 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   ACCOUNT_INDEXES,
   ACTIVE_JOB_INDEXES,
   JOB_START_INDEXES,
+  BLOB_INDEXES,
   CRAWL_INDEXES,
   EXTRACT_INDEXES,
   BATCH_INDEXES,

@@ -20,11 +20,13 @@
  * A crawl's own record goes first: from then on it reads as missing (404), and its other documents
  * are orphans the next steps remove, checked against the crawl records again just before they go, so
  * a crawl started during the sweep is never touched. Batch runs go the same way (core/batch/retention.ts).
+ * Stored bodies and files (the blob store, core/jobs/blobs.ts) go last, once their owner's record has.
  * Other surfaces add their rules to `RULES`.
  */
 import type { Db, Document, Filter } from 'mongodb';
 import { sweepBatch } from './batch/retention';
 import type { Config } from './config';
+import { sweepOrphanBlobs, type BlobOwnerKind } from './jobs/blobs';
 
 export type RetentionConfig = Pick<Config, 'resultsRetentionDays' | 'idempotencyRetentionHours' | 'signupRateWindowMs' | 'retentionBatch'>;
 
@@ -112,6 +114,19 @@ async function sweepCrawls(db: Db, cutoff: Date, batch: number, beat: () => void
   }
 }
 
+/** The record that keeps a blob of each kind of owner. */
+const BLOB_OWNERS: Record<BlobOwnerKind, string> = {
+  batch_run: 'batch_runs',
+  batch_export: 'batch_exports',
+  batch_input: 'batch_job_inputs',
+  crawl: 'crawls',
+};
+
+async function living(db: Db, kind: BlobOwnerKind, owners: string[]): Promise<Set<string>> {
+  const records = db.collection<{ _id: string }>(BLOB_OWNERS[kind]);
+  return new Set((await records.find({ _id: { $in: owners } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+}
+
 export async function sweep(db: Db, config: RetentionConfig, now: Date, beat: () => void = () => undefined): Promise<SweepReport> {
   const removed: Record<string, number> = {};
   const batch = config.retentionBatch;
@@ -126,6 +141,9 @@ export async function sweep(db: Db, config: RetentionConfig, now: Date, beat: ()
   }
   // After the rules: expired exports and inputs leave their files as orphans for this step.
   await sweepBatch(db, new Date(now.getTime() - config.resultsRetentionDays * DAY_MS), batch, beat, removed);
+  // Last: every rule above leaves the blobs of what it removed without an owner.
+  const blobs = await sweepOrphanBlobs(db, batch, beat, (kind, owners) => living(db, kind, owners));
+  if (blobs > 0) removed.blob_chunks = (removed.blob_chunks ?? 0) + blobs;
   return { removed };
 }
 

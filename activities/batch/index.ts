@@ -5,7 +5,7 @@ import { isAccountsError, refusalError, type Principal } from '../../core/accoun
 import type { RunEndInput, ScheduledFire, SliceInput, SliceSummary } from '../../core/batch/run-types';
 import { createJobSchedules } from '../../core/batch/schedules';
 import { batchCollections, type JobDoc, type RunControlDoc, type RunDoc, type RunStats, type RunStatus } from '../../core/batch/store';
-import { writeExport } from '../../core/batch/exports';
+import { checkpointOf, writeExport } from '../../core/batch/exports';
 import { clearRefusal, isNewRefusal, noteRefusal } from '../../core/batch/fire-refusals';
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/run-records';
 import { endBatchRun, pricedStats, type BatchRunEnd, type RunEndFollow } from '../../core/batch/run-end';
@@ -184,9 +184,16 @@ export function batchActivities(deps: ActivityDeps) {
 
     /** Writes an export's file (NDJSON or CSV of every task of the run, bodies included). */
     async batchExport(exportId: string): Promise<void> {
-      // Each chunk written is a heartbeat: a killed worker's export is taken up elsewhere.
+      // Each chunk written is a heartbeat carrying where the writer stands: a retry (a killed worker's
+      // export taken up elsewhere) resumes from there instead of from the first chunk.
       const context = Context.current();
-      await writeExport(deps.db, exportId, (chunks) => context.heartbeat({ chunks }));
+      await writeExport(deps.db, exportId, {
+        resume: checkpointOf(context.info.heartbeatDetails),
+        progress: (checkpoint) => context.heartbeat(checkpoint),
+        signal: context.cancellationSignal,
+        chunkBytes: deps.config.batchExportChunkBytes,
+        retentionDays: deps.config.resultsRetentionDays,
+      });
     },
   };
 }

@@ -30,6 +30,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../../core/accounts';
 import type { SliceInput, SliceSummary } from '../../core/batch/run-types';
+import { BodyWriter } from '../../core/batch/bodies';
 import { batchCollections, ids, pendingResult, readResultDoc, readSlice, toResultRecord, type BatchTask, type FetchedBy, type ResultDoc, type SliceDoc, type TaskResult } from '../../core/batch/store';
 import type { JobCharges, SliceBill } from '../../core/jobs/charges';
 import { isDuplicateKey } from '../../core/db';
@@ -38,7 +39,6 @@ import { retryDelayMs } from '../../workflows/retry-policies';
 import type { TaskOutcome, TaskRunner } from '../deps';
 import { activityFailure, interruption } from '../failures';
 import { TaskSignals } from '../task-signals';
-import { BodyWriter } from './bodies';
 
 /** How a task's fetches are retried inside the slice: workflows/retry-policies.ts's TASK_RETRY with BATCH_TASK_ATTEMPTS. */
 export interface TaskRetry {

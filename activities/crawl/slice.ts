@@ -16,7 +16,8 @@ import { Context } from '@temporalio/activity';
 import type { CrawlCharges } from '../../core/crawls/charges';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
 import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
-import { crawlCollections, ids, outcomeMarks, type ContentDoc, type ContentStatus, type UrlDoc } from '../../core/crawls/store';
+import { storeKeptPage } from '../../core/crawls/kept-pages';
+import { crawlCollections, ids, outcomeMarks, type ContentStatus, type UrlDoc } from '../../core/crawls/store';
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
 import type { Accounts } from '../../core/accounts';
 import type { Db } from 'mongodb';
@@ -32,8 +33,6 @@ export interface SliceDeps {
   runtime: CrawlRuntime;
 }
 
-/** Largest piece of HTML stored in one document (characters; at most ~6 MiB of UTF-8). */
-const CONTENT_CHUNK = 2 * 1024 * 1024;
 const CLAIM_BATCH = 1_000;
 
 export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<SliceResult> {
@@ -41,7 +40,6 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
   const attempt = context.info.attempt;
   const retried = attempt > 1;
   const { spec, k } = input;
-  const collections = crawlCollections(deps.db);
   const heartbeat = setInterval(() => context.heartbeat(), 2_000);
   const signals = new TaskSignals(context.cancellationSignal);
   try {
@@ -70,7 +68,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
         const outcome = await fetchPage({ ...runner, signal: pageSignal.signal }, item, bill, keepHtml).finally(pageSignal.done);
         if (outcome.refused) refused = true;
         if (outcome.html !== undefined && item.src) {
-          await storeContent(collections.contents, spec.crawlId, item.url, ids.contentId(item.src.k, item.src.index), outcome.html);
+          await storeKeptPage(deps.db, spec.crawlId, ids.contentId(item.src.k, item.src.index), { url: item.url, html: outcome.html });
         }
         delete outcome.html;
         outcomes[index] = outcome;
@@ -241,23 +239,4 @@ async function writeOutcomes(deps: SliceDeps, input: SliceInput, items: WorkItem
       await collection.replaceOne({ _id: id }, { crawl_id: input.spec.crawlId, s });
     }
   }
-}
-
-async function storeContent(collection: ReturnType<typeof crawlCollections>['contents'], crawlId: string, url: string, contentId: string, html: string): Promise<void> {
-  const chunks = Math.max(1, Math.ceil(html.length / CONTENT_CHUNK));
-  const docs: ContentDoc[] = [];
-  for (let chunk = 0; chunk < chunks; chunk++) {
-    docs.push({
-      _id: ids.content(crawlId, contentId, chunk),
-      crawl_id: crawlId,
-      content_id: contentId,
-      url,
-      chunk,
-      chunks,
-      html: html.slice(chunk * CONTENT_CHUNK, (chunk + 1) * CONTENT_CHUNK),
-    });
-  }
-  // Chunks after the first go in first: a reader finding chunk 0 finds them all.
-  await insertIgnoringDuplicates(collection, docs.slice(1));
-  await insertIgnoringDuplicates(collection, docs.slice(0, 1));
 }

@@ -54,7 +54,7 @@ export function inputRoutes(c: BatchContext): Route[] {
         path: '/v1/batch/links/results/{token}',
         operationId: 'readResultLink',
         summary: 'A task’s body through its capability link (no credentials).',
-        responses: { 200: { description: 'The body' }, 404: { description: 'Unknown or expired link (not_found)' } },
+        responses: { 200: { description: 'The body' }, 404: { description: 'Unknown or expired link (not_found)' }, 410: { description: 'The result is past the run\'s retention window or no longer stored (result_expired)' } },
         async handler(ctx, input) {
           const claim = linksOf().verify(input.params.token ?? '', 'result');
           if (!claim) return gone();

@@ -99,7 +99,7 @@ export const RESULTS_PAGE = page(
     url: string,
     metadata: { type: 'object', additionalProperties: string },
     method: { type: 'string', enum: ['GET'] },
-    status: { type: 'string', enum: ['pending', 'processing', 'successful', 'failed'] },
+    status: { type: 'string', enum: ['pending', 'processing', 'successful', 'failed', 'expired'] },
     type: { type: 'string', enum: ['html', 'json', 'markdown', 'plaintext', 'pdf'] },
     result_url: string,
     error: PROBLEM,

@@ -33,7 +33,7 @@ export function resultRoutes(c: BatchContext): Route[] {
       path: `${prefix}/tasks/{task_id}/content`,
       operationId: withRun ? 'getRunTaskContent' : 'getTaskContent',
       summary: 'The stored body of a successful task.',
-      responses: { 200: { description: 'The body, with its content type' }, ...errors, 409: { description: 'The task has no body (task_not_ready)' } },
+      responses: { 200: { description: 'The body, with its content type' }, ...errors, 409: { description: 'The task has no body (task_not_ready)' }, 410: { description: 'The result is past the run\'s retention window or no longer stored (result_expired)' } },
       async handler(ctx, input) {
         sendBody(ctx, await commands.query.taskBody(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, input.params.task_id ?? ''));
       },

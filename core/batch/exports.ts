@@ -1,13 +1,19 @@
 /**
  * Exports of a run: one file with every task of the run (NDJSON, one object per task with its body,
- * or CSV), written by an activity into chunks (heartbeating after each, so a killed worker's export is
- * taken up elsewhere within the heartbeat time-out) and served through a capability link as a stream,
- * a few chunks in memory at a time. A repeated activity rewrites the same chunks (same ids), so a crash
- * mid-write only costs the time.
+ * or CSV), written by an activity as a blob of the export (core/jobs/blobs.ts) a chunk at a time, and
+ * served through a capability link as a stream, a few chunks in memory at a time.
+ *
+ * A chunk ends at a task's line, so the place after each chunk is a checkpoint: which chunk comes
+ * next, the bytes so far and the next task. The writer keeps its last checkpoint on the export's
+ * record (the export's one writer) and the activity heartbeats it; a retry (a killed worker, a failed
+ * write) starts from the later of the two, since Temporal throttles heartbeats: the chunks before it
+ * stay as written, the ones after it are written again over whatever the earlier attempt left.
  */
 import type { Db } from 'mongodb';
-import { batchCollections, CONTENT_CHUNK, ids, pendingResult, readResultDocs, readSlices, type ExportDoc, type SliceDoc, type TaskResult } from './store';
-import { readBody } from './read';
+import { Blobs, bytesOf, type BlobOwner } from '../jobs/blobs';
+import { readBody } from './bodies';
+import { resultExpired } from './expiry';
+import { batchCollections, CONTENT_CHUNK, ids, pendingResult, readResultDocs, readSlices, type ExportDoc, type RunDoc, type SliceDoc, type TaskResult } from './store';
 import { createRunReader, isDeleted } from './runs';
 
 const TEXT_TYPES = new Set(['html', 'json', 'markdown', 'plaintext']);
@@ -21,48 +27,88 @@ export const csvField = (raw: string): string => {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 };
 
-async function bodyOf(db: Db, runId: string, slice: SliceDoc, index: number, item: TaskResult): Promise<{ text: string; base64: boolean }> {
-  if (item.status !== 'successful' || item.fetchedBy === undefined) return { text: '', base64: false };
-  const body = await readBody(db, runId, slice, index, item);
-  const base64 = !TEXT_TYPES.has(item.type ?? 'html');
-  return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64 };
+/** Where an export's writer stands after a chunk: what a retry resumes from. */
+export interface ExportCheckpoint {
+  /** Chunks written (the next chunk's number), and their bytes. */
+  chunks: number;
+  size: number;
+  /** The next task to write: its slice and its index there. */
+  slice: number;
+  index: number;
 }
 
-export async function writeExport(db: Db, exportId: string, progress: (chunks: number) => void = () => undefined): Promise<void> {
+const START: ExportCheckpoint = { chunks: 0, size: 0, slice: 0, index: 0 };
+
+const later = (a: ExportCheckpoint, b: ExportCheckpoint): ExportCheckpoint => (b.chunks > a.chunks ? b : a);
+
+/** A checkpoint from heartbeat details, or the start when they are not one. */
+export function checkpointOf(details: unknown): ExportCheckpoint {
+  const value = details as Partial<Record<keyof ExportCheckpoint, unknown>> | null | undefined;
+  const whole = (field: unknown): field is number => typeof field === 'number' && Number.isSafeInteger(field) && field >= 0;
+  if (!value || !whole(value.chunks) || !whole(value.size) || !whole(value.slice) || !whole(value.index)) return START;
+  return { chunks: value.chunks, size: value.size, slice: value.slice, index: value.index };
+}
+
+export interface ExportWriting {
+  /** Where the previous attempt stood (its last heartbeat); the start when absent. */
+  resume?: ExportCheckpoint;
+  /** Called with the last checkpoint after each chunk, and between slices. */
+  progress?: (checkpoint: ExportCheckpoint) => void;
+  /** Ends the writing (the activity was cancelled): it throws at the next task. */
+  signal?: AbortSignal;
+  chunkBytes?: number;
+  /** Results past this many days after their run ended are `expired` (no body). */
+  retentionDays?: number;
+}
+
+export const exportOwner = (exportId: string): BlobOwner => ({ kind: 'batch_export', id: exportId });
+
+type Body = { text: string; base64: boolean; expired: boolean };
+
+async function bodyOf(db: Db, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult, retentionDays: number | undefined): Promise<Body> {
+  if (item.status !== 'successful' || item.fetchedBy === undefined) return { text: '', base64: false, expired: false };
+  const body = retentionDays !== undefined && resultExpired(run, retentionDays) ? undefined : await readBody(db, run._id, slice, index, item);
+  if (!body) return { text: '', base64: false, expired: true };
+  const base64 = !TEXT_TYPES.has(item.type ?? 'html');
+  return { text: base64 ? body.toString('base64') : body.toString('utf8'), base64, expired: false };
+}
+
+export async function writeExport(db: Db, exportId: string, writing: ExportWriting = {}): Promise<void> {
   const collections = batchCollections(db);
-  const { exports, runs, jobs, contents } = collections;
+  const { exports, runs, jobs } = collections;
+  const blobs = new Blobs(db, writing.chunkBytes ?? CONTENT_CHUNK);
+  const progress = writing.progress ?? (() => undefined);
   const doc = await exports.findOne({ _id: exportId });
   if (!doc || doc.status === 'completed') return;
-  await exports.updateOne({ _id: exportId }, { $set: { status: 'running' } });
+  if (doc.status !== 'running') await exports.updateOne({ _id: exportId }, { $set: { status: 'running' } });
   const run = await runs.findOne({ _id: doc.run_id });
   const job = await jobs.findOne({ _id: doc.job_id });
   if (!run || !job) {
     await exports.updateOne({ _id: exportId }, { $set: { status: 'failed', error: 'The run no longer exists.' } });
     return;
   }
+  let at: ExportCheckpoint = later(writing.resume ?? START, checkpointOf(doc.checkpoint));
   let buffered: Buffer[] = [];
   let bufferedSize = 0;
-  let chunk = 0;
-  let size = 0;
-  const flush = async (): Promise<void> => {
+  const flush = async (next: { slice: number; index: number }): Promise<void> => {
     if (bufferedSize === 0) return;
     const data = Buffer.concat(buffered);
-    await contents.replaceOne({ _id: ids.exportChunk(exportId, chunk) }, { run_id: run._id, data }, { upsert: true });
-    chunk++;
-    size += data.length;
-    progress(chunk);
+    await blobs.putChunk(exportOwner(exportId), exportId, at.chunks, data);
+    at = { chunks: at.chunks + 1, size: at.size + data.length, ...next };
+    await exports.updateOne({ _id: exportId }, { $set: { checkpoint: at } });
+    progress(at);
     buffered = [];
     bufferedSize = 0;
   };
-  const write = async (line: string): Promise<void> => {
+  const write = (line: string): void => {
     const bytes = Buffer.from(line, 'utf8');
     buffered.push(bytes);
     bufferedSize += bytes.length;
-    if (bufferedSize >= CONTENT_CHUNK) await flush();
   };
-  if (doc.format === 'csv') await write('task_id,url,external_id,status,type,error_code,error_detail,content_encoding,content\r\n');
-  for (let n = 0; n < job.slice_count; n += 10) {
-    const numbers = Array.from({ length: Math.min(10, job.slice_count - n) }, (_, index) => n + index);
+  if (doc.format === 'csv' && at.chunks === 0) write('task_id,url,external_id,status,type,error_code,error_detail,content_encoding,content\r\n');
+  const from = Math.floor(at.slice / 10) * 10;
+  for (let n = from; n < job.slice_count; n += 10) {
+    const numbers = Array.from({ length: Math.min(10, job.slice_count - n) }, (_, index) => n + index).filter((k) => k >= at.slice);
     const [sliceDocs, resultDocs] = await Promise.all([
       readSlices(collections, numbers.map((k) => ids.slice(job._id, k))),
       readResultDocs(collections, numbers.map((k) => ids.result(run._id, k))),
@@ -70,32 +116,36 @@ export async function writeExport(db: Db, exportId: string, progress: (chunks: n
     const resultOf = new Map(resultDocs.map((result) => [result.n, result]));
     for (const slice of sliceDocs.sort((a, b) => a.n - b.n)) {
       // Also between chunks: a slice of failed tasks may write little (heartbeats are throttled by Temporal's SDK).
-      progress(chunk);
-      for (let index = 0; index < slice.tasks.length; index++) {
+      progress(at);
+      const first = slice.n === at.slice ? at.index : 0;
+      for (let index = first; index < slice.tasks.length; index++) {
+        if (writing.signal?.aborted) throw new Error(`export ${exportId} was cancelled at chunk ${at.chunks}`);
         const task = slice.tasks[index];
         const item = resultOf.get(slice.n)?.items[index] ?? pendingResult();
-        const body = await bodyOf(db, run._id, slice, index, item);
+        const body = await bodyOf(db, run, slice, index, item, writing.retentionDays);
+        const status = body.expired ? 'expired' : item.status;
         const record = {
           task_id: ids.task(slice.n, index),
           url: task?.url ?? '',
           external_id: task?.externalId ?? null,
-          status: item.status,
+          status,
           type: item.type ?? null,
           error: item.error ?? null,
           content_encoding: body.base64 ? 'base64' : 'utf-8',
-          content: item.status === 'successful' ? body.text : null,
+          content: status === 'successful' ? body.text : null,
         };
         if (doc.format === 'csv') {
           const fields = [record.task_id, record.url, record.external_id ?? '', record.status, record.type ?? '', item.error?.code ?? '', item.error?.detail ?? '', record.content_encoding, record.content ?? ''];
-          await write(`${fields.map(csvField).join(',')}\r\n`);
+          write(`${fields.map(csvField).join(',')}\r\n`);
         } else {
-          await write(`${JSON.stringify(record)}\n`);
+          write(`${JSON.stringify(record)}\n`);
         }
+        if (bufferedSize >= blobs.chunkBytes) await flush({ slice: slice.n, index: index + 1 });
       }
     }
   }
-  await flush();
-  await exports.updateOne({ _id: exportId }, { $set: { status: 'completed', size, chunks: chunk } });
+  await flush({ slice: job.slice_count, index: 0 });
+  await exports.updateOne({ _id: exportId }, { $set: { status: 'completed', size: at.size, chunks: at.chunks } });
 }
 
 /** Chunks read at once while an export is served: what one download holds in memory. */
@@ -103,15 +153,16 @@ const READ_AHEAD = 4;
 
 /** An export's file: its chunks in order, read a few at a time as the reader takes them. */
 export async function* readExport(db: Db, doc: ExportDoc): AsyncGenerator<Buffer> {
-  const { contents } = batchCollections(db);
+  const blobs = new Blobs(db);
   for (let from = 0; from < doc.chunks; from += READ_AHEAD) {
-    const wanted = Array.from({ length: Math.min(READ_AHEAD, doc.chunks - from) }, (_, index) => ids.exportChunk(doc._id, from + index));
-    const found = await contents.find({ _id: { $in: wanted } }).toArray();
-    const byId = new Map(found.map((item) => [item._id, item]));
-    for (const id of wanted) yield Buffer.from((byId.get(id)?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
+    const count = Math.min(READ_AHEAD, doc.chunks - from);
+    const chunks = await blobs.readChunks(doc._id, from, count);
+    // An export written before the blob store kept its file in `batch_contents`.
+    const missing = chunks.flatMap((chunk, index) => (chunk === undefined ? [ids.exportChunk(doc._id, from + index)] : []));
+    const legacy = missing.length === 0 ? new Map<string, Buffer>() : new Map((await batchCollections(db).contents.find({ _id: { $in: missing } }).toArray()).map((item) => [item._id, bytesOf(item.data)]));
+    for (let index = 0; index < count; index++) yield chunks[index] ?? legacy.get(ids.exportChunk(doc._id, from + index)) ?? Buffer.alloc(0);
   }
 }
-
 /** An export is served only while its job and run are: a deleted one's link dies at once, not at the next sweep. */
 export async function exportStillServed(db: Db, doc: ExportDoc): Promise<boolean> {
   const { jobs } = batchCollections(db);

@@ -10,7 +10,7 @@
 import { parseBoolean } from '../boolean';
 import type { Db } from 'mongodb';
 import { ERROR_CATALOGUE } from '../errors';
-import { batchCollections, CONTENT_CHUNK, ids, readResultDoc, readResultDocs, readSlice, readSlices, type ContentDoc, type JobDoc, type RunDoc, type SliceDoc, type TaskResult, type TaskStatus } from './store';
+import { batchCollections, ids, readResultDoc, readResultDocs, readSlice, readSlices, type JobDoc, type RunDoc, type SliceDoc, type TaskResult, type TaskStatus } from './store';
 import { batchCursors } from './cursors';
 import { isTerminal } from './run-records';
 import { runStatusOf, type RunView } from './runs';
@@ -96,7 +96,8 @@ export interface ResultRow {
   url: string;
   metadata?: Record<string, string>;
   method: 'GET';
-  status: TaskStatus;
+  /** `expired`: successful, but past the run's retention window (no `result_url`, its body is 410). */
+  status: TaskStatus | 'expired';
   type?: string;
   result_url?: string;
   error?: Record<string, unknown>;
@@ -129,9 +130,10 @@ export function problemOf(docsUrl: string, error: { code: string; status: number
   };
 }
 
-export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult | undefined, perCredit: number): ResultRow {
+export function presentResult(presenter: Presenter, job: JobDoc, run: RunDoc, slice: SliceDoc, index: number, item: TaskResult | undefined, perCredit: number, expired = false): ResultRow {
   const task = slice.tasks[index];
-  const status = statusOf(item, run, slice.n);
+  const ran = statusOf(item, run, slice.n);
+  const status = ran === 'successful' && expired ? 'expired' : ran;
   const credits = item?.credits ?? 0;
   const last = item?.attempts.at(-1)?.credits ?? 0;
   const cost = (value: number): number => Math.round(value * perCredit * 1e6) / 1e6;
@@ -161,6 +163,7 @@ export async function readResults(
   filter: ResultFilter,
   from: number,
   perCredit: number,
+  expired = false,
 ): Promise<ResultPage> {
   const collections = batchCollections(db);
   const rows: ResultRow[] = [];
@@ -179,8 +182,9 @@ export async function readResults(
       if (!slice) continue;
       const items = resultOf.get(k)?.items;
       slice.tasks.forEach((_, index) => {
-        const row = presentResult(presenter, job, run, slice, index, items?.[index], perCredit);
-        if (filter === 'all' || row.status === filter) rows.push(row);
+        const row = presentResult(presenter, job, run, slice, index, items?.[index], perCredit, expired);
+        // An expired task still succeeded: the clients' `successful` filter returns it.
+        if (filter === 'all' || row.status === filter || (filter === 'successful' && row.status === 'expired')) rows.push(row);
       });
     }
     n += numbers.length;
@@ -195,24 +199,6 @@ export async function findTask(db: Db, job: JobDoc, run: RunDoc, place: { n: num
   const [slice, result] = await Promise.all([readSlice(collections, ids.slice(job._id, place.n)), readResultDoc(collections, ids.result(run._id, place.n))]);
   if (!slice || place.index >= slice.tasks.length) return undefined;
   return { slice, seq: slice.first + place.index, item: result?.items[place.index] };
-}
-
-/** The stored body of a successful task at `index` of slice `slice` (its pack's part, or its chunks in order). */
-export async function readBody(db: Db, runId: string, slice: { n: number; first: number }, index: number, item: TaskResult): Promise<Buffer> {
-  const { contents } = batchCollections(db);
-  const owner = item.sourceRunId ?? runId;
-  const by = item.fetchedBy ?? { part: 0, attempt: 1 };
-  const size = item.size ?? 0;
-  const bytes = (doc: ContentDoc | null | undefined): Buffer => Buffer.from((doc?.data as unknown as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array(0));
-  if (item.pack) {
-    const pack = bytes(await contents.findOne({ _id: ids.pack(owner, slice.n, by, item.pack.number) }));
-    return pack.subarray(item.pack.offset, item.pack.offset + size);
-  }
-  const count = Math.max(1, Math.ceil(size / CONTENT_CHUNK));
-  const wanted = Array.from({ length: count }, (_, chunk) => ids.content(owner, slice.first + index, by, chunk));
-  const docs = await contents.find({ _id: { $in: wanted } }).toArray();
-  const byId = new Map(docs.map((doc) => [doc._id, doc]));
-  return Buffer.concat(wanted.map((id) => bytes(byId.get(id))));
 }
 
 export function presentHistory(docsUrl: string, item: TaskResult | undefined, perCredit: number) {

@@ -8,9 +8,11 @@
  *   batch_jobs ─< batch_slices (tasks)            one per SLICE_SIZE tasks
  *       └─< batch_runs ─< batch_results           one per slice and run, and one per part a paused
  *                                                 slice stored before it went on
- *                     ─< batch_contents           one per pack of small bodies of a slice, or per
- *                                                 chunk of a large body (run, task, part, attempt)
- *                     ─< batch_exports            one per export, its file in batch_contents
+ *                     ─< blob_chunks              its bodies: packs of small bodies of a slice, a
+ *                                                 large body whole (run, task, part, attempt); bodies.ts
+ *                     ─< batch_exports            one per export, its file a blob of the export
+ *
+ * `batch_contents` holds what was stored before the blob store (core/jobs/blobs.ts): read, never written.
  */
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../db';
@@ -190,6 +192,7 @@ export interface ResultDoc {
   created_at: Date;
 }
 
+/** A document of `batch_contents`: what the blob store replaced (read as a fallback, swept by retention). */
 export interface ContentDoc {
   _id: string;
   run_id: string;
@@ -206,6 +209,8 @@ export interface ExportDoc {
   error: string | null;
   size: number;
   chunks: number;
+  /** Where its writer stood after its last chunk (exports.ts): a retry resumes from here or from its heartbeat. */
+  checkpoint?: { chunks: number; size: number; slice: number; index: number };
   created_at: Date;
   expires_at: Date;
 }
@@ -232,10 +237,13 @@ export const ids = {
   result: (runId: string, n: number): string => `${runId}:${n}`,
   /** The results a paused slice stored at the end of part `part` (the part after it starts from them). */
   part: (runId: string, n: number, part: number): string => `${runId}:${n}:part${part}`,
-  /** A chunk of a large body, written by one part and attempt of its slice's activity (part 0 ids predate parts). */
-  content: (runId: string, seq: number, by: FetchedBy, chunk: number): string => `${runId}:${seq}:${writerOf(by)}:${chunk}`,
-  /** A pack of small bodies of one slice, written by one part and attempt of its activity. */
+  /** A large body's blob, written by one part and attempt of its slice's activity (part 0 ids predate parts). */
+  body: (runId: string, seq: number, by: FetchedBy): string => `${runId}:${seq}:${writerOf(by)}`,
+  /** Chunk of a large body in `batch_contents`, as stored before the blob store (read only): its blob's id and the chunk. */
+  content: (runId: string, seq: number, by: FetchedBy, chunk: number): string => `${ids.body(runId, seq, by)}:${chunk}`,
+  /** A pack of small bodies of one slice, written by one part and attempt of its activity: its blob's id, and its id in `batch_contents` before. */
   pack: (runId: string, n: number, by: FetchedBy, pack: number): string => `${runId}:s${n}:${writerOf(by)}:p${pack}`,
+  /** Chunk of an export's file in `batch_contents`, as stored before the blob store (read only). */
   exportChunk: (exportId: string, chunk: number): string => `${exportId}:${chunk}`,
   inputChunk: (inputId: string, chunk: number): string => `${inputId}:${chunk}`,
   /** A task id names its slice and its place there, so a task is found with one look-up. */

@@ -252,12 +252,12 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
       for await (const item of allResults(crawl)) results.set(ids.contentId(item.k, item.index), { url: item.url, status: item.contentStatus ?? 'pending' });
       const fetched = [...results].filter(([, result]) => result.status === 'fetched').map(([contentId]) => contentId);
       for (let from = 0; from < fetched.length; from += CONTENT_BATCH) {
-        const batch = fetched.slice(from, from + CONTENT_BATCH).map((contentId) => ids.content(crawlId, contentId, 0));
-        for (const doc of await reader.collections.contents.find({ _id: { $in: batch } }).toArray()) {
-          const result = results.get(doc.content_id);
+        const batch = fetched.slice(from, from + CONTENT_BATCH);
+        for (const [contentId, page] of await reader.pages(crawlId, batch)) {
+          const result = results.get(contentId);
           if (!result) continue;
-          yield { url: result.url, status: 'fetched', html: await reader.joinChunks(crawlId, doc) };
-          results.delete(doc.content_id);
+          yield { url: result.url, status: 'fetched', html: page.html };
+          results.delete(contentId);
         }
       }
       for (const result of results.values()) {

@@ -7,6 +7,7 @@
  */
 import type { ResultPosition } from './cursor';
 import { CrawlEnds } from './ends';
+import { readKeptPages, type KeptPage } from './kept-pages';
 import { crawlCollections, ids, outcomeMarks, POST_STOP_WINDOW_MS, type ContentStatus, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
 import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
 import type { Db } from 'mongodb';
@@ -37,7 +38,7 @@ export class CrawlReader {
   private readonly ends: CrawlEnds;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.collections = crawlCollections(db);
@@ -111,12 +112,21 @@ export class CrawlReader {
     }
   }
 
-  /** The HTML of one kept page, joined from its chunks; null when there is none. */
-  async content(crawlId: string, contentId: string): Promise<{ url: string; html: string } | null> {
+  /** The HTML of one kept page; null when there is none. */
+  async content(crawlId: string, contentId: string): Promise<KeptPage | null> {
     if (!/^\d{1,9}-\d{1,9}$/.test(contentId)) return null;
-    const first = await this.collections.contents.findOne({ _id: ids.content(crawlId, contentId, 0) });
-    if (!first) return null;
-    return { url: first.url, html: await this.joinChunks(crawlId, first) };
+    return (await this.pages(crawlId, [contentId])).get(contentId) ?? null;
+  }
+
+  /** Kept pages by content id (absent ones left out): from the blob store, else where pages were kept before it. */
+  async pages(crawlId: string, contentIds: string[]): Promise<Map<string, KeptPage>> {
+    const pages = await readKeptPages(this.db, crawlId, contentIds);
+    const missing = contentIds.filter((contentId) => !pages.has(contentId));
+    if (missing.length === 0) return pages;
+    for (const first of await this.collections.contents.find({ _id: { $in: missing.map((contentId) => ids.content(crawlId, contentId, 0)) } }).toArray()) {
+      pages.set(first.content_id, { url: first.url, html: await this.joinChunks(crawlId, first) });
+    }
+    return pages;
   }
 
   async joinChunks(crawlId: string, first: { content_id: string; chunks: number; html: string }): Promise<string> {

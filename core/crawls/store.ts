@@ -12,8 +12,10 @@
  * | crawl_found     | part of a slice's new URLs, in order   | crawl, slice, attempt, part    | slices, insert-only          |
  * | crawl_commits   | batch of slices whose URLs are results | crawl, batch number            | publish, insert-only         |
  * | crawl_outcomes  | fetch outcome of a block of results    | crawl, slice, block            | slices                       |
- * | crawl_contents  | chunk of a kept page's HTML            | crawl, content id, chunk       | slices, insert-only          |
+ * | crawl_contents  | chunk of a kept page's HTML, as stored before the blob store (now only read) | crawl, content id, chunk | (none) |
  * | crawl_charges   | billed slice (the settle marker)       | crawl, slice                   | slices, insert-only          |
+ *
+ * Kept pages are blobs of the crawl in the blob store (kept-pages.ts, core/jobs/blobs.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';

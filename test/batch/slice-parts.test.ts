@@ -8,12 +8,13 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { expect } from 'chai';
 import type { SliceProgress } from '../../activities/batch/slice';
 import { ids } from '../../core/batch/store';
+import { blobCollection } from '../../core/jobs/blobs';
 import { batchRunWorkflowId } from '../../core/jobs/workflow-names';
 import { connectTemporal, type TemporalHandle } from '../../core/temporal';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { serviceConfig } from '../helpers/app';
 import { eventually, testStack } from '../helpers/stack';
-import { allResults, batchAccount, batchRequest, batchStore, creditsUsed, SiteRequests, startTargetSite, urls, waitForRun, waitForRunEnd, type Json } from './helpers';
+import { accountsHandle, allResults, batchAccount, batchRequest, batchStore, creditsUsed, SiteRequests, startTargetSite, urls, waitForRun, waitForRunEnd, type Json } from './helpers';
 
 describe('Batch: a slice in parts and attempts', function () {
   this.timeout(300_000);
@@ -62,6 +63,10 @@ describe('Batch: a slice in parts and attempts', function () {
       expect(await creditsUsed(account.accountId), 'each success billed once across the parts').to.equal(30);
       expect(run.stats.spend.credits).to.equal(30);
       await expectAllRead(account.key, job, 30);
+      // Bodies are blobs of the run whose ids name the part that wrote them: part 0 as before parts, part 1 as `1.<attempt>`.
+      const blobs = await blobCollection((await accountsHandle()).db.db).distinct('blob', { owner: runId });
+      expect(blobs).to.include(ids.pack(runId, 0, { part: 0, attempt: 1 }, 0)).and.to.include(ids.pack(runId, 0, { part: 1, attempt: 1 }, 0));
+      expect(await (await batchStore()).contents.countDocuments({ run_id: runId }), 'nothing written to the previous layout').to.equal(0);
     } finally {
       await site.close();
     }

@@ -46,6 +46,8 @@ export async function mochaGlobalSetup(): Promise<void> {
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_INITIAL_MS: '300',
       WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
+      // Export files in many small chunks, so a test sees an export resume after some of them.
+      BATCH_EXPORT_CHUNK_BYTES: '4096',
       // Scheduled jobs that fire every few seconds, so a test sees several runs.
       BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: '2',
       // Opens /metrics and /readyz?deep=true to the tests (test/helpers/stack.ts operatorHeaders).

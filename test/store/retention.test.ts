@@ -32,6 +32,8 @@ describe('retention: the scheduled sweep of expired data', function () {
       const filter = name === 'crawls' || name === 'crawl_ends' ? { _id: crawlId } : { crawl_id: crawlId };
       counts[name] = await db.collection(name).countDocuments(filter as never);
     }
+    // Kept pages: blobs the crawl owns.
+    counts.blob_chunks = await db.collection('blob_chunks').countDocuments({ kind: 'crawl', owner: crawlId });
     return counts;
   }
 
@@ -54,7 +56,7 @@ describe('retention: the scheduled sweep of expired data', function () {
     const oldToo = await second.started({ url: site.url, max_pages: 5 });
     for (const [client, id] of [[first, old], [second, young], [second, oldToo]] as const) await client.finish(id);
     const youngBefore = await crawlData(young);
-    expect((await crawlData(old)).crawl_contents).to.be.greaterThan(0);
+    expect((await crawlData(old)).blob_chunks).to.be.greaterThan(0);
 
     // Two crawls ended 31 days ago, one a day inside the limit; other records on both sides of theirs.
     const ends = db.collection<{ _id: string; finished_at: Date }>('crawl_ends');
@@ -127,6 +129,7 @@ describe('retention: the scheduled sweep of expired data', function () {
       const runsOf = async (job: string) => (await store.runs.find({ job_id: job }).toArray()).map((run) => run._id);
       const dataOf = async (runIds: string[]): Promise<number> => {
         let total = 0;
+        total += await db.collection('blob_chunks').countDocuments({ kind: 'batch_run', owner: { $in: runIds } });
         for (const name of ['batch_results', 'batch_contents', 'batch_charges']) {
           for await (const doc of db.collection<{ _id: string; run_id?: string }>(name).find({}, { projection: { _id: 1, run_id: 1 } })) {
             // The export's file is counted apart: it goes when the export expires.
@@ -143,6 +146,9 @@ describe('retention: the scheduled sweep of expired data', function () {
       expect(sourceRuns).to.have.length(2);
       const sourceRun = (await store.jobs.findOne({ _id: rerunOfAged }))!.latest_run_id === sourceRuns[0] ? sourceRuns[1]! : sourceRuns[0]!;
 
+      // The export's file is a blob of the export; a body stored before the blob store sits in batch_contents.
+      expect(await db.collection('blob_chunks').countDocuments({ kind: 'batch_export', owner: exported.body.export_id as string })).to.be.greaterThan(0);
+      await store.contents.insertOne({ _id: `${agedRuns[0]!}:0:1:0`, run_id: agedRuns[0]!, data: Buffer.from('stored before the blob store') });
       const longAgo = new Date(Date.now() - 31 * DAY_MS);
       await store.runs.updateMany({ _id: { $in: [...agedRuns, sourceRun] } }, { $set: { ended_at: longAgo } });
       await store.exports.updateOne({ _id: exported.body.export_id as string }, { $set: { expires_at: new Date(Date.now() - 1000) } });
@@ -163,7 +169,7 @@ describe('retention: the scheduled sweep of expired data', function () {
       const inherited = await allResults(account.key, `/v1/jobs/${rerunOfAged}/results`, 'successful');
       expect(await (await fetch(inherited[0]!.result_url as string)).text()).to.contain('Page /ok/0');
       expect(await store.exports.countDocuments({ _id: exported.body.export_id as string })).to.equal(0);
-      expect(await store.contents.countDocuments({ _id: { $in: [`${exported.body.export_id as string}:0`] } }), 'the expired export’s file').to.equal(0);
+      expect(await db.collection('blob_chunks').countDocuments({ kind: 'batch_export', owner: exported.body.export_id as string }), 'the expired export’s file').to.equal(0);
       expect(removed.batch_runs).to.be.at.least(2);
     } finally {
       await target.close();

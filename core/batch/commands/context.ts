@@ -41,6 +41,7 @@ export interface BatchCommandDeps {
     | 'batchScheduleMinIntervalSeconds'
     | 'csvInputMaxBytes'
     | 'docsUrl'
+    | 'resultsRetentionDays'
   >;
   /** Checks a webhook URL; absent where no command sets a webhook (the worker). */
   checkWebhookUrl?: WebhookUrlCheck;

@@ -5,7 +5,9 @@
 import type { Principal } from '../../accounts';
 import { problem } from '../../errors';
 import { batchCursors } from '../cursors';
-import { findTask, presentHistory, presentJob, readBody, readResults, type Presenter, type ResultFilter, type ResultPage } from '../read';
+import { readBody } from '../bodies';
+import { resultExpired } from '../expiry';
+import { findTask, presentHistory, presentJob, readResults, type Presenter, type ResultFilter, type ResultPage } from '../read';
 import { isDeleted, type RunView } from '../runs';
 import { taskPlace, type JobDoc, type RunDoc } from '../store';
 import type { CommandContext } from './context';
@@ -34,14 +36,24 @@ export function batchQueries(c: CommandContext) {
     return found;
   };
 
-  /** A task's body, or 409 task_not_ready when it has none. */
+  /**
+   * A task's body: 409 task_not_ready when it has none, 410 result_expired when the run's retention
+   * window has passed or the body is no longer stored.
+   */
   const bodyOf = async (job: JobDoc, run: RunDoc, taskId: string): Promise<TaskBody> => {
     const found = await taskOf(job, run, taskId);
     const { item } = found;
     if (!item || item.status !== 'successful' || item.fetchedBy === undefined) {
       throw problem('task_not_ready', `Task ${taskId} has no body: it is ${item?.status ?? 'pending'}.`, { members: { reason: 'task_not_ready' } });
     }
-    return { contentType: item.contentType ?? 'application/octet-stream', body: await readBody(deps.db, run._id, found.slice, found.seq - found.slice.first, item) };
+    const expired = (): never => {
+      const days = deps.config.resultsRetentionDays;
+      throw problem('result_expired', `The result of task ${taskId} is past the run's ${days}-day retention window and is no longer kept.`, { members: { reason: 'result_expired' } });
+    };
+    if (resultExpired(run, deps.config.resultsRetentionDays)) return expired();
+    const body = await readBody(deps.db, run._id, found.slice, found.seq - found.slice.first, item);
+    if (!body) return expired();
+    return { contentType: item.contentType ?? 'application/octet-stream', body };
   };
 
   return {
@@ -89,7 +101,7 @@ export function batchQueries(c: CommandContext) {
       const job = await c.ownJob(principal, jobId);
       const { run } = await viewOf(job, runId);
       const from = query.cursor === undefined ? 0 : batchCursors.results.decode(run._id, query.cursor);
-      return readResults(deps.db, query.presenter, job, run, query.status, from, perCredit(principal));
+      return readResults(deps.db, query.presenter, job, run, query.status, from, perCredit(principal), resultExpired(run, deps.config.resultsRetentionDays));
     },
 
     async taskBody(principal: Principal, jobId: string, runId: string | undefined, taskId: string): Promise<TaskBody> {

@@ -4,13 +4,15 @@
  * their parsed form: a job made from an input (again and again) reads its tasks back, never the CSV.
  *
  *   batch_job_inputs  the input: its CSV options, `bytes`, `tasks`, `parts`, or `refusal`
- *   batch_contents    `<input id>:p<n>` one JSON array of up to PART_TASKS tasks each
+ *   blob store        `<input id>:p<n>` one JSON array of up to PART_TASKS tasks each, owned by the
+ *                     input (core/jobs/blobs.ts); inputs stored before it are read from `batch_contents`
  */
 import type { Db } from 'mongodb';
 import type { Principal } from '../../accounts';
 import { checkLimit, quotaExceeded } from '../../accounts/limits';
 import { problem } from '../../errors';
 import { newUlid } from '../../ids';
+import { Blobs, bytesOf, type BlobOwner } from '../../jobs/blobs';
 import { batchCollections, type JobInputDoc } from '../store';
 import { CsvError, CsvReader } from './csv-reader';
 
@@ -19,6 +21,9 @@ const MAX_ROWS = 100_000;
 /** Tasks per stored part: a part is parsed in a few milliseconds when read back. */
 const PART_TASKS = 5_000;
 const INPUT_TTL_MS = 24 * 3_600_000;
+
+const inputOwner = (inputId: string): BlobOwner => ({ kind: 'batch_input', id: inputId });
+const partBlob = (inputId: string, n: number): string => `${inputId}:p${n}`;
 
 export interface InputTask {
   url: string;
@@ -85,7 +90,8 @@ export async function storeUpload(
     await body[Symbol.asyncIterator]().return?.();
     throw tooLarge(maxBytes);
   }
-  const { inputs, contents } = batchCollections(db);
+  const { inputs } = batchCollections(db);
+  const blobs = new Blobs(db);
   const others = await held(db, input.account_id);
   const allowance = principal.plan.limits.storedInputBytes - others.bytes;
   const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
@@ -97,7 +103,7 @@ export async function storeUpload(
   let bytes = 0;
   const flush = async (): Promise<void> => {
     if (part.length === 0) return;
-    await contents.replaceOne({ _id: `${input._id}:p${parts}` }, { run_id: input._id, data: Buffer.from(JSON.stringify(part)) }, { upsert: true });
+    await blobs.put(inputOwner(input._id), partBlob(input._id, parts), Buffer.from(JSON.stringify(part)));
     parts++;
     part = [];
   };
@@ -127,7 +133,7 @@ export async function storeUpload(
     take(reader.end());
     await flush();
   } catch (error) {
-    await contents.deleteMany({ _id: { $in: Array.from({ length: parts }, (_, n) => `${input._id}:p${n}`) } });
+    await blobs.removeOwners([input._id]);
     if (error instanceof CsvError) throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, { members: { parameter: 'file', line: error.line } });
     throw error;
   }
@@ -141,7 +147,7 @@ async function legacyTasks(db: Db, input: JobInputDoc): Promise<InputTask[]> {
   const { contents } = batchCollections(db);
   const wanted = Array.from({ length: input.chunks }, (_, chunk) => `${input._id}:${chunk}`);
   const docs = await contents.find({ _id: { $in: wanted } }).toArray();
-  const byId = new Map(docs.map((doc) => [doc._id, Buffer.from((doc.data as unknown as { buffer: Uint8Array }).buffer)]));
+  const byId = new Map(docs.map((doc) => [doc._id, bytesOf(doc.data)]));
   const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
   const rows = [...reader.push(Buffer.concat(wanted.map((id) => byId.get(id) ?? Buffer.alloc(0)))), ...reader.end()].map((row) => row.cells);
   const header = input.csv.header ? (rows.shift() ?? []) : [];
@@ -156,6 +162,7 @@ async function legacyTasks(db: Db, input: JobInputDoc): Promise<InputTask[]> {
 /** An uploaded input's tasks, read from their parsed form a part at a time. */
 export async function inputTasks(db: Db, accountId: string, inputId: string): Promise<InputTask[]> {
   const { inputs, contents } = batchCollections(db);
+  const blobs = new Blobs(db);
   const input = await inputs.findOne({ _id: inputId });
   if (!input || input.account_id !== accountId || input.expires_at.getTime() < Date.now()) {
     throw problem('file_input_not_found', `No file input ${inputId}, or its 24-hour slot expired.`, { members: { reason: 'file_input_not_found' } });
@@ -165,8 +172,10 @@ export async function inputTasks(db: Db, accountId: string, inputId: string): Pr
   if (input.parts === undefined) return legacyTasks(db, input);
   const tasks: InputTask[] = [];
   for (let n = 0; n < input.parts; n++) {
-    const doc = await contents.findOne({ _id: `${inputId}:p${n}` });
-    const data = doc ? Buffer.from((doc.data as unknown as { buffer: Uint8Array }).buffer) : Buffer.from('[]');
+    const stored = await blobs.read(partBlob(inputId, n));
+    // An input uploaded before the blob store kept its parts in `batch_contents`.
+    const legacy = stored ? undefined : await contents.findOne({ _id: partBlob(inputId, n) });
+    const data = stored ?? (legacy ? bytesOf(legacy.data) : Buffer.from('[]'));
     tasks.push(...(JSON.parse(data.toString('utf8')) as InputTask[]));
   }
   return tasks;
