@@ -34,4 +34,4 @@ RUN node dist/workers/bundle.js \
 
 USER node
 EXPOSE 8080
-CMD ["node", "--max-semi-space-size=1", "dist/api/main.js"]
+CMD ["node", "dist/api/main.js"]

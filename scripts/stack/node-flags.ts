@@ -1,8 +1,9 @@
 /**
- * V8 flags of the API and the worker: a young generation of 1 MB semi-spaces instead of up to 16 MB.
- * Measured against Crawl4AI (bench/peer-crawl4ai.ts `--node-options`), the browser host's Node peaked
- * at 146–160 MB with it against 169–185 MB without (0–25 MB less across runs, engine/browser/README.md),
- * its CPU per page within the runs' spread. The launcher (stack.ts), docker-compose.yml and the
- * Dockerfile start them with these.
+ * V8 flags of the API and the worker, given by the launcher (stack.ts); docker-compose.yml and the
+ * Dockerfile start them with the same (a unit test holds them to it). None at present:
+ * `--max-semi-space-size=1` saved 0–25 MB of a Node process while rendering (bench/peer-crawl4ai.ts
+ * `--node-options`), but it made Fetch cost 612 µs of API CPU per request against 297 without it
+ * (bench/fetch-throughput.ts, 1758 against 3186 requests/s in the same session): young-generation
+ * collections that often cost more than the memory they save.
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+export const SERVICE_NODE_FLAGS: readonly string[] = [];
