@@ -9,19 +9,19 @@ const nodeBuiltins = [
 
 /**
  * Layering: routes validate, call a core command and present; they never touch the database. So nothing
- * under api/ imports the MongoDB driver or a store module; the database handle's type (core/db) may be
+ * under api/ imports the MongoDB driver or a store module; the database handle's type (base/db) may be
  * named, to hand it to core's commands. The process entry points (api/main.ts, api/mcp/stdio.ts) open
- * the database for those commands and may import core/db for that.
+ * the database for those commands and may import base/db for that.
  */
 const storeModules = [
   { group: ['mongodb', 'mongodb/*'], message: 'api/ makes no database call: add a command or query in core/ and call it.' },
   { regex: '(^|/)store$', message: 'api/ reads no store: add a command or query in core/ and call it.' },
 ];
-const databaseHandle = { regex: '(^|/)core/db$', allowTypeImports: true, message: 'api/ opens no database: take the handle from ApiDeps and pass it to a core command.' };
+const databaseHandle = { regex: '(^|/)base/db$', allowTypeImports: true, message: 'api/ opens no database: take the handle from ApiDeps and pass it to a core command.' };
 /** Stores core keeps behind its own commands (their types may be named). scripts/api-database-calls.ts checks every call besides. */
 const coreStores = { regex: '(^|/)core/mcp/sessions$', allowTypeImports: true, message: 'api/ opens no store: call the commands of core/mcp/commands.ts.' };
 
-const processEnv = { object: 'process', property: 'env', message: 'Only core/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
+const processEnv = { object: 'process', property: 'env', message: 'Only base/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', '.stack/**', 'dist/**', 'scripts/bootstrap.js', 'scripts/ferretdb/**'] },
@@ -40,9 +40,9 @@ export default tseslint.config(
     },
   },
   {
-    // One typed config module reads the environment (core/config.ts); everything else receives a Config.
+    // One typed config module reads the environment (base/config.ts); everything else receives a Config.
     files: ['**/*.ts'],
-    ignores: ['core/config.ts'],
+    ignores: ['base/config.ts'],
     rules: {
       'no-restricted-properties': ['error', processEnv],
     },
@@ -84,7 +84,7 @@ export default tseslint.config(
           ].map((name) => ({ name, message: 'Workflows must stay deterministic: do I/O in activities.' })),
           patterns: [
             { group: ['node:*'], message: 'Workflows must not import Node built-ins.' },
-            { group: ['../core/db', '../core/temporal', '../core/config', '../activities/*', '!../activities'], message: 'Import activities as types only; no I/O modules in workflows.' },
+            { group: ['../base/db', '../base/temporal', '../base/config', '../activities/*', '!../activities'], message: 'Import activities as types only; no I/O modules in workflows.' },
           ],
         },
       ],

@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../core/accounts';
 import type { TaskRunner } from '../core/batch/task-runner';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/log';
+import type { Config } from '../base/config';
+import type { Logger } from '../base/log';
 import type { RobotsReader, TargetGuard } from '../engine';
 import type { PageFetcher } from './crawl/fetcher';
 

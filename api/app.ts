@@ -1,8 +1,8 @@
 import { batchRoutes } from './batch/routes';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
-import { problem } from '../core/errors';
-import { Registry } from '../core/metrics';
+import { problem } from '../base/errors';
+import { Registry } from '../base/metrics';
 import { hostsInBackoff } from '../core/politeness/paused';
 import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';

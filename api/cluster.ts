@@ -4,8 +4,8 @@
  * that dies, and on shutdown asks each to stop (they finish their requests) and waits for them.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { announceReady, onShutdown } from '../core/lifecycle';
-import type { Logger } from '../core/log';
+import { announceReady, onShutdown } from '../base/lifecycle';
+import type { Logger } from '../base/log';
 
 /** A replacement is started at most this often, so a process that cannot start does not spin. */
 const RESTART_PAUSE_MS = 1_000;

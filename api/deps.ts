@@ -1,9 +1,9 @@
 import type { Accounts } from '../core/accounts';
-import type { Config } from '../core/config';
-import type { Database } from '../core/db';
-import type { Logger } from '../core/log';
+import type { Config } from '../base/config';
+import type { Database } from '../base/db';
+import type { Logger } from '../base/log';
 import type { Readiness } from '../core/readiness';
-import type { TemporalHandle } from '../core/temporal';
+import type { TemporalHandle } from '../base/temporal';
 import type { FetchService } from '../engine';
 
 /** What the API's handlers receive; built once in `api/main.ts`, or by tests. */

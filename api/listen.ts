@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { processConfigOnPort, type Config } from '../core/config';
+import { processConfigOnPort, type Config } from '../base/config';
 
 export interface ApiPort {
   /** The configuration with PORT as bound. */

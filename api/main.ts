@@ -5,15 +5,15 @@
  */
 import cluster from 'node:cluster';
 import { createAccounts } from '../core/accounts';
-import { processConfig } from '../core/config';
-import { openDatabase } from '../core/db';
+import { processConfig } from '../base/config';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
-import { createLogger } from '../core/log';
+import { announceReady, onShutdown, retryUntil } from '../base/lifecycle';
+import { createLogger } from '../base/log';
 import { reconcile } from '../core/reconcile';
 import { createReadiness } from '../core/readiness';
-import { connectTemporal } from '../core/temporal';
-import { createFetchService } from '../engine';
+import { connectTemporal } from '../base/temporal';
+import { createFetching } from '../core/fetch/service';
 import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { createMcpHttp } from './mcp/http';
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();
-  const fetching = createFetchService({ config, log, db: db.db });
+  const fetching = createFetching({ config, log, db: db.db });
   const deps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
   const mcp = createMcpHttp(deps);
   const server = createApiServer(createListener(deps, undefined, mcp), config);

@@ -19,14 +19,14 @@ import { createApp } from '../api/app';
 import { assumePrincipal } from '../api/auth/authenticate';
 import type { ApiDeps } from '../api/deps';
 import { createAccounts } from '../core/accounts';
-import { processConfig } from '../core/config';
-import { openDatabase } from '../core/db';
+import { processConfig } from '../base/config';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { createLogger } from '../core/log';
+import { createLogger } from '../base/log';
 import { createReadiness } from '../core/readiness';
-import { connectTemporal } from '../core/temporal';
+import { connectTemporal } from '../base/temporal';
 import { Stack } from '../scripts/stack/stack';
-import { createFetchService } from '../engine/service';
+import { createFetching } from '../core/fetch/service';
 
 const { values: options } = parseArgs({
   options: { concurrency: { type: 'string' }, 'round-ms': { type: 'string' }, rounds: { type: 'string' } },
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     const account = await accounts.store.createAccount({ plan: 'free' });
     const { key, doc } = await accounts.store.createKey(account._id);
     const principal = await accounts.principalFor(account._id, doc.key_id);
-    const fetching = createFetchService({ config, log, db: db.db }); // unused by plan usage; never launches a browser
+    const fetching = createFetching({ config, log, db: db.db }); // unused by plan usage; never launches a browser
     servers.push({ close: () => fetching.close() });
     const deps: ApiDeps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
     const variants = {

@@ -9,9 +9,9 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../base/config';
 import { crawlWorkflowId } from '../core/jobs/workflow-names';
-import { connectTemporal } from '../core/temporal';
+import { connectTemporal } from '../base/temporal';
 import { startCrawlSite } from '../test/fixtures/crawl-site/server';
 import { crawlThroughService, peakRssMiB, startBenchStack } from './crawl';
 

@@ -18,11 +18,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig as configFrom } from '../core/config';
-import { openDatabase } from '../core/db';
+import { loadConfig as configFrom } from '../base/config';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { extractCollections, recipeId } from '../core/extract/store';
-import { createLogger } from '../core/log';
+import { createLogger } from '../base/log';
 import { applyRole, classify, extractEnvelope, pageShingles, parsePage } from '../engine/extract';
 import { decodeHtml } from '../engine/outputs';
 import type { Page } from '../engine/retrieve';

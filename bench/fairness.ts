@@ -22,10 +22,10 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createAccounts } from '../core/accounts';
-import { openDatabase } from '../core/db';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { createLogger } from '../core/log';
-import { loadConfig as configFrom } from '../core/config';
+import { createLogger } from '../base/log';
+import { loadConfig as configFrom } from '../base/config';
 import { processTree } from '../scripts/stack/proc';
 import { startBenchStack } from './crawl';
 

@@ -22,10 +22,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { createAccounts } from '../core/accounts';
-import { processConfig } from '../core/config';
-import { openDatabase } from '../core/db';
+import { processConfig } from '../base/config';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { createLogger } from '../core/log';
+import { createLogger } from '../base/log';
 import { childPids, cpuSeconds } from '../scripts/stack/proc';
 import { Stack, type ComponentName } from '../scripts/stack/stack';
 

@@ -27,7 +27,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { childEnvironment, processConfig } from '../core/config';
+import { childEnvironment, processConfig } from '../base/config';
 import { findChromium } from '../engine/browser';
 import { LATE_PAGES, PLAIN_PAGES, RESTLESS_PAGES, STILL_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { startBenchStack, type BenchStack } from './crawl';

@@ -18,9 +18,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createAccounts } from '../core/accounts';
-import { loadConfig } from '../core/config';
-import { openDatabase } from '../core/db';
-import { createLogger } from '../core/log';
+import { loadConfig } from '../base/config';
+import { openDatabase } from '../base/db';
+import { createLogger } from '../base/log';
 import { crawlThroughService, startBenchStack, type BenchStack } from './crawl';
 
 interface Site {

@@ -12,8 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processConfig } from '../core/config';
-import { connectTemporal } from '../core/temporal';
+import { processConfig } from '../base/config';
+import { connectTemporal } from '../base/temporal';
 import { Stack } from '../scripts/stack/stack';
 import { freePort } from '../test/helpers/ports';
 

@@ -17,7 +17,7 @@
  * over the same work: exact for the pool; the baseline loses what its helpers use in their last
  * ≤100 ms as the browser closes (about 8% of its figure), so its CPU per page reads a little low.
  */
-import { processConfig } from '../core/config';
+import { processConfig } from '../base/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
 import { CpuMeter, markedProcesses, residentBytes } from '../engine/browser/processes';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';

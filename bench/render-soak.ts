@@ -12,7 +12,7 @@
  * Three accounts' requests take turns on recycled contexts (engine/browser/pool.ts), the rest get fresh
  * ones, so contexts are reused, evicted and closed with their browsers all along.
  */
-import { processConfig } from '../core/config';
+import { processConfig } from '../base/config';
 import { BrowserPool, findChromium, render, type RenderRequest } from '../engine/browser';
 import { markedProcesses, residentBytes } from '../engine/browser/processes';
 import { FIXTURE_HOSTS, testGuard } from '../test/fixtures/browser/harness';

@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { processConfig } from '../core/config';
+import { processConfig } from '../base/config';
 import { BrowserPool, findChromium, render } from '../engine/browser';
 import type { RenderStep } from '../engine/browser/render';
 import type { RenderRequest, RequestGuard } from '../engine/browser/types';

@@ -25,7 +25,7 @@
  * settings of their V8 heaps (`--max-semi-space-size=2`, say) against the same baseline.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, processConfig } from '../core/config';
+import { loadConfig, processConfig } from '../base/config';
 import { findChromium } from '../engine/browser';
 import { LATE_PAGES, RESTLESS_PAGES, STILL_PAGES, startCompletenessSite } from '../test/fixtures/browser/completeness';
 import { startBenchStack, type BenchStack } from './crawl';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Collection } from 'mongodb';
-import { childEnvironment, processConfig } from '../core/config';
+import { childEnvironment, processConfig } from '../base/config';
 import { ensureFerretDb } from '../scripts/stack/binaries';
 import { ManagedProcess } from '../scripts/stack/process';
 import { freePort } from '../test/helpers/ports';

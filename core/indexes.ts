@@ -2,7 +2,7 @@
  * The indexes of every collection the service uses, as each domain declares them: the processes'
  * composition roots (API, worker, admin, MCP over stdio) pass this list to `openDatabase`.
  */
-import type { IndexRegistration } from './db';
+import type { IndexRegistration } from '../base/db';
 import { ACCOUNT_INDEXES } from './accounts/indexes';
 import { BATCH_INDEXES } from './batch/store';
 import { CRAWL_INDEXES } from './crawls/store';

@@ -14,7 +14,7 @@
  * is judged by its `at`.
  */
 import type { Db } from 'mongodb';
-import type { Logger } from './log';
+import type { Logger } from '../base/log';
 
 export const WORKER_HEARTBEATS = 'worker_heartbeats';
 

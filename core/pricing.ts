@@ -1,23 +1,11 @@
 /**
- * The price of one page request per configuration, as the interface's cost model states it. Charging
- * (core/accounts) and the mode=auto rungs (engine/escalation) both read this one table.
+ * The price of one page request per configuration, as the interface's cost model states it. The
+ * configurations and their credits are the engine's table (engine/escalation/configurations.ts), which
+ * the mode=auto rungs walk; charging (core/accounts) reads its price here.
  */
-export const FETCH_CONFIGURATIONS = [
-  { id: 'plain', jsRender: false, premiumProxy: false, credits: 1 },
-  { id: 'js_render', jsRender: true, premiumProxy: false, credits: 5 },
-  { id: 'premium_proxy', jsRender: false, premiumProxy: true, credits: 10 },
-  { id: 'js_render_premium_proxy', jsRender: true, premiumProxy: true, credits: 25 },
-] as const;
+import { configurationOf } from '../engine';
 
-export type FetchConfiguration = (typeof FETCH_CONFIGURATIONS)[number];
-export type ConfigurationId = FetchConfiguration['id'];
-
-export function configurationOf(options: { jsRender: boolean; premiumProxy: boolean }): FetchConfiguration {
-  return (
-    FETCH_CONFIGURATIONS.find((entry) => entry.jsRender === options.jsRender && entry.premiumProxy === options.premiumProxy) ??
-    FETCH_CONFIGURATIONS[3]
-  );
-}
+export { configurationOf, FETCH_CONFIGURATIONS, type ConfigurationId, type FetchConfiguration } from '../engine';
 
 /** Credits of one page request in the given configuration (1, 5, 10 or 25). */
 export const costOf = (options: { jsRender: boolean; premiumProxy: boolean }): number => configurationOf(options).credits;

@@ -15,11 +15,11 @@
  * no sooner than about 70 s, and by default says it is there for 5 minutes; the liveness records go
  * stale within MISSED_BEATS × WORKER_HEARTBEAT_MS (5 s by default).
  */
-import type { Config } from './config';
-import type { Database } from './db';
+import type { Config } from '../base/config';
+import type { Database } from '../base/db';
 import { LivenessReader } from './liveness';
-import type { TemporalHandle } from './temporal';
-import { serviceUnavailable, type Dependency } from './unavailable';
+import type { TemporalHandle } from '../base/temporal';
+import { serviceUnavailable, type Dependency } from '../base/unavailable';
 
 /** Longest a single check may take; `/readyz` must answer within a second. */
 export const PROBE_TIMEOUT_MS = 800;

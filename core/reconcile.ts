@@ -8,11 +8,11 @@ import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from './accounts';
 import { batchReconciler } from './batch/reconcile';
-import type { Config } from './config';
+import type { Config } from '../base/config';
 import { crawlReconciler } from './crawls/reconcile';
 import { prepareReconciler } from './extract/reconcile';
 import { reconcileStarts, type KindReconciler, type ReconcileOptions, type ReconcileReport } from './jobs/reconcile';
-import type { Logger } from './log';
+import type { Logger } from '../base/log';
 
 export const RECONCILE_SCHEDULE_ID = 'fetchplane-reconcile';
 export { RECONCILE_WORKFLOW_TYPE as RECONCILE_WORKFLOW } from './jobs/workflow-names';

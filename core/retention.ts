@@ -25,7 +25,7 @@
  */
 import type { Db, Document, Filter } from 'mongodb';
 import { sweepBatch } from './batch/retention';
-import type { Config } from './config';
+import type { Config } from '../base/config';
 import { sweepOrphanBlobs, type BlobOwnerKind } from './jobs/blobs';
 
 export type RetentionConfig = Pick<Config, 'resultsRetentionDays' | 'idempotencyRetentionHours' | 'signupRateWindowMs' | 'retentionBatch'>;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { SELF_CHECK_WORKFLOW_TYPE } from './jobs/workflow-names';
-import type { IndexRegistration } from './db';
+import type { IndexRegistration } from '../base/db';
 import type { Client } from '@temporalio/client';
 
 export const SELF_CHECKS = 'self_checks';

@@ -2,7 +2,7 @@
  * The failure table of the engine. Every way a fetch, a render or a retrieval can fail is a row keyed by
  * its string `kind` (activities' own kinds have their rows in activities/failure-kinds.ts), saying:
  *
- * - `code`: the error code (core/errors.ts) the API answers with;
+ * - `code`: the error code (base/errors.ts) the API answers with;
  * - `blame`: whose fault it is: `caller` (the request asked for something refused), `target` (the site
  *   did not answer usefully) or `service` (ours: proxies, the browser pool, bugs);
  * - `escalate`: whether another configuration could help (mode=auto climbs the ladder on it);
@@ -13,7 +13,7 @@
  *
  * Callers branch on these columns, never on lists of kinds of their own.
  */
-import type { ErrorCode } from '../core/errors';
+import type { ErrorCode } from '../base/errors';
 import type { RenderErrorKind } from './browser/types';
 import type { EngineErrorKind } from './types';
 

@@ -16,11 +16,12 @@ export {
   type EngineTimeouts,
 } from './types';
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
-export { createFetchService, hostGateFromConfig, type FetchService } from './service';
-export { HostGate, retryAfterMs, type GateAnswer, type GateTicket } from './politeness';
+export { createFetchService, hostGateFromConfig, type FetchService, type FetchStores } from './service';
+export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type HostGateStore, type HostState } from './politeness';
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
-export { AUTO_CONFIGURATION_HEADER, describeRung, type Rung } from './escalation';
+export { type DomainRungRecord, type DomainRungStore, type RungId } from './escalation';
+export { AUTO_CONFIGURATION_HEADER, configurationOf, describeRung, FETCH_CONFIGURATIONS, type ConfigurationId, type FetchConfiguration, type Rung } from './escalation';
 export { BLOCKABLE_TYPES, parseBlockResources, parseInstructions, type Device, type RenderError, type ScreenshotRequest } from './browser';
 export {
   autoparse,

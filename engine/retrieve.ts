@@ -8,11 +8,11 @@
  *   auto:  runLadder(plain → js_render → premium → both), `beforeRung` may veto a rung (credits)
  *   each try: through the installation's host gate (engine/politeness), which the answer feeds back
  */
-import type { ErrorCode } from '../core/errors';
-import type { Logger } from '../core/log';
+import type { ErrorCode } from '../base/errors';
+import type { Logger } from '../base/log';
 import { render, type BrowserPool, type RenderLimits, type BrowserProxy, type RenderRequest, type XhrRecord, type InstructionsReport, type Screenshot } from './browser';
 import type { FetchEngine } from './http/engine';
-import { configurationOf } from '../core/pricing';
+import { configurationOf } from './escalation/configurations';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { FAILURES, type FailureKind } from './failures';
 import type { EngineMethod, EngineProxyInfo } from './types';

@@ -3,13 +3,12 @@
  * memory, the installation's host gate, robots.txt and the retrieval on top. The API process and the
  * worker each build one and close it last.
  */
-import type { Db } from 'mongodb';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/log';
+import type { Config } from '../base/config';
+import type { Logger } from '../base/log';
 import { BrowserPool, browserPoolOptionsFromConfig, renderLimitsFromConfig } from './browser';
 import { createFetchEngine, type FetchEngine } from './http/engine';
-import { createRungMemory, MongoDomainRungStore } from './escalation';
-import { HostGate } from './politeness';
+import { createRungMemory, type DomainRungStore } from './escalation';
+import { HostGate, type HostGateStore } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
 import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
 import type { TargetGuard } from './safety';
@@ -25,21 +24,29 @@ export interface FetchService {
   close(): Promise<void>;
 }
 
+/** Where the engine keeps what outlives a request: the domain hands in its stores. */
+export interface FetchStores {
+  /** The installation's host gate: back-offs, Crawl-delays, start slots and leases. */
+  gate: HostGateStore;
+  /** mode=auto: which configuration last worked per domain. */
+  rungs: DomainRungStore;
+}
+
 /** The host gate as the configuration sets it. */
-export function hostGateFromConfig(config: Config, db: Db): HostGate {
-  return new HostGate(db, {
+export function hostGateFromConfig(config: Config, store: HostGateStore): HostGate {
+  return new HostGate(store, {
     defaults: { rate: config.hostRate, concurrency: config.hostConcurrency },
     named: config.hostBudgets,
     backoffMaxMs: config.hostBackoffMaxMs,
   });
 }
 
-export function createFetchService(options: { config: Config; log: Logger; db: Db }): FetchService {
-  const { config, log, db } = options;
+export function createFetchService(options: { config: Config; log: Logger; stores: FetchStores }): FetchService {
+  const { config, log, stores } = options;
   const engine = createFetchEngine({ config, log });
   const browsers = new BrowserPool(browserPoolOptionsFromConfig(config, log.child({ component: 'browser-pool' })));
-  const memory = createRungMemory(new MongoDomainRungStore(db), { ttlMs: config.autoModeMemoryMinutes * 60_000 });
-  const gate = hostGateFromConfig(config, db);
+  const memory = createRungMemory(stores.rungs, { ttlMs: config.autoModeMemoryMinutes * 60_000 });
+  const gate = hostGateFromConfig(config, stores.gate);
   const cacheMs = config.robotsCacheMinutes * 60_000;
   const robots = new RobotsReader({
     userAgent: config.robotsUserAgent,

@@ -8,13 +8,13 @@
 import { parseArgs } from 'node:util';
 import { createAccounts, isAccountsError, periodOf, type Accounts } from '../core/accounts';
 import { isPeriod } from '../core/accounts/periods';
-import { processConfig, ConfigError } from '../core/config';
+import { processConfig, ConfigError } from '../base/config';
 import type { Db } from 'mongodb';
 import { createRunReader, runStatusOf } from '../core/batch/runs';
 import { batchCollections } from '../core/batch/store';
-import { openDatabase } from '../core/db';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { createLogger } from '../core/log';
+import { createLogger } from '../base/log';
 import { hostsInBackoff } from '../core/politeness/paused';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]

@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import ts from 'typescript';
-import { PROJECT_ROOT } from '../core/config';
+import { PROJECT_ROOT } from '../base/config';
 
 const API = path.join(PROJECT_ROOT, 'api') + path.sep;
 const DRIVER = `${path.sep}node_modules${path.sep}mongodb${path.sep}`;

@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CONFIG_VARIABLES, PROJECT_ROOT } from '../core/config';
+import { CONFIG_VARIABLES, PROJECT_ROOT } from '../base/config';
 
 const START = '<!-- config-table:start -->';
 const END = '<!-- config-table:end -->';

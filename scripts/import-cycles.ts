@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../core/config';
+import { PROJECT_ROOT } from '../base/config';
 
 const FOLDERS = ['api', 'activities', 'core', 'engine', 'workflows', 'workers', 'scripts', 'test', 'bench'];
 const SPECIFIER = /(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/g;

@@ -4,7 +4,7 @@
  * Ctrl-C, SIGTERM or SIGHUP, or when the process that started it goes away. A component that keeps
  * failing stops everything: the launcher exits with code 1 after printing that component's last lines.
  */
-import { processConfig, ConfigError } from '../core/config';
+import { processConfig, ConfigError } from '../base/config';
 import { MissingPieceError } from './stack/binaries';
 import { ComponentStartError, Stack, type ComponentName } from './stack/stack';
 

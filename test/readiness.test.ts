@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
-import { connectTemporal } from '../core/temporal';
+import { connectTemporal } from '../base/temporal';
 import { serviceConfig } from './helpers/app';
 import { eventually, operatorHeaders, testStack } from './helpers/stack';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { chromium } from 'playwright-core';
 import { MongoClient } from 'mongodb';
-import { connectTemporal } from '../core/temporal';
+import { connectTemporal } from '../base/temporal';
 import { startFixtureServer } from './helpers/fixtures';
 import { testStack } from './helpers/stack';
 

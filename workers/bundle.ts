@@ -8,12 +8,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { PROJECT_ROOT, processConfig } from '../core/config';
-import { createLogger, type Logger } from '../core/log';
+import { PROJECT_ROOT, processConfig } from '../base/config';
+import { createLogger, type Logger } from '../base/log';
 
 const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
-/** Folders whose files can reach the bundle (workflows import only pure helpers from core/). */
-const SOURCE_FOLDERS = ['workflows', 'core'];
+/** Folders whose files can reach the bundle (workflows import only shared names and types from core/). */
+const SOURCE_FOLDERS = ['workflows', 'core', 'base'];
 
 async function sourceFiles(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { withFileTypes: true, recursive: true });

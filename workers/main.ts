@@ -8,17 +8,17 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { createActivities } from '../activities';
 import { autoPageFetcher } from '../activities/crawl';
 import { createAccounts } from '../core/accounts';
-import { processConfig } from '../core/config';
+import { processConfig } from '../base/config';
 import { createFetchPipeline } from '../core/fetch/pipeline';
 import { createTaskRunner } from '../core/fetch/task';
-import { openDatabase } from '../core/db';
+import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
-import { announceReady, onShutdown, retryUntil } from '../core/lifecycle';
+import { announceReady, onShutdown, retryUntil } from '../base/lifecycle';
 import { startHeartbeat } from '../core/liveness';
-import { createLogger, type Logger } from '../core/log';
+import { createLogger, type Logger } from '../base/log';
 import { lightTaskQueue } from '../core/jobs/workflow-names';
-import { connectTemporal, SEARCH_ATTRIBUTES } from '../core/temporal';
-import { createFetchService } from '../engine';
+import { connectTemporal, SEARCH_ATTRIBUTES } from '../base/temporal';
+import { createFetching } from '../core/fetch/service';
 import { workflowBundlePath } from './bundle';
 import { ensureSchedules } from './schedules';
 
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const identity = `${process.pid}@${os.hostname()}`;
   const accounts = createAccounts({ db: db.db, config, log });
   // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
-  const fetching = createFetchService({ config, log, db: db.db });
+  const fetching = createFetching({ config, log, db: db.db });
   // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);

@@ -4,8 +4,8 @@
  * takes effect on the next start.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/log';
+import type { Config } from '../base/config';
+import type { Logger } from '../base/log';
 import { RECONCILE_SCHEDULE_ID, RECONCILE_WORKFLOW } from '../core/reconcile';
 import { RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW } from '../core/retention';
 

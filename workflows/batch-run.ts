@@ -33,8 +33,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunInput, RunState, SliceSummary } from '../core/batch/run-types';
-import { emptyStats, type RunStats } from '../core/batch/store';
+import { emptyStats, type RunInput, type RunState, type RunStats, type SliceSummary } from '../core/batch/run-types';
 import {
   ACCOUNT_ATTRIBUTE,
   batchRunWorkflowId,
@@ -49,7 +48,7 @@ import {
 } from '../core/jobs/workflow-names';
 import { shouldContinueAsNew } from './continue-as-new';
 import { lightActivities } from './light-queue';
-import { RECORD_RETRY, stepRetry, WORK_RETRY } from './retry-policies';
+import { RECORD_RETRY, stepRetry, WORK_RETRY } from '../core/jobs/retry-rules';
 import { startWebhookDelivery } from './webhook-start';
 
 const SLICE_OPTIONS = {

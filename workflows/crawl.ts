@@ -16,7 +16,7 @@ import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/jobs/workflow-names
 import { shouldContinueAsNew } from './continue-as-new';
 import { applySlice, endWith, initialState, naturalEnd, nextProgress, nextSlice, published, type CrawlState } from './crawl-state';
 import { lightActivities } from './light-queue';
-import { RECORD_RETRY, stepRetry } from './retry-policies';
+import { RECORD_RETRY, stepRetry } from '../core/jobs/retry-rules';
 
 const { crawlSlice } = proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',

@@ -17,7 +17,7 @@ import type { Activities } from '../activities';
 import type { Draft, RoleOutcome, Sample } from '../core/extract/preparation';
 import type { FailureCode, PreparationState, RoleStatus } from '../core/extract/store';
 import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/jobs/workflow-names';
-import { RECORD_RETRY, stepRetry } from './retry-policies';
+import { RECORD_RETRY, stepRetry } from '../core/jobs/retry-rules';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',

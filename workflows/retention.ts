@@ -1,7 +1,7 @@
 /** `retentionWorkflow`: one sweep of expired data, started by the `fetchplane-retention` Schedule, on the light task queue. */
 import type { SweepReport } from '../core/retention';
 import { lightActivities } from './light-queue';
-import { sweepRetry } from './retry-policies';
+import { sweepRetry } from '../core/jobs/retry-rules';
 
 export async function retentionWorkflow(): Promise<SweepReport> {
   const { retentionSweep } = lightActivities({ startToCloseTimeout: '2 hours', heartbeatTimeout: '1 minute', retry: sweepRetry('5 minutes', 5) });

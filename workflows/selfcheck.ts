@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { PROBE_RETRY } from './retry-policies';
+import { PROBE_RETRY } from '../core/jobs/retry-rules';
 
 const { recordSelfCheck } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',

@@ -6,7 +6,7 @@
  */
 import type { WebhookRetry } from '../core/webhooks/deliveries';
 import { lightActivities } from './light-queue';
-import { RECORD_RETRY } from './retry-policies';
+import { RECORD_RETRY } from '../core/jobs/retry-rules';
 
 export interface WebhookDeliveryInput {
   key: string;

@@ -7,7 +7,7 @@ import { ParentClosePolicy, sleep, startChild } from '@temporalio/workflow';
 import type { WebhookRetry } from '../core/webhooks/deliveries';
 import { webhookWorkflowId } from '../core/jobs/workflow-names';
 import { lightActivities } from './light-queue';
-import { RECORD_RETRY } from './retry-policies';
+import { RECORD_RETRY } from '../core/jobs/retry-rules';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
 /** Tries of the start: pauses of 1 s, 2 s, 4 s ... 1 min, about an hour in all. */

@@ -10,16 +10,16 @@ import { clearRefusal, isNewRefusal, noteRefusal } from '../../core/batch/fire-r
 import { batchJobChecker, isTerminal, newRunRecord, runInputOf } from '../../core/batch/run-records';
 import { endBatchRun, pricedStats, type BatchRunEnd, type RunEndFollow } from '../../core/batch/run-end';
 import { JobMissing } from '../../core/jobs/end';
-import { insertIgnoringDuplicates } from '../../core/db';
-import { derivedId } from '../../core/ids';
+import { insertIgnoringDuplicates } from '../../base/db';
+import { derivedId } from '../../base/ids';
 import { webhookRetry } from '../../core/webhooks/deliveries';
 import { batchCharges } from '../../core/batch/charges';
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { createWebhookEvents } from '../../core/webhooks/events';
 import { RunLimits } from '../../core/jobs/run-limits';
-import { Semaphore } from '../../core/semaphore';
+import { Semaphore } from '../../base/semaphore';
 import type { ActivityDeps } from '../deps';
-import { TASK_RETRY } from '../../workflows/retry-policies';
+import { TASK_RETRY } from '../../core/jobs/retry-rules';
 import { runBatchSlice, type RunControl } from './slice';
 
 const TERMINAL: RunStatus[] = ['completed', 'failed', 'stopped', 'deleted'];

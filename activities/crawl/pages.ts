@@ -9,7 +9,7 @@ import { extractLinks, type PageLinks } from '../../core/crawls/links';
 import type { SliceBill } from '../../core/crawls/charges';
 import type { ContentStatus } from '../../core/crawls/store';
 import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
-import type { Semaphore } from '../../core/semaphore';
+import type { Semaphore } from '../../base/semaphore';
 
 export interface WorkItem {
   /** The URL as presented (results, contents). */

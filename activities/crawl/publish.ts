@@ -6,7 +6,7 @@
  */
 import type { ActiveJobs } from '../../core/jobs/active-jobs';
 import { recordEnd, type CrawlEnds } from '../../core/crawls/ends';
-import { insertIgnoringDuplicates } from '../../core/db';
+import { insertIgnoringDuplicates } from '../../base/db';
 import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
 import type { CrawlEnd, Progress } from '../../core/crawls/types';
 import type { Db } from 'mongodb';

@@ -15,7 +15,7 @@
 import { Context } from '@temporalio/activity';
 import type { CrawlCharges } from '../../core/crawls/charges';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
-import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../core/db';
+import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../base/db';
 import { storeKeptPage } from '../../core/crawls/kept-pages';
 import { crawlCollections, ids, outcomeMarks, type ContentStatus, type UrlDoc } from '../../core/crawls/store';
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';

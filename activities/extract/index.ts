@@ -6,7 +6,7 @@
  * ids, never pages, so a retried or replayed step works from the same bytes.
  */
 import { Context } from '@temporalio/activity';
-import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
+import { ALGORITHM_VERSION, type RoleRecipe } from '../../engine';
 import { endPreparation } from '../../core/extract/ends';
 import { extractCollections, recipeId, type PreparationState, type RoleStatus } from '../../core/extract/store';
 import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine';

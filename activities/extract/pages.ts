@@ -13,7 +13,7 @@ import { isHtml, pageStructure, type PageStructure, type SamplePage } from '../.
 import type { CrawlRuntime } from '../crawl';
 import { fetchPage } from '../crawl/pages';
 import { interruption } from '../failures';
-import { Semaphore } from '../../core/semaphore';
+import { Semaphore } from '../../base/semaphore';
 
 export const EXTRACT_SNAPSHOTS = 'extract_snapshots';
 const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;

@@ -8,12 +8,12 @@ import type { Middleware } from 'koa';
 import type { Accounts } from '../../core/accounts';
 import { createClaims } from '../../core/accounts/claims';
 import { clientNetwork } from '../../core/accounts/signups';
-import type { Config } from '../../core/config';
-import { isApiError } from '../../core/errors';
+import type { Config } from '../../base/config';
+import { isApiError } from '../../base/errors';
 import type { AppContext, RequestState } from '../http/context';
 import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
-import type { Database } from '../../core/db';
+import type { Database } from '../../base/db';
 import { crossSiteWrite } from '../http/cross-site';
 
 export type AgentDeps = {

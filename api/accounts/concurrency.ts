@@ -3,7 +3,7 @@
  * `Concurrency-Limit` / `Concurrency-Remaining` headers clients read, and the cost headers.
  */
 import type { Accounts, Principal } from '../../core/accounts';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import type { HttpContext } from '../http/context';
 
 /**

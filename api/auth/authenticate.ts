@@ -22,7 +22,7 @@
  */
 import type { Accounts, Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
-import { problem, type ApiError } from '../../core/errors';
+import { problem, type ApiError } from '../../base/errors';
 import type { HttpContext, HttpMiddleware, RequestState } from '../http/context';
 import type { JsonSchema } from '../http/routes';
 

@@ -6,7 +6,7 @@
 import { createBatchCommands } from '../../core/batch/commands';
 import { createLinks, type Links } from '../../core/batch/links';
 import type { Presenter } from '../../core/batch/read';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { checkWebhookUrl } from '../../engine';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';

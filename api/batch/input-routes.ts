@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import type { CsvSettings } from '../../core/batch/commands';
 import { requestChunks } from '../http/body';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import { batchIssues } from '../webhooks/routes';

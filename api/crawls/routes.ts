@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { type StartBody } from '../../core/crawls/commands';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';

@@ -1,4 +1,4 @@
-import { ERROR_CATALOGUE } from '../../core/errors';
+import { ERROR_CATALOGUE } from '../../base/errors';
 import { buildOpenApi } from '../http/openapi';
 import type { Route } from '../http/routes';
 

@@ -4,7 +4,7 @@
  * endpoints carry a `reason` tag.
  */
 import { createExtractCommands } from '../../core/extract/commands';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { registrableDomainOf } from '../../engine';
 import { API_KEY_QUERY_PROPERTY, authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';

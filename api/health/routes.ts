@@ -4,11 +4,11 @@
  * operators only, behind `OPERATOR_TOKEN`.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Config } from '../../core/config';
-import { problem } from '../../core/errors';
+import type { Config } from '../../base/config';
+import { problem } from '../../base/errors';
 import { Readiness } from '../../core/readiness';
 import { runSelfCheck } from '../../core/selfcheck';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../core/unavailable';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../base/unavailable';
 import type { HttpContext, HttpMiddleware } from '../http/context';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';

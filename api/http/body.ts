@@ -1,4 +1,4 @@
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import type { HttpContext } from './context';
 
 /**

@@ -6,9 +6,9 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { newRequestId } from '../../core/ids';
+import { newRequestId } from '../../base/ids';
 import { markTimedOut } from './body';
-import { problem, type ApiError } from '../../core/errors';
+import { problem, type ApiError } from '../../base/errors';
 import { agentErrorBody, isAgentPath, PROBLEM_CONTENT_TYPE, problemDocument } from './problem-middleware';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large' };

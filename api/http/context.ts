@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParameterizedContext } from 'koa';
-import type { Logger } from '../../core/log';
+import type { Logger } from '../../base/log';
 
 export interface RequestState {
   requestId: string;

@@ -11,9 +11,9 @@
  * before an error stay on the problem document.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { problem } from '../../core/errors';
-import { newRequestId } from '../../core/ids';
-import type { Logger } from '../../core/log';
+import { problem } from '../../base/errors';
+import { newRequestId } from '../../base/ids';
+import type { Logger } from '../../base/log';
 import type { HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './context';
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem-middleware';
 import type { LeanRoute } from './routes';

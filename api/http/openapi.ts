@@ -3,7 +3,7 @@
  * requests are the schemas that are published, and the errors are declared as each surface renders
  * them (problem documents, the agent surfaces' `{error, message}`, OAuth's own).
  */
-import { ERROR_CATALOGUE } from '../../core/errors';
+import { ERROR_CATALOGUE } from '../../base/errors';
 import { isAgentPath } from './problem-middleware';
 import type { JsonSchema, ResponseSpec, Route } from './routes';
 

@@ -9,11 +9,11 @@
  * route pattern, never the path or the query: paths carry claim tokens and capability links, queries
  * carry API keys.
  */
-import { newRequestId } from '../../core/ids';
-import { isApiError, problem, type ApiError } from '../../core/errors';
-import type { Logger } from '../../core/log';
-import { serviceUnavailable, unavailableDependency } from '../../core/unavailable';
-import type { Counter, Histogram, Registry } from '../../core/metrics';
+import { newRequestId } from '../../base/ids';
+import { isApiError, problem, type ApiError } from '../../base/errors';
+import type { Logger } from '../../base/log';
+import { serviceUnavailable, unavailableDependency } from '../../base/unavailable';
+import type { Counter, Histogram, Registry } from '../../base/metrics';
 import type { HttpContext, HttpMiddleware } from './context';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { Middleware } from 'koa';
-import { coerceQuery, compileSchema, defaultIssues, issueFrom, type IssueMapper, type JsonSchema, type ObjectSchema } from '../../core/validation';
+import { coerceQuery, compileSchema, defaultIssues, issueFrom, type IssueMapper, type JsonSchema, type ObjectSchema } from '../../base/validation';
 import { readJsonBody, readRawBody } from './body';
 import { announceDeprecation, type Deprecation } from './deprecation';
 
@@ -14,7 +14,7 @@ export type { Deprecation } from './deprecation';
 import type { AppContext, HttpContext, HttpMiddleware, RequestState } from './context';
 
 // Validation itself lives in core (the worker and the MCP tools validate without HTTP); routes re-export it.
-export { checkBody, checkQuery, defaultIssues, issueMessage, issuesAs, type IssueMapper, type JsonSchema, type ObjectSchema, type ValidationIssue } from '../../core/validation';
+export { checkBody, checkQuery, defaultIssues, issueMessage, issuesAs, type IssueMapper, type JsonSchema, type ObjectSchema, type ValidationIssue } from '../../base/validation';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -4,7 +4,7 @@
  * itself (client-errors.ts).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Config } from '../../core/config';
+import type { Config } from '../../base/config';
 import { answerClientErrors, requireHost } from './client-errors';
 
 export type ServerConfig = Pick<Config, 'docsUrl' | 'serverHeadersTimeoutMs' | 'serverRequestTimeoutMs'>;

@@ -4,14 +4,14 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createAccounts } from '../../core/accounts';
-import { processConfig } from '../../core/config';
-import { openDatabase } from '../../core/db';
+import { processConfig } from '../../base/config';
+import { openDatabase } from '../../base/db';
 import { SERVICE_INDEXES } from '../../core/indexes';
-import { onShutdown } from '../../core/lifecycle';
-import { createLogger } from '../../core/log';
+import { onShutdown } from '../../base/lifecycle';
+import { createLogger } from '../../base/log';
 import { createReadiness } from '../../core/readiness';
-import { connectTemporal } from '../../core/temporal';
-import { createFetchService } from '../../engine';
+import { connectTemporal } from '../../base/temporal';
+import { createFetching } from '../../core/fetch/service';
 import { createMcpServer } from './server';
 import { mcpTools } from './tools';
 
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   if (!check.ok) throw new Error(`FETCHPLANE_API_KEY is not usable: the key is ${check.reason.replace('_', ' ')}`);
   accounts.start();
   const temporal = connectTemporal(config);
-  const fetching = createFetchService({ config, log, db: db.db });
+  const fetching = createFetching({ config, log, db: db.db });
   const server = createMcpServer(mcpTools({ config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) }), check.principal);
   const transport = new StdioServerTransport();
   let stopped: Promise<void> | undefined;

@@ -7,7 +7,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
-import { ApiError } from '../../core/errors';
+import { ApiError } from '../../base/errors';
 import { withSlotUntil } from '../accounts/concurrency';
 import { usageDetails } from '../accounts/usage-routes';
 import type { StartBody } from '../../core/crawls/commands';

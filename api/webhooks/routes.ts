@@ -4,7 +4,7 @@
  * delivery activity's own sender (core/webhooks/deliver.ts) and reports what the receiver answered.
  * Secrets appear once, in the answer that creates them.
  */
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
 import { createSecretBox } from '../../core/webhooks/secret-box';

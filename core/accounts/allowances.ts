@@ -28,8 +28,8 @@
  * (a process killed meanwhile leaves that charge in place: charged for a failure, never the reverse).
  */
 import { randomBytes } from 'node:crypto';
-import { isUnknownOutcome, type UnknownOutcome } from './chain';
-import type { Clock } from './clock';
+import { isUnknownOutcome, type UnknownOutcome } from '../../base/db';
+import type { Clock } from '../../base/clock';
 import type { Ledger, LedgerOp, LedgerResult, Limits } from './ledger';
 import type { Period } from './periods';
 import type { Payer } from './principal';

@@ -27,8 +27,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { isDuplicateKey } from '../db';
-import type { Clock } from './clock';
+import { isDuplicateKey, UnknownOutcome } from '../../base/db';
+import type { Clock } from '../../base/clock';
 
 export interface ChainDocument<S> {
   _id: string;
@@ -344,23 +344,3 @@ export class ChainStore<S, Op, R> {
 }
 
 export const entryId = (chain: string, seq: number): string => `${chain}#${seq}`;
-
-/**
- * A write that failed in a way that leaves it unknown whether its entry landed: `ChainStore.landed`
- * tells once the database answers again. Its cause is the failure itself.
- */
-export class UnknownOutcome extends Error {
-  readonly kind = 'unknown-outcome';
-
-  constructor(
-    cause: unknown,
-    readonly entry: string,
-    readonly token: string,
-  ) {
-    super(`the write of ${entry} may or may not have landed: ${(cause as Error).message}`, { cause });
-    this.name = 'UnknownOutcome';
-  }
-}
-
-export const isUnknownOutcome = (error: unknown): error is UnknownOutcome =>
-  typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'unknown-outcome';

@@ -18,9 +18,9 @@
  * written: a caller answers success only after it resolved.
  */
 import { randomBytes } from 'node:crypto';
-import { problem, type ApiError } from '../errors';
+import { problem, type ApiError } from '../../base/errors';
 import type { Allowance, Allowances } from './allowances';
-import type { Clock } from './clock';
+import type { Clock } from '../../base/clock';
 import type { Ledger, LedgerResult, PeriodUsage, Refusal } from './ledger';
 import { periodOf, type Period } from './periods';
 import type { Payer } from './principal';

@@ -8,12 +8,12 @@
  * ledger.ts, slots.ts, store.ts, signups.ts for each one's rule).
  */
 import type { Db } from 'mongodb';
-import type { Config } from '../config';
-import type { Logger } from '../log';
+import type { Config } from '../../base/config';
+import type { Logger } from '../../base/log';
 import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
-import { systemClock, type Clock } from './clock';
+import { systemClock, type Clock } from '../../base/clock';
 import { KeyCache } from './key-cache';
 import { Ledger, type LedgerState } from './ledger';
 import { LimitGate } from './limit-gate';
@@ -104,7 +104,7 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
 }
 
 export { ACCOUNT_INDEXES } from './indexes';
-export { ManualClock, systemClock, type Clock } from './clock';
+export { ManualClock, systemClock, type Clock } from '../../base/clock';
 export { costOf, FETCH_CONFIGURATIONS, Hold, refusalError, type ChargeSurface } from './charging';
 export { periodBounds, periodOf, type Period } from './periods';
 export { FREE_PLAN, type Plan } from './plans';

@@ -1,4 +1,4 @@
-import type { IndexRegistration } from '../db';
+import type { IndexRegistration } from '../../base/db';
 
 /**
  * Indexes of the account collections (created at start-up: core/indexes.ts). Look-ups that must be fast on

@@ -4,7 +4,7 @@
  * process (another API replica, `npm run admin`) is seen here when the entry expires, at most that
  * long later.
  */
-import type { Clock } from './clock';
+import type { Clock } from '../../base/clock';
 import { hashApiKey, sameDigest } from './keys';
 import type { PlanCatalogue } from './plans';
 import type { Principal } from './principal';

@@ -13,8 +13,9 @@
  * (its process died) lapses after CREDIT_HOLD_MS and its credits come back.
  */
 import type { Collection } from 'mongodb';
-import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention, type UnknownOutcome } from './chain';
-import type { Clock } from './clock';
+import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention } from './chain';
+import type { UnknownOutcome } from '../../base/db';
+import type { Clock } from '../../base/clock';
 import type { Period } from './periods';
 
 export interface OpenHold {

@@ -10,9 +10,9 @@
  *   memory, without counting in the database again, until that time passes or this process sees the
  *   account free one (`freed`). A place freed by another process is seen when the memory ends.
  */
-import type { AccountLimits } from '../config';
-import { ApiError } from '../errors';
-import type { Clock } from './clock';
+import type { AccountLimits } from '../../base/config';
+import { ApiError } from '../../base/errors';
+import type { Clock } from '../../base/clock';
 
 /** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
 export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'>;

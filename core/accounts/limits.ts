@@ -9,8 +9,8 @@
  * the process, so requests in flight at once cannot all pass the last free place, and a refusal is
  * remembered briefly so a flood of creations does not count in the database each time.
  */
-import type { AccountLimits } from '../config';
-import { problem } from '../errors';
+import type { AccountLimits } from '../../base/config';
+import { problem } from '../../base/errors';
 import type { Accounts } from './index';
 import type { CountedLimit } from './limit-gate';
 import type { Principal } from './principal';

@@ -3,7 +3,7 @@
  * paid plans (PLANS); EXTRACT_PLANS says which include Extract. An account names its plan and may
  * carry operator overrides of credits and concurrency.
  */
-import type { AccountLimits, Config } from '../config';
+import type { AccountLimits, Config } from '../../base/config';
 
 export interface Plan {
   name: string;

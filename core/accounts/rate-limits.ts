@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
-import { problem } from '../errors';
+import type { IndexRegistration } from '../../base/db';
+import { problem } from '../../base/errors';
 
 export const RATE_LIMIT_INDEXES: IndexRegistration = {
   rate_limits: [{ key: { subject: 1, window: 1 }, name: 'subject_window' }],

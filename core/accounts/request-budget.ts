@@ -10,8 +10,8 @@
  * client polling, paging results or sending a 100,000-task job never meets them; a loop that ignores
  * every answer does.
  */
-import type { AccountLimits } from '../config';
-import type { Clock } from './clock';
+import type { AccountLimits } from '../../base/config';
+import type { Clock } from '../../base/clock';
 
 export type BudgetLimits = Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'>;
 

@@ -6,9 +6,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Collection } from 'mongodb';
-import { isDuplicateKey } from '../db';
-import { newId } from '../ids';
-import type { Clock } from './clock';
+import { isDuplicateKey } from '../../base/db';
+import { newId } from '../../base/ids';
+import type { Clock } from '../../base/clock';
 import { periodBounds, periodOf } from './periods';
 import { FREE_PLAN } from './plans';
 import type { AccountStore } from './store';

@@ -26,10 +26,10 @@
  * `inUse` (usage route, `Concurrency-Remaining`) counts the other processes' live claims as in use.
  */
 import type { Collection } from 'mongodb';
-import { newId } from '../ids';
-import type { Logger } from '../log';
+import { newId } from '../../base/ids';
+import type { Logger } from '../../base/log';
 import { ChainStore, DEFAULT_RETENTION, type Applied, type ChainDocument, type Retention } from './chain';
-import type { Clock } from './clock';
+import type { Clock } from '../../base/clock';
 
 /** Per API process: `n` slots, honoured by the others until `e` (epoch ms). */
 export type ClaimState = { claims: Record<string, { n: number; e: number }> };

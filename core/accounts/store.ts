@@ -5,9 +5,9 @@
  * insert of `account_claims/<account id>`, so only the first claim wins.
  */
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../db';
-import { newId } from '../ids';
-import type { Clock } from './clock';
+import { isDuplicateKey } from '../../base/db';
+import { newId } from '../../base/ids';
+import type { Clock } from '../../base/clock';
 import { generateApiKey, hashApiKey } from './keys';
 import type { PlanOverrides } from './plans';
 

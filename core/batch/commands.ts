@@ -18,7 +18,7 @@ import type { Principal } from '../accounts';
 import { allocateInput, storeUpload, type CsvOptions } from './inputs/uploads';
 import { planOfAccount } from '../accounts/limits';
 import { batchCollections, type JobInputDoc } from './store';
-import { problem } from '../errors';
+import { problem } from '../../base/errors';
 import { createCommandContext, type BatchCommandDeps } from './commands/context';
 import { controlCommands } from './commands/controls';
 import { createJobCommand } from './commands/create';

@@ -3,7 +3,7 @@
  * of the page), a job's runs (the last run's sequence), a run's results (the next slice). Cursors
  * of the earlier unbound forms (`job_…`, `r<n>`, `s<n>`, base64url) are still read.
  */
-import { problem } from '../errors';
+import { problem } from '../../base/errors';
 import { cursorCodec, wholeNumber, type DecodedCursor } from '../jobs/cursor';
 
 const jobs = cursorCodec<string>('j1', { write: (jobId) => [jobId], read: (parts) => (parts.length === 1 && /^job_[0-9a-z]{26}$/.test(parts[0] ?? '') ? parts[0] : undefined) });

@@ -6,7 +6,7 @@
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
 import { checkLimit } from '../accounts/limits';
-import type { Config } from '../config';
+import type { Config } from '../../base/config';
 import { batchCollections } from './store';
 
 /** An export not written within this long is failed or stuck: it no longer counts as being written. */

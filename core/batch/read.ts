@@ -7,9 +7,9 @@
  * wants. A task whose slice has no result yet is `processing` when the run has started its slice,
  * else `pending`.
  */
-import { parseBoolean } from '../boolean';
+import { parseBoolean } from '../../base/boolean';
 import type { Db } from 'mongodb';
-import { ERROR_CATALOGUE } from '../errors';
+import { ERROR_CATALOGUE } from '../../base/errors';
 import { batchCollections, ids, readResultDoc, readResultDocs, readSlice, readSlices, type JobDoc, type RunDoc, type SliceDoc, type TaskResult, type TaskStatus } from './store';
 import { batchCursors } from './cursors';
 import { isTerminal } from './run-records';

@@ -5,7 +5,7 @@
  */
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
-import type { Config } from '../config';
+import type { Config } from '../../base/config';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { webhookRetry } from '../webhooks/deliveries';
 import type { RunInput } from './run-types';

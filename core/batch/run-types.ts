@@ -1,6 +1,6 @@
 /** What the Batch run workflow and its activities pass each other. Pure (the workflow bundle imports it). */
 import type { WebhookRetry } from '../webhooks/deliveries';
-import type { RunStats, TaskStatus } from './store';
+import type { TaskStatus } from './store';
 
 export interface RunInput {
   runId: string;
@@ -91,3 +91,19 @@ export type ScheduledFire =
   /** The run could not start (or had ended): its end event, when the job has a webhook. */
   | { kind: 'ended'; webhook?: { key: string; eventId: string }; webhookRetry: WebhookRetry }
   | { kind: 'run'; input: RunInput; jobId: string; accountId: string };
+
+export interface Spend {
+  credits: number;
+  cost: number;
+}
+
+export interface RunStats {
+  total: number;
+  completed: number;
+  successful: number;
+  failed: number;
+  failure_reasons: Record<string, number>;
+  spend: Spend;
+}
+
+export const emptyStats = (total = 0): RunStats => ({ total, completed: 0, successful: 0, failed: 0, failure_reasons: {}, spend: { credits: 0, cost: 0 } });

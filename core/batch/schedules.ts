@@ -6,7 +6,7 @@
  */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions, type ScheduleSpec } from '@temporalio/client';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time';
-import { problem } from '../errors';
+import { problem } from '../../base/errors';
 
 export interface JobSchedule {
   at?: string;

@@ -6,9 +6,9 @@
 import { WorkflowIdReusePolicy, type WorkflowStartOptions } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
-import type { Config } from '../config';
-import { insertIgnoringDuplicates } from '../db';
-import { problem } from '../errors';
+import type { Config } from '../../base/config';
+import { insertIgnoringDuplicates } from '../../base/db';
+import { problem } from '../../base/errors';
 import type { ActiveJobs } from '../jobs/active-jobs';
 import type { StartPlan } from '../jobs/start';
 import { isTerminal, runInputOf, runSearchAttributes } from './run-records';

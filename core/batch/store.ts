@@ -14,8 +14,9 @@
  *
  * `batch_contents` holds what was stored before the blob store (core/jobs/blobs.ts): read, never written.
  */
+import { emptyStats, type RunStats, type Spend } from './run-types';
 import type { Collection, Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
+import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
 import type { JobSchedule } from './schedules';
 
@@ -41,11 +42,6 @@ export type ResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
 export interface WebhookSetting {
   url: string;
   signature: boolean;
-}
-
-export interface Spend {
-  credits: number;
-  cost: number;
 }
 
 export interface JobDoc {
@@ -100,15 +96,6 @@ export interface SliceDoc {
   first: number;
   tasks: BatchTask[];
   created_at: Date;
-}
-
-export interface RunStats {
-  total: number;
-  completed: number;
-  successful: number;
-  failed: number;
-  failure_reasons: Record<string, number>;
-  spend: Spend;
 }
 
 export interface RunDoc {
@@ -386,6 +373,7 @@ export const BATCH_INDEXES: IndexRegistration = {
   batch_runs: [{ key: { job_id: 1, run_sequence: -1 }, name: 'job_newest' }],
 };
 
-export const emptyStats = (total = 0): RunStats => ({ total, completed: 0, successful: 0, failed: 0, failure_reasons: {}, spend: { credits: 0, cost: 0 } });
 
 export type { Collection };
+
+export { emptyStats, type RunStats, type Spend };

@@ -5,7 +5,7 @@
  * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them, the reason being
  * one of their input codes.
  */
-import { isApiError, problem } from '../errors';
+import { isApiError, problem } from '../../base/errors';
 import { parameterOf, parseTaskParams } from '../fetch/task';
 import { batchTask, type BatchTask } from './store';
 

@@ -12,10 +12,10 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { refusalError, type Accounts, type Principal } from '../accounts';
-import type { Config } from '../config';
-import { problem } from '../errors';
-import { newId } from '../ids';
-import type { Logger } from '../log';
+import type { Config } from '../../base/config';
+import { problem } from '../../base/errors';
+import { newId } from '../../base/ids';
+import type { Logger } from '../../base/log';
 import { ActiveJobs } from '../jobs/active-jobs';
 import { IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH, type Claimed } from '../jobs/idempotency';
 import { checkIdempotencyKey, idempotent, type IdempotencyWords } from '../jobs/idempotent';

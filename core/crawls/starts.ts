@@ -5,9 +5,9 @@
  */
 import { WorkflowIdReusePolicy, type WorkflowStartOptions } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import type { Config } from '../config';
-import { isDuplicateKey } from '../db';
-import { problem } from '../errors';
+import type { Config } from '../../base/config';
+import { isDuplicateKey } from '../../base/db';
+import { problem } from '../../base/errors';
 import type { ActiveJobs } from '../jobs/active-jobs';
 import type { StartPlan } from '../jobs/start';
 import { CrawlEnds } from './ends';

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
+import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
 import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
 

@@ -10,7 +10,7 @@
  * aware, private suffixes such as `github.io` included; subdomains included).
  */
 import net from 'node:net';
-import { registrableDomain } from '../../engine/safety/domain';
+import { registrableDomain } from '../../engine';
 
 export const MAX_URL_LENGTH = 2048;
 

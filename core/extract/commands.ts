@@ -11,15 +11,15 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
-import { isDuplicateKey } from '../db';
+import { isDuplicateKey } from '../../base/db';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
 import { IdempotencyKeys, type Claimed } from '../jobs/idempotency';
 import { idempotent, type IdempotencyWords } from '../jobs/idempotent';
 
 import { startJob, startsCollection, type StartPlan } from '../jobs/start';
-import type { Database } from '../db';
-import { problem } from '../errors';
-import type { TemporalHandle } from '../temporal';
+import type { Database } from '../../base/db';
+import { problem } from '../../base/errors';
+import type { TemporalHandle } from '../../base/temporal';
 import {
   extractCollections,
   monthOf,

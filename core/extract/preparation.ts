@@ -1,21 +1,8 @@
 /** What the preparation workflow and its activities pass each other: ids and small records, never pages. */
-import type { RoleRecipe } from './recipe';
+import type { Kind, RoleRecipe } from '../../engine';
 import type { FailureCode } from './store';
 
-export interface Kind {
-  role: string;
-  /** A page of one record (a listing, a product) or of many (search results, a category). */
-  type: 'detail' | 'list';
-  /** The first is the kind's representative page (an example URL, or a page seen to be of the kind). */
-  urls: string[];
-  /**
-   * When the kind's URLs also hold pages of another template: the tag-path shingles its own pages
-   * share (the site's chrome left out), which each sampled page must mostly contain.
-   */
-  structure?: { shingles: string[]; chrome: string[] };
-  /** Pages discovery already fetched, by URL: their snapshot ids (sampling does not fetch them again). */
-  fetched?: Record<string, string>;
-}
+export type { Kind };
 
 export type Discovery = { ok: true; kinds: Kind[] } | { ok: false; code: Extract<FailureCode, 'discovery_failed' | 'unpreparable' | 'unsupported'>; detail: string };
 

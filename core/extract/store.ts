@@ -11,8 +11,8 @@
  *   slot back. The month's allowance counts those not returned.
  */
 import type { Collection, Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
-import type { DomainRecipe } from './recipe';
+import type { IndexRegistration } from '../../base/db';
+import type { DomainRecipe } from '../../engine';
 
 export const PREPARED_DOMAINS = 'prepared_domains';
 export const EXTRACT_RECIPES = 'extract_recipes';

@@ -7,7 +7,7 @@
 import type { Principal } from '../accounts';
 import { refusalError, type Charging, type Hold } from '../accounts/charging';
 import type { Refusal } from '../accounts/ledger';
-import type { ApiError } from '../errors';
+import type { ApiError } from '../../base/errors';
 import type { FetchBilling } from './pipeline';
 
 export interface HeldBilling extends FetchBilling {

@@ -7,7 +7,7 @@
 import type { Principal } from '../accounts';
 import type { PlanCatalogue } from '../accounts/plans';
 import type { Charging } from '../accounts/charging';
-import { problem, type ApiError } from '../errors';
+import { problem, type ApiError } from '../../base/errors';
 import { holdCredits } from './billing';
 import type { FetchJob, FetchPipeline, FetchResult } from './pipeline';
 

@@ -7,9 +7,9 @@
  * found, never silent empties. So are `extract_fields` this page does not give. The recipes
  * themselves (look-up, cache, staleness) are core/extract/recipes.ts's.
  */
-import { problem } from '../errors';
+import { problem } from '../../base/errors';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
-import { servesVertical } from '../extract/recipe';
+import { servesVertical } from '../../engine';
 import { applyRole, classify, decodeHtml, detectCharset, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';

@@ -5,8 +5,8 @@
  * the MCP tools and Batch tasks read the interface's names here and nowhere else.
  */
 import { BLOCKABLE_TYPES, OUTPUT_KINDS, parseCssExtractor, parseOutputKinds, type BrowserOptions, type OutputKind } from '../../engine';
-import { problem, type ApiError } from '../errors';
-import type { IssueMapper, ObjectSchema } from '../validation';
+import { problem, type ApiError } from '../../base/errors';
+import type { IssueMapper, ObjectSchema } from '../../base/validation';
 import { parseBrowserParams, type BrowserParams } from './browser-params';
 
 const bool = (description: string) => ({ type: 'boolean', description });

@@ -12,13 +12,13 @@
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
 import { failureOf, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
-import { isApiError, problem, type ApiError } from '../errors';
+import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
-import { isTransientStatus } from '../../workflows/retry-policies';
+import { isTransientStatus } from '../jobs/retry-rules';
 
 /** How a Fetch is paid; the strategy is the caller's. */
 export interface FetchBilling {

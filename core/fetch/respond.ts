@@ -6,7 +6,7 @@
  * response_type (markdown, plaintext, pdf) > the target's content as received. `main_content` narrows
  * the Markdown, plain text and HTML page to its article, and adds the article to the JSON envelope.
  */
-import { problem, type ApiError } from '../errors';
+import { problem, type ApiError } from '../../base/errors';
 import { autoparse, cssExtract, decodeHtml, extractOutputs, findMainContent, isHtml, renderMainContent, toMarkdown, toPlainText, type MainContentFormat, type OutputKind, type Page } from '../../engine';
 import type { FetchParams } from './params';
 

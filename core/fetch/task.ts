@@ -5,8 +5,8 @@
  * is tried, and the outcome says the credits of the one that returned the page.
  */
 import type { TaskResultType, TaskRunner } from '../batch/task-runner';
-import { isApiError, problem, type ApiError } from '../errors';
-import { checkQuery } from '../validation';
+import { isApiError, problem, type ApiError } from '../../base/errors';
+import { checkQuery } from '../../base/validation';
 import { affordCredits } from './billing';
 import { FETCH_QUERY, fetchIssues, parseFetchParams, type FetchParams } from './params';
 import type { FetchPipeline } from './pipeline';

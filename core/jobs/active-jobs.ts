@@ -6,7 +6,7 @@
  * is full: each kind of job says how to tell that one of its jobs has ended.
  */
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey, type IndexRegistration } from '../db';
+import { isDuplicateKey, type IndexRegistration } from '../../base/db';
 
 export type JobKind = 'crawl' | 'batch';
 

@@ -15,7 +15,7 @@
  * chunks after its last checkpoint.
  */
 import type { Collection, Db } from 'mongodb';
-import { insertIgnoringDuplicates, isDuplicateKey, type IndexRegistration } from '../db';
+import { insertIgnoringDuplicates, isDuplicateKey, type IndexRegistration } from '../../base/db';
 
 /** Largest chunk of a blob (bytes): well under the store's document limit. */
 export const BLOB_CHUNK_BYTES = 4 * 1024 * 1024;

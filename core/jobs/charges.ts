@@ -20,7 +20,7 @@ import type { Collection, Db } from 'mongodb';
 import { Hold, periodOf, systemClock, type Accounts, type Payer } from '../accounts';
 import { ChainStore, type ChainDocument } from '../accounts/chain';
 import { applyLedger, chainOf, type LedgerOp, type LedgerResult, type LedgerState } from '../accounts/ledger';
-import { isDuplicateKey } from '../db';
+import { isDuplicateKey } from '../../base/db';
 
 
 export interface SliceBill {

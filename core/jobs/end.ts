@@ -15,7 +15,7 @@
  * update on a non-terminal state followed by a read back: the end that stands is the one answered.
  */
 import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
-import { isDuplicateKey } from '../db';
+import { isDuplicateKey } from '../../base/db';
 
 /** The end that stands, and whether this call wrote it. */
 export interface Claimed<R> {

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../db';
+import { isDuplicateKey } from '../../base/db';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** An owner that has not marked its claim alive for this long has died. */

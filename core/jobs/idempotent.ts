@@ -4,7 +4,7 @@
  * try again), and answer a completed key's record again. Refusals are said in one internal vocabulary
  * that each surface maps to the codes its clients know (`IdempotencyWords`).
  */
-import type { ApiError } from '../errors';
+import type { ApiError } from '../../base/errors';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type Claimed, type IdempotencyKeys } from './idempotency';
 
 /** Why a keyed request is refused: a malformed key, a key used with another body, a key whose first request still runs. */

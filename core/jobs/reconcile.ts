@@ -26,7 +26,7 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import type { Logger } from '../log';
+import type { Logger } from '../../base/log';
 import type { ActiveJobDoc, JobKind } from './active-jobs';
 import { IDEMPOTENCY_KEYS, ownerAlive, type IdempotencyDoc } from './idempotency';
 import { startsCollection, type JobStartDoc, type StartKind } from './start';

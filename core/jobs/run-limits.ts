@@ -2,7 +2,7 @@
  * Each job run's concurrency window in this process: the slices of one run (a crawl, a Batch run)
  * running here share one semaphore, made when the first arrives and forgotten when the last leaves.
  */
-import { Semaphore } from '../semaphore';
+import { Semaphore } from '../../base/semaphore';
 
 export interface RunLimit {
   limit: Semaphore;

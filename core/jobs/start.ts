@@ -13,7 +13,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey, type IndexRegistration } from '../db';
+import { isDuplicateKey, type IndexRegistration } from '../../base/db';
 
 export type StartKind = 'crawl' | 'batch' | 'prepare';
 

@@ -8,7 +8,7 @@ import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
 import type { LimitGate } from '../accounts/limit-gate';
 import { checkLimit } from '../accounts/limits';
-import { ApiError } from '../errors';
+import { ApiError } from '../../base/errors';
 import { McpSessions, type McpInitialize, type McpSession } from './sessions';
 
 export { McpStoreUnavailable, type McpInitialize, type McpSession } from './sessions';

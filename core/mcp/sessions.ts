@@ -9,7 +9,7 @@
  * deadline is refused even before a sweep removes it.
  */
 import { MongoError, type Collection, type Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
+import type { IndexRegistration } from '../../base/db';
 
 export const MCP_SESSION_INDEXES: IndexRegistration = {
   mcp_sessions: [

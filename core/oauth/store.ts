@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { newId } from '../ids';
+import { newId } from '../../base/ids';
 
 /** Codes are exchanged within seconds (or a click, after a signup); anything older is refused. */
 export const CODE_TTL_MS = 120_000;

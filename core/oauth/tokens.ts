@@ -11,7 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../accounts';
 import { hashApiKey, isWellFormedKey } from '../accounts/keys';
-import type { IndexRegistration } from '../db';
+import type { IndexRegistration } from '../../base/db';
 
 /** A refresh token unused this long is refused (the client signs in again). */
 export const REFRESH_TTL_MS = 30 * 86_400_000;

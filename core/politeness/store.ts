@@ -1,6 +1,6 @@
 /**
- * Where the installation-wide host gate keeps what every API and worker process must see, written so
- * that FerretDB's lack of transactions and of atomic updates does no harm:
+ * Where the installation-wide host gate (engine/politeness/gate.ts) keeps what every API and worker
+ * process must see, written so that FerretDB's lack of transactions and of atomic updates does no harm:
  *
  * - `host_slots`: one document per request start of a rate-limited host, keyed by host, interval and
  *   slot number. Insert-only: the unique `_id` lets exactly one request take a slot, whichever process
@@ -13,7 +13,8 @@
  *   pauses, never none.
  */
 import type { Collection, Db } from 'mongodb';
-import type { IndexRegistration } from '../db';
+import { isDuplicateKey, type IndexRegistration } from '../../base/db';
+import type { HostGateStore, HostState } from '../../engine';
 
 export interface SlotDoc {
   _id: string;
@@ -64,3 +65,77 @@ export const stateIds = {
   backoff: (host: string): string => `b|${host}`,
   delay: (host: string): string => `d|${host}`,
 };
+
+/** The host gate's store (engine/politeness/store.ts) on these three collections. */
+export class MongoHostGateStore implements HostGateStore {
+  private readonly collections: PolitenessCollections;
+
+  constructor(db: Db) {
+    this.collections = politenessCollections(db);
+  }
+
+  async readState(host: string): Promise<HostState> {
+    const docs = await this.collections.state.find({ _id: { $in: [stateIds.backoff(host), stateIds.delay(host)] } }).toArray();
+    const backoff = docs.find((doc) => doc.kind === 'backoff');
+    const delay = docs.find((doc) => doc.kind === 'delay');
+    return {
+      ...(backoff ? { backoff: { until: backoff.until.getTime(), level: backoff.level ?? 0 } } : {}),
+      ...(delay ? { delay: { until: delay.until.getTime(), ms: delay.ms ?? 0 } } : {}),
+    };
+  }
+
+  async writeBackoff(host: string, backoff: { until: number; level: number; status: number }, now: number): Promise<void> {
+    const doc: HostStateDoc = { _id: stateIds.backoff(host), host, kind: 'backoff', until: new Date(backoff.until), level: backoff.level, status: backoff.status, updated_at: new Date(now) };
+    await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async stepBackoff(host: string, level: number, now: number): Promise<void> {
+    if (level === 0) await this.collections.state.deleteOne({ _id: stateIds.backoff(host) });
+    else await this.collections.state.updateOne({ _id: stateIds.backoff(host) }, { $set: { level, updated_at: new Date(now) } });
+  }
+
+  async writeDelay(host: string, delay: { ms: number; until: number }, now: number): Promise<void> {
+    const doc: HostStateDoc = { _id: stateIds.delay(host), host, kind: 'delay', until: new Date(delay.until), ms: delay.ms, updated_at: new Date(now) };
+    await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async takeSlot(id: string, expiresAt: number): Promise<boolean> {
+    return insertedOnce(this.collections.slots.insertOne({ _id: id, expires_at: new Date(expiresAt) }));
+  }
+
+  async lastSlot(prefix: string): Promise<string | undefined> {
+    const last = await this.collections.slots.find({ _id: { $gt: prefix, $lt: `${prefix}~` } }).sort({ _id: -1 }).limit(1).toArray();
+    return last[0]?._id;
+  }
+
+  async sweepSlots(now: number): Promise<void> {
+    await this.collections.slots.deleteMany({ expires_at: { $lt: new Date(now) } });
+  }
+
+  async takeLease(id: string, token: string, expiresAt: number): Promise<boolean> {
+    return insertedOnce(this.collections.leases.insertOne({ _id: id, token, expires_at: new Date(expiresAt) }));
+  }
+
+  async renewLease(id: string, token: string, expiresAt: number): Promise<void> {
+    await this.collections.leases.updateOne({ _id: id, token }, { $set: { expires_at: new Date(expiresAt) } });
+  }
+
+  async releaseLease(id: string, token: string): Promise<void> {
+    await this.collections.leases.deleteOne({ _id: id, token });
+  }
+
+  async expireLeases(ids: readonly string[], now: number): Promise<void> {
+    await this.collections.leases.deleteMany({ _id: { $in: [...ids] }, expires_at: { $lt: new Date(now) } });
+  }
+}
+
+/** True when the insert landed, false when the unique key was taken. */
+async function insertedOnce(insert: Promise<unknown>): Promise<boolean> {
+  try {
+    await insert;
+    return true;
+  } catch (error) {
+    if (isDuplicateKey(error)) return false;
+    throw error;
+  }
+}

@@ -5,8 +5,8 @@
  * through here, so a test event is signed and posted exactly as a real delivery is.
  */
 import type { Db } from 'mongodb';
-import type { Config } from '../config';
-import { newUlid } from '../ids';
+import type { Config } from '../../base/config';
+import { newUlid } from '../../base/ids';
 import { createWebhookPoster, type AttemptOutcome, type TargetGuard, type WebhookPoster } from '../../engine';
 import { eventBody } from './events';
 import { createHmacKeys, type HmacKeys } from './hmac-keys';

@@ -4,7 +4,7 @@
  * workflow that ends starts it as a child with an abandon policy instead, through the same id and input.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Config } from '../config';
+import type { Config } from '../../base/config';
 import { WEBHOOK_WORKFLOW_TYPE, webhookWorkflowId } from '../jobs/workflow-names';
 
 export interface WebhookRetry {

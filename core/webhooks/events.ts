@@ -6,8 +6,8 @@
  * writer at a time (the delivery workflow's current activity), which keeps it exact on FerretDB too.
  */
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../db';
-import { newUlid } from '../ids';
+import { isDuplicateKey } from '../../base/db';
+import { newUlid } from '../../base/ids';
 
 export const WEBHOOK_EVENTS = 'webhook_events';
 export const WEBHOOK_ATTEMPTS = 'webhook_attempts';

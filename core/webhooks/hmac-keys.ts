@@ -11,9 +11,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../db';
-import { problem } from '../errors';
-import { newUlid } from '../ids';
+import { isDuplicateKey } from '../../base/db';
+import { problem } from '../../base/errors';
+import { newUlid } from '../../base/ids';
 import type { SecretBox } from './secret-box';
 import type { SigningKey } from './signature';
 

@@ -30,8 +30,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { childEnvironment, type Config } from '../../core/config';
-import type { Logger } from '../../core/log';
+import { childEnvironment, type Config } from '../../base/config';
+import type { Logger } from '../../base/log';
 import { makePage, type Made } from './contexts';
 import { chromiumArgs, findChromium, type HostOverride } from './flags';
 import { BROWSER_MARK, killPids, markedProcesses } from './processes';

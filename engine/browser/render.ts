@@ -12,8 +12,8 @@
  * `timeout`/`aborted`. Failures come back as values (`RenderFailure`), never as thrown errors.
  */
 import type { Browser, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
-import type { Config } from '../../core/config';
-import type { Logger } from '../../core/log';
+import type { Config } from '../../base/config';
+import type { Logger } from '../../base/log';
 import { renderPdf, takeScreenshot } from './capture';
 import { ACTION_TIMEOUT_MS, runInstructions } from './instructions-run';
 import { installGate, type RequestGate } from './intercept';

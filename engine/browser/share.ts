@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Logger } from '../../core/log';
+import type { Logger } from '../../base/log';
 import { renderFailure, type RenderRequest, type RenderResult } from './types';
 
 export interface ShareOptions {

@@ -1,9 +1,9 @@
 /**
- * The cap on pages open at once: the one semaphore (core/semaphore.ts), whose refusals become the
+ * The cap on pages open at once: the one semaphore (base/semaphore.ts), whose refusals become the
  * render failures a waiter gives up with: `timeout` at its deadline, `aborted` when its signal aborts,
  * `pool_closed` when the pool closes.
  */
-import { Semaphore } from '../../core/semaphore';
+import { Semaphore } from '../../base/semaphore';
 import { stopWith } from './types';
 
 export class Slots {

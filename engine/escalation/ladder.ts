@@ -12,7 +12,7 @@
  * are values with `ok`: a success carries status, headers and a body (or rendered `html`); a failure
  * carries `error.kind`.
  */
-import type { Logger } from '../../core/log';
+import type { Logger } from '../../base/log';
 import { failureOf } from '../failures';
 import { detectBlock, type BlockVerdict, type ResponseView } from './detect';
 import type { RungMemory } from './memory';

@@ -1,10 +1,10 @@
 /**
  * Which configuration last worked, per registrable domain (`shop.example.co.uk` for
  * `www.shop.example.co.uk`), remembered for a while so the next request to the domain starts there.
- * The store is an interface: MongoDB (collection `domain_rungs`) in the services, a Map in tests. Expiry
- * is checked on read (FerretDB has no TTL indexes); `purgeExpired` is for a periodic cleanup.
+ * The store is an interface: the domain's on the database in the services (core/fetch/rung-store.ts), a
+ * Map in tests. Expiry is checked on read (FerretDB has no TTL indexes); `purgeExpired` is for a
+ * periodic cleanup.
  */
-import type { Collection, Db } from 'mongodb';
 import { domainKeyOf } from '../safety/domain';
 import type { RungId } from './rungs';
 
@@ -86,45 +86,5 @@ export class InMemoryDomainRungStore implements DomainRungStore {
       }
     }
     return Promise.resolve(removed);
-  }
-}
-
-interface DomainRungDocument {
-  _id: string;
-  rung: RungId;
-  updated_at: Date;
-  expires_at: Date;
-}
-
-export const DOMAIN_RUNGS_COLLECTION = 'domain_rungs';
-
-/** One document per domain keyed by the domain: a single writer per key, so no counters to race on. */
-export class MongoDomainRungStore implements DomainRungStore {
-  private readonly collection: Collection<DomainRungDocument>;
-
-  constructor(db: Db, collection = DOMAIN_RUNGS_COLLECTION) {
-    this.collection = db.collection<DomainRungDocument>(collection);
-  }
-
-  async get(domain: string): Promise<DomainRungRecord | undefined> {
-    const doc = await this.collection.findOne({ _id: domain });
-    return doc ? { domain: doc._id, rung: doc.rung, updatedAt: doc.updated_at, expiresAt: doc.expires_at } : undefined;
-  }
-
-  async put(record: DomainRungRecord): Promise<void> {
-    await this.collection.replaceOne(
-      { _id: record.domain },
-      { rung: record.rung, updated_at: record.updatedAt, expires_at: record.expiresAt },
-      { upsert: true },
-    );
-  }
-
-  async delete(domain: string): Promise<void> {
-    await this.collection.deleteOne({ _id: domain });
-  }
-
-  async purgeExpired(now: Date): Promise<number> {
-    const result = await this.collection.deleteMany({ expires_at: { $lte: now } });
-    return result.deletedCount;
   }
 }

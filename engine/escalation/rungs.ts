@@ -3,7 +3,7 @@
  * what it can get past. The ladder walks this table from the cheapest row up; nothing else in the
  * escalation knows the configurations by name.
  */
-import { FETCH_CONFIGURATIONS, type ConfigurationId } from '../../core/pricing';
+import { FETCH_CONFIGURATIONS, type ConfigurationId } from './configurations';
 
 /** What a configuration brings against a block. */
 export type Capability = 'javascript' | 'residential_ip';

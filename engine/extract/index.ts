@@ -4,6 +4,7 @@ export { belongs, chromeOf, exampleKind, kindsOf, pageStructure, type Kind, type
 export { extractEnvelope } from './envelope';
 export { induceRole, type Induction, type SamplePage } from './induce';
 export { induceList } from './induce-list';
+export { ALGORITHM_VERSION, servesVertical, type DecimalMark, type DomainRecipe, type FieldRecipe, type FieldType, type ListRecipe, type RoleRecipe, type Source } from './recipe-data';
 export { applyRole, classify, project, type Applied, type Parsed } from './recipe';
 export { pageShingles, pageSignals, parsePage } from './signals';
 export { standardMapping, STANDARD_FIELDS, toStandard } from './standard';

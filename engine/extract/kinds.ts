@@ -9,12 +9,25 @@
  * same kinds.
  */
 import { parseHtml } from '../outputs/dom';
-import type { Kind } from '../../core/extract/preparation';
 import { shapeOf } from './discover';
 import { mainRegion } from './records';
 import { ANY_TOKEN, fieldName, pageShingles } from './signals';
 
-export type { Kind };
+/** A kind of page of a site, as discovery finds it and preparation samples it. */
+export interface Kind {
+  role: string;
+  /** A page of one record (a listing, a product) or of many (search results, a category). */
+  type: 'detail' | 'list';
+  /** The first is the kind's representative page (an example URL, or a page seen to be of the kind). */
+  urls: string[];
+  /**
+   * When the kind's URLs also hold pages of another template: the tag-path shingles its own pages
+   * share (the site's chrome left out), which each sampled page must mostly contain.
+   */
+  structure?: { shingles: string[]; chrome: string[] };
+  /** Pages discovery already fetched, by URL: their snapshot ids (sampling does not fetch them again). */
+  fetched?: Record<string, string>;
+}
 
 const MIN_KIND_URLS = 3;
 /** A shingle on this share of all pages fetched is the site's chrome (header, footer, layout). */

@@ -3,13 +3,13 @@
  * is, in the order its sources are tried. `applyRole` interprets one role on one page; the same function
  * runs during verification and on every request, so what was verified is what runs.
  */
-import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
+import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from './recipe-data';
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import { nextPageHref, recordKey, recordsAt, recordValues, type RecordValue } from './records';
 import { endsWithAnchor, pageSignals, type PageSignals, type SignalNeeds } from './signals';
 import { normalize } from './values';
 
-export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
+export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from './recipe-data';
 
 export type Parsed = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * of a field, with the site's decimal separator; the runtime applies the stored type and nothing else,
  * so the same page always gives the same value.
  */
-import type { DecimalMark, FieldType } from '../../core/extract/recipe';
+import type { DecimalMark, FieldType } from './recipe-data';
 
 export type { DecimalMark, FieldType };
 

@@ -9,8 +9,8 @@
  * dispatcher, kept for the life of the engine. `close()` shuts them all.
  */
 import { Agent } from 'undici';
-import type { Config } from '../../core/config';
-import type { Logger } from '../../core/log';
+import type { Config } from '../../base/config';
+import type { Logger } from '../../base/log';
 import { createTargetGuard, type TargetGuard } from '../safety';
 import { classifyTransportError } from './classify';
 import { buildRequestHeaders } from './headers';

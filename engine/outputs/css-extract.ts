@@ -7,7 +7,7 @@
  * attribute are left out. Problems with the parameter itself are returned, not thrown, as a failure
  * the API maps to RESP004.
  */
-import type { ErrorCode } from '../../core/errors';
+import type { ErrorCode } from '../../base/errors';
 import { type HTMLElement, documentBase, parseHtml, resolveUrl, visibleText } from './dom';
 
 export interface CssRule {

@@ -17,12 +17,10 @@
  * service (tens of milliseconds) and grows the host's history with every request.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from 'mongodb';
-import { isDuplicateKey } from '../../core/db';
-import { politenessCollections, stateIds, type HostStateDoc, type PolitenessCollections } from '../../core/politeness/store';
 import { FairTurns } from './fair';
 import { GateKeys, type BudgetRules, type GateKey } from './keys';
 import { retryAfterMs } from './retry-after';
+import type { HostGateStore } from './store';
 
 export interface HostGateOptions extends BudgetRules {
   backoffMaxMs: number;
@@ -78,7 +76,6 @@ export class HostPaused extends Error {
 
 export class HostGate {
   private readonly keys: GateKeys;
-  private readonly collections: PolitenessCollections;
   private readonly now: () => number;
   private readonly turns = new Map<string, FairTurns>();
   private readonly policies = new Map<string, Policy>();
@@ -90,11 +87,10 @@ export class HostGate {
   backoffsStarted = 0;
 
   constructor(
-    db: Db,
+    private readonly store: HostGateStore,
     private readonly options: HostGateOptions,
   ) {
     this.keys = new GateKeys(options);
-    this.collections = politenessCollections(db);
     this.now = options.now ?? Date.now;
   }
 
@@ -128,8 +124,7 @@ export class HostGate {
     if (policy.delayMs === wanted) return;
     policy.delayMs = wanted;
     const now = this.now();
-    const doc: HostStateDoc = { _id: stateIds.delay(host), host, kind: 'delay', until: new Date(now + validMs), ms: wanted, updated_at: new Date(now) };
-    await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+    await this.store.writeDelay(host, { ms: wanted, until: now + validMs }, now);
   }
 
   /** Hosts this process knows to be paused now (metrics; the admin command reads the store). */
@@ -199,15 +194,13 @@ export class HostGate {
   }
 
   private async readPolicy(key: string): Promise<Policy> {
-    const docs = await this.collections.state.find({ _id: { $in: [stateIds.backoff(key), stateIds.delay(key)] } }).toArray();
+    const { backoff, delay } = await this.store.readState(key);
     const now = this.now();
-    const backoff = docs.find((doc) => doc.kind === 'backoff');
-    const delay = docs.find((doc) => doc.kind === 'delay');
     const policy: Policy = {
       readAt: now,
-      backoffUntil: backoff?.until.getTime() ?? 0,
+      backoffUntil: backoff?.until ?? 0,
       level: backoff?.level ?? 0,
-      delayMs: delay && delay.until.getTime() > now ? (delay.ms ?? 0) : 0,
+      delayMs: delay && delay.until > now ? delay.ms : 0,
     };
     this.policies.set(key, policy);
     if (this.policies.size > 10_000) {
@@ -224,18 +217,15 @@ export class HostGate {
     let index = Math.max(Math.ceil(this.now() / every), (this.lastSlot.get(hintKey) ?? 0) + 1);
     for (let tries = 0; ; tries++) {
       if (signal?.aborted) throw new Error('aborted');
-      try {
-        await this.collections.slots.insertOne({ _id: `${prefix}${String(index).padStart(14, '0')}`, expires_at: new Date(index * every + SLOT_KEEP_MS) });
+      if (await this.store.takeSlot(`${prefix}${String(index).padStart(14, '0')}`, index * every + SLOT_KEEP_MS)) {
         this.lastSlot.set(hintKey, index);
         if (this.lastSlot.size > 10_000) this.lastSlot.clear();
         return index * every;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
       }
       // Taken by another process: after two misses, ask where the taken slots end.
       if (tries >= 1) {
-        const last = await this.collections.slots.find({ _id: { $gt: prefix, $lt: `${prefix}~` } }).sort({ _id: -1 }).limit(1).toArray();
-        const taken = last[0] ? Number(last[0]._id.slice(prefix.length)) : index;
+        const last = await this.store.lastSlot(prefix);
+        const taken = last ? Number(last.slice(prefix.length)) : index;
         index = Math.max(index, taken) + 1;
       } else {
         index++;
@@ -252,23 +242,18 @@ export class HostGate {
       const first = Math.floor(Math.random() * size);
       for (let step = 0; step < size; step++) {
         const id = ids[(first + step) % size]!;
-        try {
-          await this.collections.leases.insertOne({ _id: id, token, expires_at: new Date(this.now() + LEASE_MS) });
-        } catch (error) {
-          if (isDuplicateKey(error)) continue;
-          throw error;
-        }
+        if (!(await this.store.takeLease(id, token, this.now() + LEASE_MS))) continue;
         const renew = setInterval(() => {
-          void this.collections.leases.updateOne({ _id: id, token }, { $set: { expires_at: new Date(this.now() + LEASE_MS) } }).catch(() => undefined);
+          void this.store.renewLease(id, token, this.now() + LEASE_MS).catch(() => undefined);
         }, LEASE_MS / 3);
         renew.unref();
         return () => {
           clearInterval(renew);
-          void this.collections.leases.deleteOne({ _id: id, token }).catch(() => undefined);
+          void this.store.releaseLease(id, token).catch(() => undefined);
         };
       }
       // Every lease held: those of a process that died expire.
-      await this.collections.leases.deleteMany({ _id: { $in: ids }, expires_at: { $lt: new Date(this.now()) } });
+      await this.store.expireLeases(ids, this.now());
       await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
     }
   }
@@ -284,14 +269,12 @@ export class HostGate {
       const until = Math.max(policy.backoffUntil, now + pause);
       Object.assign(policy, { level, backoffUntil: until });
       this.backoffsStarted++;
-      const doc: HostStateDoc = { _id: stateIds.backoff(key), host: key, kind: 'backoff', until: new Date(until), level, status: answer.status, updated_at: new Date(now) };
-      await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
+      await this.store.writeBackoff(key, { until, level, status: answer.status }, now);
       return;
     }
     if (policy.level > 0 && answer.status < 400 && policy.backoffUntil <= now) {
       policy.level--;
-      if (policy.level === 0) await this.collections.state.deleteOne({ _id: stateIds.backoff(key) });
-      else await this.collections.state.updateOne({ _id: stateIds.backoff(key) }, { $set: { level: policy.level, updated_at: new Date(now) } });
+      await this.store.stepBackoff(key, policy.level, now);
     }
   }
 
@@ -300,6 +283,6 @@ export class HostGate {
     const now = this.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    void this.collections.slots.deleteMany({ expires_at: { $lt: new Date(now) } }).catch(() => undefined);
+    void this.store.sweepSlots(now).catch(() => undefined);
   }
 }

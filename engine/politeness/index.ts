@@ -2,3 +2,4 @@ export { HostGate, HostPaused, type GateAnswer, type GateTicket, type HostGateOp
 export { FairTurns } from './fair';
 export { GateKeys, type Budget, type BudgetRules, type GateKey } from './keys';
 export { retryAfterMs } from './retry-after';
+export type { HostGateStore, HostState } from './store';

@@ -5,7 +5,7 @@
  * tried rather than failing outright (a single-proxy pool must not go dark for a whole rest period).
  */
 import type { Dispatcher } from 'undici';
-import type { Config, ProxyEntry } from '../../core/config';
+import type { Config, ProxyEntry } from '../../base/config';
 import { createSessionPins } from './sessions';
 import { createProxyDispatcher, proxyLabel, type ProxyDispatcherOptions } from './dispatchers';
 

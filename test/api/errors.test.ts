@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { expect } from 'chai';
-import { ERROR_CATALOGUE, problem } from '../../core/errors';
+import { ERROR_CATALOGUE, problem } from '../../base/errors';
 import type { Route } from '../../api/http/routes';
 import { startApp, type TestApp } from '../helpers/app';
 import { testStack } from '../helpers/stack';

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../core/accounts/clock';
+import { ManualClock } from '../../base/clock';
 import { LimitGate } from '../../core/accounts/limit-gate';
 import { quotaExceeded } from '../../core/accounts/limits';
 import { RateLimiter } from '../../core/accounts/rate-limits';

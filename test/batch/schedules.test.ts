@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { batchScheduleId } from '../../core/batch/schedules';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { eventually } from '../helpers/stack';
 import { accountsHandle, batchAccount, batchRequest, creditsUsed, startTargetSite, urls, type Json } from './helpers';

@@ -10,7 +10,7 @@ import type { SliceProgress } from '../../activities/batch/slice';
 import { ids } from '../../core/batch/store';
 import { blobCollection } from '../../core/jobs/blobs';
 import { batchRunWorkflowId } from '../../core/jobs/workflow-names';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { serviceConfig } from '../helpers/app';
 import { eventually, testStack } from '../helpers/stack';

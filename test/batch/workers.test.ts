@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { batchRunWorkflowId } from '../../core/jobs/workflow-names';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { serviceConfig } from '../helpers/app';
 import { startExtraWorker, type ExtraWorker } from '../helpers/second-worker';
 import { testStack } from '../helpers/stack';

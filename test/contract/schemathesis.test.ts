@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { childEnvironment } from '../../core/config';
+import { childEnvironment } from '../../base/config';
 import { newAccount, openAccounts, type AccountsHandle } from '../helpers/app';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixtures';
 import { schemathesisCommand } from '../helpers/schemathesis';

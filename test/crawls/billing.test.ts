@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { periodOf } from '../../core/accounts';
 import { crawlCharges, sliceHoldId } from '../../core/crawls/charges';
 import { crawlCollections, ids } from '../../core/crawls/store';
-import { newId } from '../../core/ids';
+import { newId } from '../../base/ids';
 import { accountsHandle, crawlAccount } from './helpers';
 
 describe('crawls: billing a slice exactly once', () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventually } from '../helpers/stack';
-import { PROJECT_ROOT, processConfig } from '../../core/config';
+import { PROJECT_ROOT, processConfig } from '../../base/config';
 import { BrowserPool, findChromium, render } from '../../engine/browser';
 import { markedProcesses } from '../../engine/browser/processes';
 import { FIXTURE_HOSTS, success, testGuard } from '../fixtures/browser/harness';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
-import { createRungMemory, MongoDomainRungStore } from '../../engine/escalation';
+import { createRungMemory } from '../../engine/escalation';
+import { MongoDomainRungStore } from '../../core/fetch/rung-store';
 import { testStack } from '../helpers/stack';
 
 describe('per-domain rung memory in MongoDB', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { extractCollections, prepareWorkflowId } from '../../core/extract/store';
 import { acmeHomes, casaHogar, fewPages, homesDirect, homesListed, immoHaus, nextProp, noLinks, oddFacts, pdfOnly, samePages, shellOnly, shopWidgets, slowHomes, type GeneratedSite } from '../fixtures/extract-sites/sites';
 import { f1, score } from '../fixtures/extract-sites/score';

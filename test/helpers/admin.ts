@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { childEnvironment, PROJECT_ROOT } from '../../core/config';
+import { childEnvironment, PROJECT_ROOT } from '../../base/config';
 import { testStack } from './stack';
 
 /** Runs `npm run admin -- …` as an operator would (the same script, against the stack's database). */

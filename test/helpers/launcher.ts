@@ -6,7 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { childEnvironment, PROJECT_ROOT } from '../../core/config';
+import { childEnvironment, PROJECT_ROOT } from '../../base/config';
 import { alive, processTree } from '../../scripts/stack/proc';
 import type { ComponentName } from '../../scripts/stack/stack';
 import { eventually } from './stack';

@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import type { Activities } from '../../activities';
-import { createLogger } from '../../core/log';
+import { createLogger } from '../../base/log';
 import { lightTaskQueue } from '../../core/jobs/workflow-names';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { workflowBundlePath } from '../../workers/bundle';
 import { serviceConfig } from './app';
 

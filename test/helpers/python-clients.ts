@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { processConfig } from '../../core/config';
+import { processConfig } from '../../base/config';
 
 export const PYTHON_CLIENT_VERSION = '1.11.0';
 

@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { processConfig } from '../../core/config';
+import { processConfig } from '../../base/config';
 
 export const PYTHON_MCP_VERSION = '2.3.0';
 

@@ -7,8 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { PROJECT_ROOT, processConfig } from '../../core/config';
-import { createLogger } from '../../core/log';
+import { PROJECT_ROOT, processConfig } from '../../base/config';
+import { createLogger } from '../../base/log';
 import { workflowBundlePath } from '../../workers/bundle';
 
 /** Histories recorded from real runs of the service and kept with the code (see the folder's README). */

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { processConfig } from '../../core/config';
+import { processConfig } from '../../base/config';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 

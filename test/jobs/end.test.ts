@@ -12,7 +12,7 @@ import { endPreparation, giveBackPreparation } from '../../core/extract/ends';
 import { extractCollections, type PreparedDomainDoc } from '../../core/extract/store';
 import { ActiveJobs } from '../../core/jobs/active-jobs';
 import { endJob, JobMissing } from '../../core/jobs/end';
-import { newId } from '../../core/ids';
+import { newId } from '../../base/ids';
 import { createWebhookEvents } from '../../core/webhooks/events';
 import { accountsHandle } from '../batch/helpers';
 

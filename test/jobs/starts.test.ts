@@ -11,7 +11,7 @@ import { newCrawlDocument } from '../../core/crawls/store';
 import type { ReconcileReport } from '../../core/jobs/reconcile';
 import { startId, type JobStartDoc } from '../../core/jobs/start';
 import { RECONCILE_SCHEDULE_ID, RECONCILE_WORKFLOW } from '../../core/reconcile';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { eventually } from '../helpers/stack';
 import { triggerScheduleNow } from '../helpers/schedules';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { openDatabase, type Database } from '../../core/db';
-import { createLogger } from '../../core/log';
+import { openDatabase, type Database } from '../../base/db';
+import { createLogger } from '../../base/log';
 import { McpSessions, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/sessions';
 import { serviceConfig } from '../helpers/app';
 

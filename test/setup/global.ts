@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processConfig } from '../../core/config';
+import { processConfig } from '../../base/config';
 import { Stack } from '../../scripts/stack/stack';
 import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
 import { EXTRACT_HOSTS } from '../fixtures/extract-sites/sites';

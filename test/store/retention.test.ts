@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { CRAWL_DATA_COLLECTIONS, RETENTION_SCHEDULE_ID, RETENTION_WORKFLOW } from '../../core/retention';
 import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { accountsHandle, CrawlClient, crawlAccount } from '../crawls/helpers';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../../core/config';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, PROJECT_ROOT } from '../../base/config';
 import { configTable, readmeTable } from '../../scripts/config-table';
 import { SERVICE_NODE_FLAGS } from '../../scripts/stack/node-flags';
 

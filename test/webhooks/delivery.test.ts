@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { connectTemporal, type TemporalHandle } from '../../core/temporal';
+import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { startDelivery, webhookRetry, webhookWorkflowId } from '../../core/webhooks/deliveries';
 import { createWebhookEvents, WEBHOOK_ATTEMPTS, type RunEnd } from '../../core/webhooks/events';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';

@@ -6,9 +6,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { refusalError, type Accounts, type Principal } from '../../accounts';
-import type { Config } from '../../config';
-import { isDuplicateKey } from '../../db';
-import { problem } from '../../errors';
+import type { Config } from '../../../base/config';
+import { isDuplicateKey } from '../../../base/db';
+import { problem } from '../../../base/errors';
 import { ActiveJobs } from '../../jobs/active-jobs';
 import { IdempotencyKeys, type Claimed } from '../../jobs/idempotency';
 import type { IdempotencyWords } from '../../jobs/idempotent';

@@ -5,7 +5,7 @@
  * it, tasks in flight may finish (billed only if they succeed).
  */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { isTerminal } from '../run-records';
 import type { RunView } from '../runs';
 import type { RunControlDoc, RunDoc } from '../store';

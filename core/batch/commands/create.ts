@@ -8,12 +8,12 @@
  * A retry that took over a dead create whose job was written finishes that job's start.
  */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
-import { newId } from '../../ids';
+import { problem } from '../../../base/errors';
+import { newId } from '../../../base/ids';
 import type { Claimed } from '../../jobs/idempotency';
 import { idempotent } from '../../jobs/idempotent';
 import { parseCsvTasks } from '../csv-input';
-import { insertIgnoringDuplicates } from '../../db';
+import { insertIgnoringDuplicates } from '../../../base/db';
 import { parseSchedule, type JobSchedule } from '../schedules';
 import { checkScheduledJobs, scheduleRulesFor } from '../limits';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type JobDoc, type BatchTask } from '../store';

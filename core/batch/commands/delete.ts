@@ -1,6 +1,6 @@
 /** Deleting a job (its schedule first, then each run stopped as deleted) or one run (refused while a rerun reads its results). */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { isDeleted } from '../runs';
 import type { CommandContext } from './context';
 import type { ControlCommands } from './controls';

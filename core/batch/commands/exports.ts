@@ -1,8 +1,8 @@
 /** A run's exports: one started (its record, then workflow `export-<id>`), one read, and an export's file through its link. */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
-import { newUlid } from '../../ids';
+import { problem } from '../../../base/errors';
+import { newUlid } from '../../../base/ids';
 import { exportStillServed, readExport } from '../exports';
 import { checkConcurrentExports } from '../limits';
 import { isDeleted } from '../runs';

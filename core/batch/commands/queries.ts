@@ -3,7 +3,7 @@
  * history, each checked against the account first. Pure presentation lives in read.ts.
  */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { batchCursors } from '../cursors';
 import { readBody } from '../bodies';
 import { resultExpired } from '../expiry';

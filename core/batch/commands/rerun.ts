@@ -7,8 +7,8 @@
  * A retry that took over a dead rerun whose run was written finishes that run's start.
  */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
-import { newId } from '../../ids';
+import { problem } from '../../../base/errors';
+import { newId } from '../../../base/ids';
 import { idempotent } from '../../jobs/idempotent';
 import { countRerun, isTerminal } from '../run-records';
 import { isDeleted, runStatusOf, type RunView } from '../runs';

@@ -1,6 +1,6 @@
 /** A scheduled job's schedule: replaced (the run in flight goes on, the new one governs the next fires), paused or resumed. */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { parseSchedule, type JobSchedule, type ScheduleState } from '../schedules';
 import type { JobDoc } from '../store';
 import { scheduleRulesFor } from '../limits';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { idempotent } from '../../jobs/idempotent';
 import { isTerminal } from '../run-records';
 import type { RunView } from '../runs';

@@ -1,6 +1,6 @@
 /** A job's webhook: checked (public https URL; signing needs an active HMAC key), set, removed, and its deliveries read. */
 import type { Principal } from '../../accounts';
-import { problem } from '../../errors';
+import { problem } from '../../../base/errors';
 import { createWebhookEvents } from '../../webhooks/events';
 import { createHmacKeys } from '../../webhooks/hmac-keys';
 import { createSecretBox } from '../../webhooks/secret-box';

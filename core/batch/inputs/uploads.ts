@@ -10,8 +10,8 @@
 import type { Db } from 'mongodb';
 import type { Principal } from '../../accounts';
 import { checkLimit, quotaExceeded } from '../../accounts/limits';
-import { problem } from '../../errors';
-import { newUlid } from '../../ids';
+import { problem } from '../../../base/errors';
+import { newUlid } from '../../../base/ids';
 import { Blobs, bytesOf, type BlobOwner } from '../../jobs/blobs';
 import { batchCollections, type JobInputDoc } from '../store';
 import { CsvError, CsvReader } from './csv-reader';

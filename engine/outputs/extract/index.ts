@@ -3,7 +3,7 @@
  * `parseOutputKinds` validates the parameter before any fetch; `extractOutputs` runs the kinds asked
  * for over one parse of the page.
  */
-import type { ErrorCode } from '../../../core/errors';
+import type { ErrorCode } from '../../../base/errors';
 import { audios, favicon, images, videos } from './media';
 import { emails, hashtags, phoneNumbers } from './contacts';
 import { loadPage, type Page } from './page';

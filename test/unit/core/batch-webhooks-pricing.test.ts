@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createLinks } from '../../../core/batch/links';
 import { parseSchedule, scheduleSpec } from '../../../core/batch/schedules';
-import { isApiError } from '../../../core/errors';
+import { isApiError } from '../../../base/errors';
 import { configurationOf, costOf } from '../../../core/pricing';
 import { signatureHeader, verifySignature } from '../../../core/webhooks/signature';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { batchCursors } from '../../../core/batch/cursors';
-import { isApiError } from '../../../core/errors';
+import { isApiError } from '../../../base/errors';
 import { cursorCodec, wholeNumber } from '../../../core/jobs/cursor';
 
 const refusal = (read: () => unknown): string => {

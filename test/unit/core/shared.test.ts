@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { parseBoolean } from '../../../core/boolean';
-import { Semaphore } from '../../../core/semaphore';
+import { parseBoolean } from '../../../base/boolean';
+import { Semaphore } from '../../../base/semaphore';
 import { FAILURES, failureOf } from '../../../engine/failures';
 import { cycles } from '../../../scripts/import-cycles';
 

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { MongoServerError } from 'mongodb';
-import { UnknownOutcome } from '../../../core/accounts/chain';
-import { openDatabase } from '../../../core/db';
-import { problem } from '../../../core/errors';
-import { createLogger } from '../../../core/log';
-import { connectTemporal } from '../../../core/temporal';
-import { serviceUnavailable, unavailableDependency } from '../../../core/unavailable';
+import { UnknownOutcome } from '../../../base/db';
+import { openDatabase } from '../../../base/db';
+import { problem } from '../../../base/errors';
+import { createLogger } from '../../../base/log';
+import { connectTemporal } from '../../../base/temporal';
+import { serviceUnavailable, unavailableDependency } from '../../../base/unavailable';
 
 /** A loopback port nothing listens on (taken from the kernel, then closed). */
 async function closedPort(): Promise<number> {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { applyRole, induceRole, pageSignals, verifyRole } from '../../../engine/extract';
 import { registrableDomain } from '../../../engine/safety/domain';
-import { servesVertical } from '../../../core/extract/recipe';
+import { servesVertical } from '../../../engine/extract/recipe-data';
 
 const page = (body: string) => `<!doctype html><html><body><header><nav><a href="/">Home</a></nav></header><main>${body}</main><footer><p>Phone: 555-0100</p></footer></body></html>`;
 const labels = (body: string) => Object.fromEntries(pageSignals(page(body), 'http://site.test/x').labels.map((pair) => [pair.label, pair.value]));

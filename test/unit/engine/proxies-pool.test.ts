@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { Dispatcher } from 'undici';
-import { loadConfig } from '../../../core/config';
+import { loadConfig } from '../../../base/config';
 import { createProxyPools, type ProxyChoiceRequest, type ProxyPools } from '../../../engine/proxies/pool';
 import { createSessionPins, SESSION_TTL_MS } from '../../../engine/proxies/sessions';
 

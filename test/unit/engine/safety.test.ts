@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { classifyAddress, createHostResolver, createTargetGuard, createTargetPolicy } from '../../../engine/safety';
-import { loadConfig } from '../../../core/config';
+import { loadConfig } from '../../../base/config';
 
 describe('engine target safety (no network)', () => {
   describe('address classifier', () => {

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { applyRole, induceRole, sampleOrder, verifyRole } from '../../../engine/extract';
-import type { RoleRecipe } from '../../../core/extract/recipe';
+import type { RoleRecipe } from '../../../engine/extract/recipe-data';
 import { acmeHomes, casaHogar, fewPages, homesDirect, immoHaus, nextProp, oddFacts, samePages, shellOnly, shopWidgets, type GeneratedSite } from '../../fixtures/extract-sites/sites';
 import { jobBoard, meubleLoc, priceBlocks, slashCars } from '../../fixtures/extract-sites/classes';
 import { f1, score } from '../../fixtures/extract-sites/score';

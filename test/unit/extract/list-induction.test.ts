@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { applyRole, induceList, verifyRole } from '../../../engine/extract';
-import type { RoleRecipe } from '../../../core/extract/recipe';
+import type { RoleRecipe } from '../../../engine/extract/recipe-data';
 import { acmeHomes, homesDirect, immoHaus, type GeneratedSite } from '../../fixtures/extract-sites/sites';
 import { jobBoard } from '../../fixtures/extract-sites/classes';
 import { f1, score } from '../../fixtures/extract-sites/score';

@@ -4,7 +4,7 @@
  * splits a sample into induction and held-out pages.
  */
 import { induceList, induceRole, verifyRole, type SamplePage } from '../../../engine/extract';
-import type { RoleRecipe } from '../../../core/extract/recipe';
+import type { RoleRecipe } from '../../../engine/extract/recipe-data';
 import type { GeneratedSite, Truth } from '../../fixtures/extract-sites/sites';
 
 export const urlOf = (site: GeneratedSite, path: string): string => `http://${site.host}${path}`;

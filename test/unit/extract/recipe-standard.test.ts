@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { applyRole, classify, induceRole, pageSignals, project, standardMapping, STANDARD_FIELDS, toStandard } from '../../../engine/extract';
-import { ALGORITHM_VERSION, servesVertical, type DomainRecipe, type RoleRecipe } from '../../../core/extract/recipe';
+import { ALGORITHM_VERSION, servesVertical, type DomainRecipe, type RoleRecipe } from '../../../engine/extract/recipe-data';
 import { acmeHomes, casaHogar, homesDirect, immoHaus, nextProp, shopWidgets, type GeneratedSite } from '../../fixtures/extract-sites/sites';
 import { jobBoard, meubleLoc, priceBlocks, slashCars } from '../../fixtures/extract-sites/classes';
 import { learnDetail, learnList, truthOf, urlOf } from './pages';

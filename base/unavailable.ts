@@ -5,7 +5,7 @@
  * 500, so that every client retries them (all official clients retry 503 and honour Retry-After).
  */
 import { MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
-import { isUnknownOutcome } from './accounts/chain';
+import { isUnknownOutcome } from './db';
 import { problem, type ApiError } from './errors';
 
 export type Dependency = 'database' | 'temporal' | 'worker';

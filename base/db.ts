@@ -90,3 +90,23 @@ async function ensureIndexes(db: Db, registration: IndexRegistration, log: Logge
     log.debug('indexes ready', { collection, count: indexes.length });
   }
 }
+
+/**
+ * A write that failed in a way that leaves it unknown whether its entry landed: the store that wrote it
+ * tells once the database answers again (core/accounts/chain.ts). Its cause is the failure itself.
+ */
+export class UnknownOutcome extends Error {
+  readonly kind = 'unknown-outcome';
+
+  constructor(
+    cause: unknown,
+    readonly entry: string,
+    readonly token: string,
+  ) {
+    super(`the write of ${entry} may or may not have landed: ${(cause as Error).message}`, { cause });
+    this.name = 'UnknownOutcome';
+  }
+}
+
+export const isUnknownOutcome = (error: unknown): error is UnknownOutcome =>
+  typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'unknown-outcome';
