@@ -5,6 +5,7 @@ import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../base/config';
 import type { Logger } from '../base/log';
 import type { RobotsReader, TargetGuard } from '../engine';
+import type { WebhookSender } from '../core/webhooks/deliver';
 import type { PageFetcher } from './crawl/fetcher';
 
 /** Dependencies every activity receives once per worker, from `createActivities`. */
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** The worker's one target guard (its fetch engine's): webhook receivers are checked with it. */
   guard: TargetGuard;
+  /** The worker's one webhook sender, signing with its one HMAC key store. */
+  webhookSender: WebhookSender;
 }
 
 export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

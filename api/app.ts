@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Middleware } from 'koa';
 import { problem } from '../base/errors';
 import { Registry } from '../base/metrics';
-import { hostsInBackoff } from '../core/politeness/paused';
 import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
@@ -56,7 +55,7 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
     async handler(ctx) {
       const now = Date.now();
       // Paused hosts are read from the store; while it is away, the other metrics still answer.
-      const hosts = await hostsInBackoff(deps.db.db, new Date(now)).catch(() => undefined);
+      const hosts = await deps.services.pausedHosts(new Date(now)).catch(() => undefined);
       if (hosts) {
         paused.setAll([{ labels: {}, value: hosts.length }]);
         pauseLeft.setAll(hosts.map((host) => ({ labels: { host: host.host }, value: Math.ceil((host.until.getTime() - now) / 1000) })));

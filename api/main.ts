@@ -11,13 +11,13 @@ import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../base/lifecycle';
 import { createLogger } from '../base/log';
 import { reconcile } from '../core/reconcile';
-import { createReadiness } from '../core/readiness';
 import { connectTemporal } from '../base/temporal';
 import { createFetching } from '../core/fetch/service';
 import { createAccountApp, createListener } from './app';
 import { superviseApiProcesses } from './cluster';
 import { createMcpHttp } from './mcp/http';
 import { createApiServer } from './http/server';
+import { apiDeps } from './deps';
 import { bindApiPort } from './listen';
 
 async function main(): Promise<void> {
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();
   const fetching = createFetching({ config, log, db: db.db });
-  const deps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
+  const deps = apiDeps({ config, log, db, temporal, accounts, fetching });
   const mcp = createMcpHttp(deps);
   const server = createApiServer(createListener(deps, undefined, mcp), config);
   const port = await bound.listen(server);

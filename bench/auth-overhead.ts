@@ -17,13 +17,12 @@ import { Pool } from 'undici';
 import { planUsageRoutes } from '../api/accounts/usage-routes';
 import { createApp } from '../api/app';
 import { assumePrincipal } from '../api/auth/authenticate';
-import type { ApiDeps } from '../api/deps';
+import { apiDeps } from '../api/deps';
 import { createAccounts } from '../core/accounts';
 import { processConfig } from '../base/config';
 import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../base/log';
-import { createReadiness } from '../core/readiness';
 import { connectTemporal } from '../base/temporal';
 import { Stack } from '../scripts/stack/stack';
 import { createFetching } from '../core/fetch/service';
@@ -97,7 +96,7 @@ async function main(): Promise<void> {
     const principal = await accounts.principalFor(account._id, doc.key_id);
     const fetching = createFetching({ config, log, db: db.db }); // unused by plan usage; never launches a browser
     servers.push({ close: () => fetching.close() });
-    const deps: ApiDeps = { config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) };
+    const deps = apiDeps({ config, log, db, temporal, accounts, fetching });
     const variants = {
       'without authentication': { app: createApp(deps, planUsageRoutes(deps, { authentication: assumePrincipal(principal) })), headers: {} },
       'with authentication': { app: createApp(deps, planUsageRoutes(deps)), headers: { 'X-API-Key': key } },

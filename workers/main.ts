@@ -19,6 +19,8 @@ import { createLogger, type Logger } from '../base/log';
 import { lightTaskQueue } from '../core/jobs/workflow-names';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../base/temporal';
 import { createFetching } from '../core/fetch/service';
+import { createWebhookSender } from '../core/webhooks/deliver';
+import { hmacKeysOf } from '../core/webhooks/hmac-keys';
 import { workflowBundlePath } from './bundle';
 import { ensureSchedules } from './schedules';
 
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
   // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard });
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard, webhookSender: createWebhookSender({ keys: hmacKeysOf(db.db, config.secretsKey), config, guard: fetching.guard }) });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

@@ -6,7 +6,6 @@
  */
 import { Context } from '@temporalio/activity';
 import { recordWebhookOutcome, recordWebhookStart } from '../../core/batch/run-records';
-import { createWebhookSender } from '../../core/webhooks/deliver';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import type { ActivityDeps } from '../deps';
 import { activityFailure } from '../failures';
@@ -18,7 +17,7 @@ export interface DeliveryOutcome {
 
 export function webhookActivities(deps: ActivityDeps) {
   const events = createWebhookEvents(deps.db);
-  const sender = createWebhookSender({ db: deps.db, config: deps.config, guard: deps.guard });
+  const sender = deps.webhookSender;
 
   // The run keeps its webhook's outcome, through Batch's own commands.
   const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import type { Middleware } from 'koa';
 import type { Accounts } from '../../core/accounts';
-import { createClaims } from '../../core/accounts/claims';
+import type { Services } from '../../core/services';
 import { clientNetwork } from '../../core/accounts/signups';
 import type { Config } from '../../base/config';
 import { isApiError } from '../../base/errors';
@@ -19,6 +19,7 @@ import { crossSiteWrite } from '../http/cross-site';
 export type AgentDeps = {
   accounts: Accounts;
   db: Database;
+  services: Pick<Services, 'claims'>;
   config: Pick<Config, 'agentSignup' | 'trustProxy' | 'appUrl' | 'appPort' | 'publicUrl' | 'routeRateLimit' | 'routeRateWindowMs'>;
 };
 
@@ -93,7 +94,7 @@ const SIGNUP_RESULT = {
 export function agentRoutes(deps: AgentDeps): Route[] {
   const { accounts, config } = deps;
   const rates = deps.accounts.rates;
-  const claims = createClaims(accounts);
+  const { claims } = deps.services;
   return [
     {
       method: 'POST',

@@ -5,7 +5,8 @@
  * sends no referrer.
  */
 import type { Accounts } from '../../core/accounts';
-import { createClaims, type ClaimView } from '../../core/accounts/claims';
+import type { ClaimView } from '../../core/accounts/claims';
+import type { Services } from '../../core/services';
 import type { AppContext } from '../http/context';
 import type { Route } from '../http/routes';
 
@@ -51,8 +52,8 @@ function readEmail(ctx: AppContext, raw: Buffer): string {
   return (new URLSearchParams(text).get('email') ?? '').trim();
 }
 
-export function claimRoutes(deps: { accounts: Accounts }): Route[] {
-  const claims = createClaims(deps.accounts);
+export function claimRoutes(deps: { accounts: Accounts; services: Pick<Services, 'claims'> }): Route[] {
+  const { claims } = deps.services;
 
   const notFound = (ctx: AppContext) =>
     page(ctx, 404, 'Claim link not valid', '<p>This claim link is not valid. Check that it was copied whole.</p>');

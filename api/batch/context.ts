@@ -1,27 +1,18 @@
 /**
- * What every Batch route shares: the commands (core/batch/commands.ts, wired with the process's
- * webhook target check), the capability links and the presenter.
+ * What every Batch route shares: the commands (core/batch/commands.ts, built by the process's
+ * composition root), the capability links and the presenter.
  * Built once per API process.
  */
-import { createBatchCommands } from '../../core/batch/commands';
 import { createLinks, type Links } from '../../core/batch/links';
 import type { Presenter } from '../../core/batch/read';
 import { problem } from '../../base/errors';
-import { checkWebhookUrl } from '../../engine';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { AppContext } from '../http/context';
 import { batchIssues } from '../webhooks/routes';
 
 export function createBatchContext(deps: ApiDeps) {
-  const { guard } = deps.fetching;
-  const commands = createBatchCommands({
-    db: deps.db.db,
-    accounts: deps.accounts,
-    temporal: deps.temporal,
-    config: deps.config,
-    checkWebhookUrl: (url) => checkWebhookUrl(guard, url),
-  });
+  const commands = deps.services.batch;
   let links: Links | undefined;
   const linksOf = (): Links => {
     if (!deps.config.secretsKey) throw problem('internal', 'Result links are unavailable: the server has no SECRETS_KEY configured.');

@@ -9,7 +9,6 @@ import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
 import { contentDisposition, markThirdParty } from '../http/third-party';
-import { crawlCommandsOf } from './commands';
 import { downloadLines, keptPage, presentCrawl, presentResults, presentStop } from './present';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
 
@@ -41,7 +40,7 @@ const errors = {
 };
 
 export function crawlRoutes(deps: ApiDeps): Route[] {
-  const crawls = crawlCommandsOf(deps);
+  const { crawls } = deps.services;
   const common = { tags: ['Crawl'], security: securityOf('crawl'), before: [authenticate(deps, 'crawl')] };
   const crawlIdOf = (params: Record<string, string>): string => params.crawl_id ?? '';
   return [

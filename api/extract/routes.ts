@@ -3,7 +3,6 @@
  * list with the allowance, the allowance alone). None costs credits. Errors of the prepared-domains
  * endpoints carry a `reason` tag.
  */
-import { createExtractCommands } from '../../core/extract/commands';
 import { problem } from '../../base/errors';
 import { registrableDomainOf } from '../../engine';
 import { API_KEY_QUERY_PROPERTY, authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -75,7 +74,7 @@ export function checkExamples(domain: string, urls: readonly string[]): string[]
 }
 
 export function extractRoutes(deps: ApiDeps): Route[] {
-  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
+  const commands = deps.services.extract;
   const prepared = { tags: ['Extract'], security: securityOf('prepared-domains'), before: [authenticate(deps, 'prepared-domains')], issues: preparedIssues, query: KEY_QUERY };
   const errors = {
     400: { description: 'invalid_argument (with `reason`)' },

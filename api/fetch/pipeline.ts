@@ -1,16 +1,8 @@
-/** The Fetch pipeline as the API process wires it: its engine, and the Extract recipes with their re-preparation on staleness. */
-import { createExtractCommands } from '../../core/extract/commands';
-import { fetchRecipes } from '../../core/extract/recipes';
-import { createFetchPipeline, type FetchPipeline, type FetchResult } from '../../core/fetch/pipeline';
+/** The Fetch answer's headers, shared by the Fetch route and the MCP tools. */
+import type { FetchResult } from '../../core/fetch/pipeline';
 import { EXTRACT_WARNING_HEADER } from '../../core/fetch/extract';
 import { AUTO_CONFIGURATION_HEADER, describeRung } from '../../engine';
-import type { ApiDeps } from '../deps';
 import { echoTargetHeaders } from './headers';
-
-export function fetchPipelineOf(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'fetching'>): FetchPipeline {
-  const commands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
-  return createFetchPipeline({ retrieval: deps.fetching.retrieval, recipes: fetchRecipes(deps.db.db, commands) });
-}
 
 /** Where the response headers of a Fetch go: the HTTP response, or nowhere for an MCP tool. */
 export interface HeaderSink {

@@ -16,7 +16,7 @@ import { fetchForAccount } from '../../core/fetch/calls';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { forwardedHeaders } from './headers';
-import { fetchPipelineOf, setFetchHeaders } from './pipeline';
+import { setFetchHeaders } from './pipeline';
 
 async function handleFetch(deps: ApiDeps, pipeline: FetchPipeline, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query);
@@ -39,7 +39,7 @@ async function handleFetch(deps: ApiDeps, pipeline: FetchPipeline, ctx: HttpCont
 }
 
 export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
-  const pipeline = fetchPipelineOf(deps);
+  const { pipeline } = deps.services;
   const route = (method: Method): LeanRoute => ({
     lean: true,
     method,

@@ -28,7 +28,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
-import { mcpSessionCommands, McpStoreUnavailable, type McpInitialize } from '../../core/mcp/commands';
+import { McpStoreUnavailable, type McpInitialize } from '../../core/mcp/commands';
+import { MCP_SESSION_IDLE_MS } from '../../core/services';
 import { overBudget } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { BoundedEventStore } from './event-store';
@@ -49,8 +50,6 @@ interface Held {
   inFlight: Set<string>;
 }
 
-/** A session no request touched for this long is over: clients that vanish leave nothing behind. */
-const SESSION_IDLE_MS = 30 * 60_000;
 /** The deadline is written at most this often per session and process: one write per request would double the store's load. */
 const TOUCH_EVERY_MS = 60_000;
 /** How often each process closes what it holds for idle sessions and deletes expired records. */
@@ -111,13 +110,13 @@ async function readJson(req: IncomingMessage, limit: number): Promise<{ ok: true
 
 export function createMcpHttp(deps: ApiDeps): McpHttp {
   const tools = mcpTools(deps);
-  const sessions = mcpSessionCommands(deps.db.db, SESSION_IDLE_MS, deps.accounts.holdings);
+  const sessions = deps.services.mcpSessions;
   const held = new Map<string, Held>();
   /** Rebuilds under way, so that concurrent requests for one session rebuild it once. */
   const restoring = new Map<string, Promise<Held>>();
 
   const sweeper = setInterval(() => {
-    const cutoff = Date.now() - SESSION_IDLE_MS;
+    const cutoff = Date.now() - MCP_SESSION_IDLE_MS;
     for (const session of held.values()) if (session.used < cutoff) void session.transport.close();
     sessions.sweep().catch((error: unknown) => deps.log.warn('mcp session sweep failed', { error: (error as Error).message }));
   }, SWEEP_EVERY_MS);

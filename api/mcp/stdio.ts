@@ -9,9 +9,9 @@ import { openDatabase } from '../../base/db';
 import { SERVICE_INDEXES } from '../../core/indexes';
 import { onShutdown } from '../../base/lifecycle';
 import { createLogger } from '../../base/log';
-import { createReadiness } from '../../core/readiness';
 import { connectTemporal } from '../../base/temporal';
 import { createFetching } from '../../core/fetch/service';
+import { apiDeps } from '../deps';
 import { createMcpServer } from './server';
 import { mcpTools } from './tools';
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   accounts.start();
   const temporal = connectTemporal(config);
   const fetching = createFetching({ config, log, db: db.db });
-  const server = createMcpServer(mcpTools({ config, log, db, temporal, accounts, fetching, readiness: createReadiness(config, db, temporal) }), check.principal);
+  const server = createMcpServer(mcpTools(apiDeps({ config, log, db, temporal, accounts, fetching })), check.principal);
   const transport = new StdioServerTransport();
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>

@@ -11,16 +11,13 @@ import { ApiError } from '../../base/errors';
 import { withSlotUntil } from '../accounts/concurrency';
 import { usageDetails } from '../accounts/usage-routes';
 import type { StartBody } from '../../core/crawls/commands';
-import { crawlCommandsOf } from '../crawls/commands';
 import { presentResults, presentStop } from '../crawls/present';
 import { START_BODY } from '../crawls/schemas';
 import type { ApiDeps } from '../deps';
-import { createExtractCommands } from '../../core/extract/commands';
 import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
 import { fetchForAccount } from '../../core/fetch/calls';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
-import { fetchPipelineOf } from '../fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
 import type { ParsedQuery } from '../http/context';
 
@@ -128,9 +125,7 @@ const STOP_INPUT: ToolSchema = {
 };
 
 export function mcpTools(deps: ApiDeps): ToolDefinition[] {
-  const pipeline = fetchPipelineOf(deps);
-  const crawls = crawlCommandsOf(deps);
-  const extractCommands = createExtractCommands({ db: deps.db, temporal: deps.temporal, taskQueue: deps.config.temporalTaskQueue });
+  const { pipeline, crawls, extract: extractCommands } = deps.services;
   return [
     {
       name: 'fetch_page',

@@ -11,7 +11,7 @@
  * without their query.
  */
 import type { AppContext } from '../http/context';
-import { createOAuthCommands, redirectTo, SCOPE } from '../../core/oauth/commands';
+import { redirectTo, SCOPE } from '../../core/oauth/commands';
 import type { ApiDeps } from '../deps';
 import type { ResponseSpec, Route } from '../http/routes';
 import { consentPage, pageHeaders, signedUpPage } from './consent-page';
@@ -63,7 +63,7 @@ function htmlError(ctx: AppContext, message: string, status = 400): void {
 }
 
 export function oauthRoutes(deps: ApiDeps): Route[] {
-  const oauth = createOAuthCommands({ db: deps.db.db, accounts: deps.accounts, accessTtlSeconds: deps.config.oauthAccessTokenTtlSeconds });
+  const { oauth } = deps.services;
   const rates = deps.accounts.rates;
   const base = deps.config.publicUrl;
   const networkOf = (ctx: AppContext): string => clientNetwork(clientAddress(ctx, deps.config.trustProxy));

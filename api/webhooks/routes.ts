@@ -5,9 +5,7 @@
  * Secrets appear once, in the answer that creates them.
  */
 import { problem } from '../../base/errors';
-import { createWebhookSender } from '../../core/webhooks/deliver';
-import { createHmacKeys, type HmacKeys } from '../../core/webhooks/hmac-keys';
-import { createSecretBox } from '../../core/webhooks/secret-box';
+import type { HmacKeys } from '../../core/webhooks/hmac-keys';
 import { checkWebhookUrl } from '../../engine';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import { checkRouteRate } from '../../core/accounts/rate-limits';
@@ -54,11 +52,10 @@ const errors = {
 
 export function webhookRoutes(deps: ApiDeps): Route[] {
   const { guard } = deps.fetching;
-  const sender = createWebhookSender({ db: deps.db.db, config: deps.config, guard });
-  let keys: HmacKeys | undefined;
+  const sender = deps.services.webhookSender;
   const keysOf = (): HmacKeys => {
-    if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
-    return (keys ??= createHmacKeys(deps.db.db, createSecretBox(deps.config.secretsKey)));
+    if (!deps.services.hmacKeys) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
+    return deps.services.hmacKeys;
   };
   const rates = deps.accounts.rates;
   const common = { tags: ['Batch webhooks'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };

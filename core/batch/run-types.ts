@@ -1,6 +1,8 @@
 /** What the Batch run workflow and its activities pass each other. Pure (the workflow bundle imports it). */
 import type { WebhookRetry } from '../webhooks/deliveries';
-import type { TaskStatus } from './store';
+
+/** A task's status in a run's results. */
+export type TaskStatus = 'pending' | 'processing' | 'successful' | 'failed';
 
 export interface RunInput {
   runId: string;

@@ -14,7 +14,7 @@
  *
  * `batch_contents` holds what was stored before the blob store (core/jobs/blobs.ts): read, never written.
  */
-import { emptyStats, type RunStats, type Spend } from './run-types';
+import { emptyStats, type RunStats, type Spend, type TaskStatus } from './run-types';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
@@ -36,7 +36,6 @@ export const PACK_SIZE = 256 * 1024;
 export type JobStatus = 'open' | 'closed' | 'deleted';
 /** A run's status as the clients know it; a pause is `pause_state`, beside it. */
 export type RunStatus = 'pending' | 'running' | 'completed' | 'failed' | 'stopped' | 'deleted';
-export type TaskStatus = 'pending' | 'processing' | 'successful' | 'failed';
 export type ResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
 
 export interface WebhookSetting {
@@ -376,4 +375,4 @@ export const BATCH_INDEXES: IndexRegistration = {
 
 export type { Collection };
 
-export { emptyStats, type RunStats, type Spend };
+export { emptyStats, type RunStats, type Spend, type TaskStatus };

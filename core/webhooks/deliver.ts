@@ -4,13 +4,11 @@
  * poster (engine/webhooks/post.ts). The delivery activity and `POST /v1/webhook/test` both send
  * through here, so a test event is signed and posted exactly as a real delivery is.
  */
-import type { Db } from 'mongodb';
 import type { Config } from '../../base/config';
 import { newUlid } from '../../base/ids';
 import { createWebhookPoster, type AttemptOutcome, type TargetGuard, type WebhookPoster } from '../../engine';
 import { eventBody } from './events';
-import { createHmacKeys, type HmacKeys } from './hmac-keys';
-import { createSecretBox } from './secret-box';
+import type { HmacKeys } from './hmac-keys';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 
 export interface Delivery {
@@ -34,19 +32,18 @@ export interface WebhookSender {
   close(): Promise<void>;
 }
 
-export function createWebhookSender(deps: { db: Db; config: Pick<Config, 'secretsKey' | 'webhookTimeoutMs' | 'webhookCaFile'>; guard: TargetGuard; now?: () => Date }): WebhookSender {
+/** `keys`: the process's HMAC key store (hmacKeysOf), undefined when the server has no SECRETS_KEY. */
+export function createWebhookSender(deps: { keys: HmacKeys | undefined; config: Pick<Config, 'webhookTimeoutMs' | 'webhookCaFile'>; guard: TargetGuard; now?: () => Date }): WebhookSender {
   const now = deps.now ?? (() => new Date());
   let poster: WebhookPoster | undefined;
   const posterOf = (): WebhookPoster =>
     (poster ??= createWebhookPoster({ guard: deps.guard, timeoutMs: deps.config.webhookTimeoutMs, caFile: deps.config.webhookCaFile }));
-  let keys: HmacKeys | undefined;
-  const keysOf = (secretsKey: string): HmacKeys => (keys ??= createHmacKeys(deps.db, createSecretBox(secretsKey)));
 
   const send = async (delivery: Delivery): Promise<SendOutcome> => {
     const headers: Record<string, string> = { [EVENT_ID_HEADER]: delivery.eventId };
     if (delivery.signed) {
-      if (!deps.config.secretsKey) return { sent: false, refused: 'signing_unavailable' };
-      const key = await keysOf(deps.config.secretsKey).signingKey(delivery.accountId);
+      if (!deps.keys) return { sent: false, refused: 'signing_unavailable' };
+      const key = await deps.keys.signingKey(delivery.accountId);
       if (!key) return { sent: false, refused: 'signing_key_missing' };
       headers[SIGNATURE_HEADER] = signatureHeader(key, delivery.body, now().getTime() / 1000);
     }

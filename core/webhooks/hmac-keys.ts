@@ -14,7 +14,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../../base/db';
 import { problem } from '../../base/errors';
 import { newUlid } from '../../base/ids';
-import type { SecretBox } from './secret-box';
+import { createSecretBox, type SecretBox } from './secret-box';
 import type { SigningKey } from './signature';
 
 export const HMAC_KEYS = 'hmac_keys';
@@ -123,4 +123,9 @@ export function createHmacKeys(db: Db, box: SecretBox, clock: () => Date = () =>
       return (await keys.countDocuments({ _id: slotId(accountId, 'active') }, { limit: 1 })) > 0;
     },
   };
+}
+
+/** The process's one key store, or undefined when the server has no SECRETS_KEY (signing is then unavailable). */
+export function hmacKeysOf(db: Db, secretsKey: string | undefined): HmacKeys | undefined {
+  return secretsKey ? createHmacKeys(db, createSecretBox(secretsKey)) : undefined;
 }

@@ -8,14 +8,13 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener } from '../../api/app';
-import type { ApiDeps } from '../../api/deps';
+import { apiDeps, type ApiDeps } from '../../api/deps';
 import { createApiServer } from '../../api/http/server';
 import type { Route } from '../../api/http/routes';
 import { createAccounts, type Accounts, type Clock, type Principal } from '../../core/accounts';
 import { loadConfig, type Config } from '../../base/config';
 import { openDatabase, type Database } from '../../base/db';
 import { createLogger, type LogSink } from '../../base/log';
-import { createReadiness } from '../../core/readiness';
 import { connectTemporal } from '../../base/temporal';
 import { createFetching } from '../../core/fetch/service';
 import { testStack } from './stack';
@@ -71,7 +70,7 @@ export async function startApp(
   const log = createLogger('debug', {}, options.sink ?? (() => undefined));
   const temporal = connectTemporal(handle.config);
   const fetching = createFetching({ config: handle.config, log, db: handle.db.db });
-  const deps: ApiDeps = { config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching, readiness: createReadiness(handle.config, handle.db, temporal) };
+  const deps = apiDeps({ config: handle.config, log, db: handle.db, temporal, accounts: handle.accounts, fetching });
   const server = createApiServer(options.app ? options.app(deps) : createListener(deps, routes?.(deps)), handle.config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

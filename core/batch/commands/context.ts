@@ -19,6 +19,7 @@ import { createJobSchedules, type JobSchedules } from '../schedules';
 import { firstRunId, runStartPlan } from '../starts';
 import { batchCollections, ids, toSliceRecord, SLICE_SIZE, type JobDoc, type RunDoc, type SliceDoc, type BatchTask, type TaskStatus } from '../store';
 import { batchRunWorkflowId } from '../../jobs/workflow-names';
+import type { HmacKeys } from '../../webhooks/hmac-keys';
 
 /** A webhook URL checked by the fetch engine's target rules (the composition root wires it: core does not import the engine). */
 export type WebhookUrlCheck = (url: string) => Promise<{ ok: true; url: URL } | { ok: false; code: 'callback_url_must_be_https' | 'callback_url_unresolvable' | 'invalid_argument'; detail: string }>;
@@ -45,6 +46,8 @@ export interface BatchCommandDeps {
   >;
   /** Checks a webhook URL; absent where no command sets a webhook (the worker). */
   checkWebhookUrl?: WebhookUrlCheck;
+  /** The process's HMAC key store; absent when the server has no SECRETS_KEY. */
+  hmacKeys?: HmacKeys;
 }
 
 /** A writer mark older than this belongs to a call that died: the next call takes it over. */

@@ -2,8 +2,6 @@
 import type { Principal } from '../../accounts';
 import { problem } from '../../../base/errors';
 import { createWebhookEvents } from '../../webhooks/events';
-import { createHmacKeys } from '../../webhooks/hmac-keys';
-import { createSecretBox } from '../../webhooks/secret-box';
 import type { JobDoc, WebhookSetting } from '../store';
 import type { CommandContext } from './context';
 
@@ -21,8 +19,8 @@ export function webhookCommands(c: CommandContext) {
     if (!target.ok) throw problem(target.code, target.detail);
     const signature = webhook.signature === true;
     if (signature) {
-      if (!deps.config.secretsKey) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
-      const key = await createHmacKeys(deps.db, createSecretBox(deps.config.secretsKey)).signingKey(principal.accountId);
+      if (!deps.hmacKeys) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
+      const key = await deps.hmacKeys.signingKey(principal.accountId);
       if (!key) throw problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
     }
     return { url: target.url.href, signature };
