@@ -18,10 +18,23 @@ const storeModules = [
   { regex: '(^|/)store$', message: 'api/ reads no store: add a command or query in core/ and call it.' },
 ];
 const databaseHandle = { regex: '(^|/)base/db$', allowTypeImports: true, message: 'api/ opens no database: take the handle from ApiDeps and pass it to a core command.' };
-/** Stores core keeps behind its own commands (their types may be named). scripts/api-database-calls.ts checks every call besides. */
+/** Stores core keeps behind its own commands (their types may be named). scripts/edge-database-calls.ts checks every call besides. */
 const coreStores = { regex: '(^|/)core/mcp/sessions$', allowTypeImports: true, message: 'api/ opens no store: call the commands of core/mcp/commands.ts.' };
 
 const processEnv = { object: 'process', property: 'env', message: 'Only base/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
+
+/**
+ * The floors, each importing only the ones below it (README, "Floors"):
+ *   base/      configuration, errors, log, metrics, clock, ids, the database and Temporal connections
+ *   engine/    retrieval, browser, outputs, extraction: imports base/ only; the domain hands it interfaces
+ *   core/      the domain (accounts, jobs, crawls, Batch, Extract): imports engine/ and base/
+ *   api/, activities/   the edges that call the domain; then workflows/ and workers/ on top
+ * Type imports count too: a floor that names a type of a floor above it depends on that floor.
+ */
+const above = (floors, message) => ({ regex: `^(\\.\\./)+(${floors.join('|')})(/|$)`, message });
+/** What workflows may import as values from core/: names and pure types shared with the activities. */
+const coreFloor = above(['api', 'activities', 'workflows', 'workers', 'scripts'], 'core/ is the domain: the edges (api/, activities/) call it, never the other way round; shared names live in core/.');
+const SHARED_WITH_WORKFLOWS = ['jobs/workflow-names', 'jobs/retry-rules', 'batch/run-types', 'crawls/types'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', '.stack/**', 'dist/**', 'scripts/bootstrap.js', 'scripts/ferretdb/**'] },
@@ -55,6 +68,46 @@ export default tseslint.config(
     },
   },
   {
+    files: ['base/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [above(['engine', 'core', 'api', 'activities', 'workflows', 'workers', 'scripts'], 'base/ is the ground floor: it imports nothing of the floors above it.')] }] },
+  },
+  {
+    files: ['engine/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [above(['core', 'api', 'activities', 'workflows', 'workers', 'scripts'], 'engine/ stands on base/ only: take what the domain knows as an interface handed in (see engine/service.ts FetchStores).')] }] },
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [coreFloor] }] },
+  },
+  {
+    // What workflows take as values from core/ is pure: it names things and holds types, importing no module's values.
+    files: SHARED_WITH_WORKFLOWS.map((name) => `core/${name}.ts`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [coreFloor, { regex: '^\\.', allowTypeImports: true, message: 'A module shared with the workflows imports only types (it is bundled into the workflow sandbox).' }] },
+      ],
+    },
+  },
+  {
+    // Activities are as thin as routes: they open no collection and reach no store; core's commands do.
+    files: ['activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            // Types may be named (what a workflow passes in); scripts/edge-database-calls.ts catches every call.
+            { group: ['mongodb', 'mongodb/*'], allowTypeImports: true, message: 'activities/ make no database call: call a command of core/.' },
+            { regex: '(^|/)store$', allowTypeImports: true, message: 'activities/ read no store: call a command of core/.' },
+            { regex: '(^|/)base/db$', allowTypeImports: true, message: 'activities/ open no database: call a command of core/.' },
+            { regex: '^(\\.\\./)+api(/|$)', message: 'workers/ and activities/ import nothing from api/: move what they need into core/ or engine/.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['api/**/*.ts'],
     ignores: ['api/main.ts', 'api/mcp/stdio.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...storeModules, databaseHandle, coreStores] }] },
@@ -64,8 +117,8 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: storeModules }] },
   },
   {
-    // The worker and its activities run core and engine code only: the HTTP layer is the API process's.
-    files: ['activities/**/*.ts', 'workers/**/*.ts'],
+    // The worker runs core and engine code only: the HTTP layer is the API process's.
+    files: ['workers/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+api(/|$)', message: 'workers/ and activities/ import nothing from api/: move what they need into core/ or engine/.' }] }],
     },
@@ -84,7 +137,20 @@ export default tseslint.config(
           ].map((name) => ({ name, message: 'Workflows must stay deterministic: do I/O in activities.' })),
           patterns: [
             { group: ['node:*'], message: 'Workflows must not import Node built-ins.' },
-            { group: ['../base/db', '../base/temporal', '../base/config', '../activities/*', '!../activities'], message: 'Import activities as types only; no I/O modules in workflows.' },
+            { group: ['../activities/*', '!../activities', '../api/*', '../workers/*'], message: 'Workflows import activities as types only, and no I/O modules.' },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^\\.\\./core/(?!(${SHARED_WITH_WORKFLOWS.join('|')})$)`,
+              allowTypeImports: true,
+              message: `Workflows take only shared names and types from core/ as values (${SHARED_WITH_WORKFLOWS.join(', ')}); anything else as a type.`,
+            },
+            { regex: '^\\.\\./(base|engine)(/|$)', allowTypeImports: true, message: 'Workflows import nothing of base/ or engine/ but types.' },
           ],
         },
       ],

@@ -1,34 +1,27 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../core/accounts';
-import type { TaskRunner } from '../core/batch/task-runner';
 import type { Config } from '../base/config';
 import type { Logger } from '../base/log';
-import type { RobotsReader, TargetGuard } from '../engine';
-import type { WebhookSender } from '../core/webhooks/deliver';
-import type { PageFetcher } from './crawl/fetcher';
+import type { TargetGuard } from '../engine';
+import type { createWorkerServices } from '../core/worker-services';
 
-/** Dependencies every activity receives once per worker, from `createActivities`. */
-export interface ActivityDeps {
+/**
+ * Dependencies every activity receives, built once by the worker's composition root (workers/main.ts):
+ * the domain's services (core/worker-services.ts) and what the Batch activities still take directly.
+ */
+export interface ActivityDeps extends ReturnType<typeof createWorkerServices> {
   config: Config;
   db: Db;
   log: Logger;
   /** The worker's identity, recorded where an activity leaves a trace. */
   identity: string;
-  /** Accounts, plans and charging (crawl pages are billed as they are fetched). */
+  /** Accounts, plans and charging. */
   accounts: Accounts;
-  /** How crawls open a page: the Fetch pipeline's mode=auto ladder (core/fetch/pipeline.ts), through the installation's host gate. */
-  pageFetcher: PageFetcher;
-  /** robots.txt per origin (Extract's discovery reads its sitemaps here). */
-  robots: RobotsReader;
-  /** How a Batch task is fetched: the Fetch pipeline, with the task's own billing (core/fetch/task.ts). */
-  runTask: TaskRunner;
   /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */
   temporal: Client;
-  /** The worker's one target guard (its fetch engine's): webhook receivers are checked with it. */
+  /** The worker's one target guard (its fetch engine's). */
   guard: TargetGuard;
-  /** The worker's one webhook sender, signing with its one HMAC key store. */
-  webhookSender: WebhookSender;
 }
 
 export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

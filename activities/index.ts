@@ -1,5 +1,5 @@
 import { batchActivities } from './batch';
-import { crawlActivities, createCrawlRuntime } from './crawl';
+import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
 import { reconcileActivities } from './reconcile';
@@ -11,15 +11,13 @@ export type { ActivityDeps } from './deps';
 
 /** Builds every activity with its dependencies injected; the worker registers the result. */
 export function createActivities(deps: ActivityDeps) {
-  // Crawls and Extract's discovery share the worker's crawl machinery (the host gate is the installation's).
-  const crawlRuntime = createCrawlRuntime(deps);
   return {
     ...selfCheckActivities(deps),
     ...retentionActivities(deps),
     ...reconcileActivities(deps),
-    ...crawlActivities(deps, crawlRuntime),
-    ...extractActivities(deps, crawlRuntime),
-    ...webhookActivities(deps),
+    ...crawlActivities(deps.crawl),
+    ...extractActivities(deps.preparation),
+    ...webhookActivities(deps.webhooks),
     ...batchActivities(deps),
   };
 }

@@ -55,7 +55,7 @@ type Rule = AgeRule | ExpiryRule;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Collections holding a crawl's data, each `_id` starting with `<crawl_id>|`. */
-export const CRAWL_DATA_COLLECTIONS = ['crawl_urls', 'crawl_found', 'crawl_commits', 'crawl_outcomes', 'crawl_contents', 'crawl_charges'] as const;
+export const CRAWL_DATA_COLLECTIONS = ['crawl_urls', 'crawl_found', 'crawl_commits', 'crawl_outcomes', 'crawl_charges'] as const;
 
 export const RULES: Rule[] = [
   { kind: 'age', collection: 'extract_snapshots', field: 'fetched_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },

@@ -36,3 +36,13 @@ export async function runSelfCheck(
   }
   return { workflowId, worker: record.worker };
 }
+
+const KEEP_SELF_CHECKS_MS = 24 * 60 * 60 * 1000;
+
+/** The worker's side: writes the record (idempotent on retry, the token is the key) and prunes old ones (no TTL indexes on FerretDB). */
+export async function recordSelfCheck(db: Db, token: string, worker: string): Promise<{ worker: string }> {
+  const records = db.collection<SelfCheckRecord>(SELF_CHECKS);
+  await records.updateOne({ _id: token }, { $setOnInsert: { created_at: new Date(), worker } }, { upsert: true });
+  await records.deleteMany({ created_at: { $lt: new Date(Date.now() - KEEP_SELF_CHECKS_MS) } });
+  return { worker };
+}

@@ -1,6 +1,6 @@
 /**
  * The failure table of the engine. Every way a fetch, a render or a retrieval can fail is a row keyed by
- * its string `kind` (activities' own kinds have their rows in activities/failure-kinds.ts), saying:
+ * its string `kind` (activities' own kinds have their rows in core/jobs/failure-kinds.ts), saying:
  *
  * - `code`: the error code (base/errors.ts) the API answers with;
  * - `blame`: whose fault it is: `caller` (the request asked for something refused), `target` (the site

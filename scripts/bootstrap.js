@@ -110,7 +110,7 @@ async function main() {
       if (code !== 0) return code;
       code = await tsx('scripts/import-cycles.ts');
       if (code !== 0) return code;
-      code = await tsx('scripts/api-database-calls.ts');
+      code = await tsx('scripts/edge-database-calls.ts');
       if (code !== 0) return code;
       return runSuites(args);
     }

@@ -6,11 +6,9 @@
 import os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { autoPageFetcher } from '../activities/crawl';
+import { workContext } from '../activities/failures';
 import { createAccounts } from '../core/accounts';
 import { processConfig } from '../base/config';
-import { createFetchPipeline } from '../core/fetch/pipeline';
-import { createTaskRunner } from '../core/fetch/task';
 import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { announceReady, onShutdown, retryUntil } from '../base/lifecycle';
@@ -19,8 +17,7 @@ import { createLogger, type Logger } from '../base/log';
 import { lightTaskQueue } from '../core/jobs/workflow-names';
 import { connectTemporal, SEARCH_ATTRIBUTES } from '../base/temporal';
 import { createFetching } from '../core/fetch/service';
-import { createWebhookSender } from '../core/webhooks/deliver';
-import { hmacKeysOf } from '../core/webhooks/hmac-keys';
+import { createWorkerServices } from '../core/worker-services';
 import { workflowBundlePath } from './bundle';
 import { ensureSchedules } from './schedules';
 
@@ -68,10 +65,9 @@ async function main(): Promise<void> {
   const accounts = createAccounts({ db: db.db, config, log });
   // The worker's own fetch engine and browser pool; crawl pages go through mode=auto.
   const fetching = createFetching({ config, log, db: db.db });
-  // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard, webhookSender: createWebhookSender({ keys: hmacKeysOf(db.db, config.secretsKey), config, guard: fetching.guard }) });
+  const services = createWorkerServices({ config, log, db: db.db, temporal: temporal.client, accounts, fetching, identity, current: workContext });
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, temporal: temporal.client, guard: fetching.guard, ...services });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

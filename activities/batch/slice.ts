@@ -38,7 +38,7 @@ import type { Semaphore } from '../../base/semaphore';
 import { retryDelayMs } from '../../core/jobs/retry-rules';
 import type { TaskOutcome, TaskRunner } from '../deps';
 import { activityFailure, interruption } from '../failures';
-import { TaskSignals } from '../task-signals';
+import { TaskSignals } from '../../core/jobs/task-signals';
 
 /** How a task's fetches are retried inside the slice: workflows/retry-policies.ts's TASK_RETRY with BATCH_TASK_ATTEMPTS. */
 export interface TaskRetry {

@@ -67,13 +67,9 @@ export class LimitGate {
     }
   }
 
-  /** The account gave back one of `limit` (or of every limit): its remembered refusal no longer holds. */
-  freed(accountId: string, limit?: CountedLimit): void {
-    if (limit) {
-      this.refused.delete(`${accountId}|${limit}`);
-      return;
-    }
-    for (const key of this.refused.keys()) if (key.startsWith(`${accountId}|`)) this.refused.delete(key);
+  /** The account gave back one of `limit`: its remembered refusal no longer holds. */
+  freed(accountId: string, limit: CountedLimit): void {
+    this.refused.delete(`${accountId}|${limit}`);
   }
 
   /** Throws the account's remembered refusal of `limit`, if any: for callers that would do work before `admit`. */

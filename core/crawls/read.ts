@@ -118,22 +118,9 @@ export class CrawlReader {
     return (await this.pages(crawlId, [contentId])).get(contentId) ?? null;
   }
 
-  /** Kept pages by content id (absent ones left out): from the blob store, else where pages were kept before it. */
-  async pages(crawlId: string, contentIds: string[]): Promise<Map<string, KeptPage>> {
-    const pages = await readKeptPages(this.db, crawlId, contentIds);
-    const missing = contentIds.filter((contentId) => !pages.has(contentId));
-    if (missing.length === 0) return pages;
-    for (const first of await this.collections.contents.find({ _id: { $in: missing.map((contentId) => ids.content(crawlId, contentId, 0)) } }).toArray()) {
-      pages.set(first.content_id, { url: first.url, html: await this.joinChunks(crawlId, first) });
-    }
-    return pages;
-  }
-
-  async joinChunks(crawlId: string, first: { content_id: string; chunks: number; html: string }): Promise<string> {
-    if (first.chunks <= 1) return first.html;
-    const rest = Array.from({ length: first.chunks - 1 }, (_, index) => ids.content(crawlId, first.content_id, index + 1));
-    const docs = new Map((await this.collections.contents.find({ _id: { $in: rest } }).toArray()).map((doc) => [doc._id, doc.html]));
-    return [first.html, ...rest.map((id) => docs.get(id) ?? '')].join('');
+  /** Kept pages by content id (absent ones left out). */
+  pages(crawlId: string, contentIds: string[]): Promise<Map<string, KeptPage>> {
+    return readKeptPages(this.db, crawlId, contentIds);
   }
 }
 

@@ -12,7 +12,6 @@
  * | crawl_found     | part of a slice's new URLs, in order   | crawl, slice, attempt, part    | slices, insert-only          |
  * | crawl_commits   | batch of slices whose URLs are results | crawl, batch number            | publish, insert-only         |
  * | crawl_outcomes  | fetch outcome of a block of results    | crawl, slice, block            | slices                       |
- * | crawl_contents  | chunk of a kept page's HTML, as stored before the blob store (now only read) | crawl, content id, chunk | (none) |
  * | crawl_charges   | billed slice (the settle marker)       | crawl, slice                   | slices, insert-only          |
  *
  * Kept pages are blobs of the crawl in the blob store (kept-pages.ts, core/jobs/blobs.ts).
@@ -111,23 +110,12 @@ export interface OutcomeDoc {
   s: string;
 }
 
-export interface ContentDoc {
-  _id: string;
-  crawl_id: string;
-  content_id: string;
-  url: string;
-  chunk: number;
-  chunks: number;
-  html: string;
-}
-
 export const CRAWL_INDEXES: IndexRegistration = {
   crawls: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
   crawl_urls: [{ key: { crawl_id: 1, slice: 1 }, name: 'crawl_slice' }],
   crawl_found: [{ key: { crawl_id: 1 }, name: 'crawl' }],
   crawl_commits: [{ key: { crawl_id: 1 }, name: 'crawl' }],
   crawl_outcomes: [{ key: { crawl_id: 1 }, name: 'crawl' }],
-  crawl_contents: [{ key: { crawl_id: 1 }, name: 'crawl' }],
   crawl_charges: [{ key: { crawl_id: 1 }, name: 'crawl' }],
 };
 
@@ -138,7 +126,6 @@ export interface CrawlCollections {
   found: Collection<FoundDoc>;
   commits: Collection<CommitBatchDoc>;
   outcomes: Collection<OutcomeDoc>;
-  contents: Collection<ContentDoc>;
   charges: Collection<ChargeDoc>;
 }
 
@@ -150,7 +137,6 @@ export function crawlCollections(db: Db): CrawlCollections {
     found: db.collection<FoundDoc>('crawl_found'),
     commits: db.collection<CommitBatchDoc>('crawl_commits'),
     outcomes: db.collection<OutcomeDoc>('crawl_outcomes'),
-    contents: db.collection<ContentDoc>('crawl_contents'),
     charges: db.collection<ChargeDoc>('crawl_charges'),
   };
 }
@@ -162,7 +148,6 @@ export const ids = {
   commits: (crawlId: string, batch: number): string => `${crawlId}|${batch}`,
   outcome: (crawlId: string, k: number, block: number): string => `${crawlId}|${k}|${block}`,
   contentId: (k: number, index: number): string => `${k}-${index}`,
-  content: (crawlId: string, contentId: string, chunk: number): string => (chunk === 0 ? `${crawlId}|${contentId}` : `${crawlId}|${contentId}|${chunk}`),
   charge: (crawlId: string, k: number): string => `${crawlId}|${k}`,
 };
 

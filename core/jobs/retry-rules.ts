@@ -3,7 +3,7 @@
  * applies them), and the one rule applied inside an activity, to a Batch task's fetches (TASK_RETRY,
  * spaced by `retryDelayMs`, the same exponential rule Temporal applies to the policies above).
  * Whether a failure is worth another attempt at all is the failure tables' to say
- * (activities/failure-kinds.ts, engine/failures.ts: a non-retryable kind ends the attempts whatever
+ * (core/jobs/failure-kinds.ts, engine/failures.ts: a non-retryable kind ends the attempts whatever
  * the policy), and for a target's answer `isTransientStatus`; the policies say only how attempts are
  * spaced and how many there are. Pure: workflows, activities and core import it.
  */

@@ -12,17 +12,16 @@
  * fetched (its heartbeats no longer reached the server, the worker shuts down) writes nothing of its
  * outcomes nor its bill and throws: the next attempt fetches the slice, and bills it, whole.
  */
-import { Context } from '@temporalio/activity';
-import type { CrawlCharges } from '../../core/crawls/charges';
-import { normalizeLink, passesPatterns, scopeOf, startKey } from '../../core/crawls/urls';
-import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../base/db';
-import { storeKeptPage } from '../../core/crawls/kept-pages';
-import { crawlCollections, ids, outcomeMarks, type ContentStatus, type UrlDoc } from '../../core/crawls/store';
-import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../../core/crawls/types';
-import type { Accounts } from '../../core/accounts';
+import type { CrawlCharges } from '../charges';
+import { normalizeLink, passesPatterns, scopeOf, startKey } from '../urls';
+import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../../base/db';
+import { storeKeptPage } from '../kept-pages';
+import { crawlCollections, ids, outcomeMarks, type ContentStatus, type UrlDoc } from '../store';
+import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../types';
+import type { Accounts } from '../../accounts';
 import type { Db } from 'mongodb';
-import { activityFailure, interruption } from '../failures';
-import { TaskSignals } from '../task-signals';
+import { interruption, WorkFailure, type WorkContext } from '../../jobs/work';
+import { TaskSignals } from '../../jobs/task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
 
@@ -35,13 +34,12 @@ export interface SliceDeps {
 
 const CLAIM_BATCH = 1_000;
 
-export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<SliceResult> {
-  const context = Context.current();
-  const attempt = context.info.attempt;
+export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkContext): Promise<SliceResult> {
+  const { attempt } = work;
   const retried = attempt > 1;
   const { spec, k } = input;
-  const heartbeat = setInterval(() => context.heartbeat(), 2_000);
-  const signals = new TaskSignals(context.cancellationSignal);
+  const heartbeat = setInterval(() => work.heartbeat(), 2_000);
+  const signals = new TaskSignals(work.signal);
   try {
     const items = k === 0 ? [{ url: spec.url, depth: 0, open: true }] : await loadItems(deps, input);
     const own = retried ? await ownClaims(deps, spec.crawlId, k) : new Map<string, UrlDoc>();
@@ -57,10 +55,10 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
       ended: () => deps.runtime.ended(spec.crawlId),
       reuseKey: spec.accountId,
       ...(spec.respectRobots ? { respectRobots: true } : {}),
-      heartbeat: () => context.heartbeat(),
+      heartbeat: () => work.heartbeat(),
     };
     try {
-      const stop = async (): Promise<boolean> => refused || context.cancellationSignal.aborted || (await runner.ended());
+      const stop = async (): Promise<boolean> => refused || work.signal.aborted || (await runner.ended());
       await forEachLimited(items, input.tuning.concurrency, stop, async (item, index) => {
         const keepHtml = Boolean(spec.outputFormat && item.src);
         // Each page its own signal: dozens of fetches must not all listen on the activity's.
@@ -77,8 +75,8 @@ export async function runSlice(deps: SliceDeps, input: SliceInput): Promise<Slic
       crawl.done();
     }
     // Pages cut short by the cancellation ended as failures of ours, not of the site: not outcomes.
-    if (context.cancellationSignal.aborted) {
-      throw interruption(context.cancellationSignal, `slice ${k} of crawl ${spec.crawlId} was interrupted before its pages were fetched`);
+    if (work.signal.aborted) {
+      throw interruption(work.signal, `slice ${k} of crawl ${spec.crawlId} was interrupted before its pages were fetched`);
     }
 
     const claimed = await claimLinks(deps, input, items, outcomes, own);
@@ -124,7 +122,7 @@ async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]
   for (const range of input.ranges) {
     for (let part = Math.floor(range.from / FOUND_PART); part * FOUND_PART < range.to; part++) {
       const doc = await found.findOne({ _id: ids.found(input.spec.crawlId, range.k, range.a, part) });
-      if (!doc) throw activityFailure('crawl_part_missing', `found part ${part} of slice ${range.k} is missing`);
+      if (!doc) throw new WorkFailure('crawl_part_missing', `found part ${part} of slice ${range.k} is missing`);
       for (let index = Math.max(range.from, part * FOUND_PART); index < Math.min(range.to, (part + 1) * FOUND_PART); index++) {
         const url = doc.urls[index - part * FOUND_PART];
         const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;

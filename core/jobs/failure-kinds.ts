@@ -3,7 +3,7 @@
  * asked to work on is gone, a webhook cannot be signed or was not taken, work cut short). Rows as the
  * engine's (engine/failures.ts), so `activityFailure` reads `retry` the same way for both tables.
  */
-import type { FailureRow } from '../engine';
+import type { FailureRow } from '../../engine';
 
 const row = (blame: FailureRow['blame'], retry: boolean, final = true): FailureRow => ({ code: 'internal_error', blame, escalate: false, retry, final });
 

@@ -4,11 +4,11 @@
  * it with `recordEnd` (the stop call may have recorded one first: the first wins and is returned). The workflow never runs two publishes of a crawl at once,
  * so the crawl document has one writer (FerretDB updates are not atomic).
  */
-import type { ActiveJobs } from '../../core/jobs/active-jobs';
-import { recordEnd, type CrawlEnds } from '../../core/crawls/ends';
-import { insertIgnoringDuplicates } from '../../base/db';
-import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../../core/crawls/store';
-import type { CrawlEnd, Progress } from '../../core/crawls/types';
+import type { ActiveJobs } from '../../jobs/active-jobs';
+import { recordEnd, type CrawlEnds } from '../ends';
+import { insertIgnoringDuplicates } from '../../../base/db';
+import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEndDoc } from '../store';
+import type { CrawlEnd, Progress } from '../types';
 import type { Db } from 'mongodb';
 import type { CrawlRuntime } from './runtime';
 

@@ -1,27 +1,29 @@
 /**
- * Lint rule: api/ makes no database call (routes validate, call a core command and present). ESLint's
- * import rule keeps the driver and the store modules out of api/; this check, with the type checker,
- * also catches a database call made with what core hands out. A call counts when it is
+ * Lint rule: the edges make no database call. Routes (api/) and activities (activities/) validate,
+ * call a core command and present or heartbeat. ESLint's import rule keeps the driver and the store
+ * modules out of both; this check, with the type checker, also catches a database call made with what
+ * core hands out. A call counts when it is
  *   - a method declared by the MongoDB driver (a collection, cursor or database method), or
  *   - a function that hands out a `Collection` (a collection helper: `xCollections(db)`), or
- *   - the opening of a store in api/ (`new X(db)`, X a class holding a `Collection`), or a method
+ *   - the opening of a store in an edge (`new X(db)`, X a class holding a `Collection`), or a method
  *     called on a store opened so.
- * Calls of what core builds and hands in (ApiDeps: the accounts, the commands) are core's own.
+ * Calls of what core builds and hands in (ApiDeps, ActivityDeps: the accounts, the commands) are core's own.
  * `npm test` runs it after ESLint; it prints every such call and exits non-zero when it finds one.
  *
- *   npx tsx scripts/api-database-calls.ts
+ *   npx tsx scripts/edge-database-calls.ts
  */
 import path from 'node:path';
 import ts from 'typescript';
 import { PROJECT_ROOT } from '../base/config';
 
-const API = path.join(PROJECT_ROOT, 'api') + path.sep;
+const EDGES = ['api', 'activities'].map((folder) => path.join(PROJECT_ROOT, folder) + path.sep);
+const inEdge = (file: string): boolean => EDGES.some((edge) => path.resolve(file).startsWith(edge));
 const DRIVER = `${path.sep}node_modules${path.sep}mongodb${path.sep}`;
 
 function program(): ts.Program {
   const configPath = path.join(PROJECT_ROOT, 'tsconfig.json');
   const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, (file) => ts.sys.readFile(file)).config, ts.sys, PROJECT_ROOT);
-  return ts.createProgram(parsed.fileNames.filter((file) => path.resolve(file).startsWith(API)), parsed.options);
+  return ts.createProgram(parsed.fileNames.filter(inEdge), parsed.options);
 }
 
 const fromDriver = (declaration: ts.Declaration): boolean => declaration.getSourceFile().fileName.includes(DRIVER);
@@ -54,21 +56,21 @@ function databaseCall(checker: ts.TypeChecker, call: ts.CallExpression | ts.NewE
   if (signature && holdsCollection(checker, checker.getReturnTypeOfSignature(signature))) return 'a collection helper';
   if (ts.isPropertyAccessExpression(call.expression)) {
     let receiver: ts.Expression = call.expression.expression;
-    if (opensStore(checker, receiver)) return 'a method of a store opened in api/';
+    if (opensStore(checker, receiver)) return 'a method of a store opened in an edge';
     if (ts.isPropertyAccessExpression(receiver) && receiver.expression.kind === ts.SyntaxKind.ThisKeyword) receiver = receiver.name;
     const held = ts.isIdentifier(receiver) ? checker.getSymbolAtLocation(receiver)?.valueDeclaration : undefined;
     const initializer = held && (ts.isVariableDeclaration(held) || ts.isPropertyDeclaration(held)) ? held.initializer : undefined;
-    if (opensStore(checker, initializer)) return 'a method of a store opened in api/';
+    if (opensStore(checker, initializer)) return 'a method of a store opened in an edge';
   }
   return undefined;
 }
 
-function apiDatabaseCalls(): string[] {
+function edgeDatabaseCalls(): string[] {
   const built = program();
   const checker = built.getTypeChecker();
   const found: string[] = [];
   for (const source of built.getSourceFiles()) {
-    if (!path.resolve(source.fileName).startsWith(API)) continue;
+    if (!inEdge(source.fileName)) continue;
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
         const why = databaseCall(checker, node);
@@ -84,7 +86,7 @@ function apiDatabaseCalls(): string[] {
   return found;
 }
 
-const found = apiDatabaseCalls();
+const found = edgeDatabaseCalls();
 for (const line of found) console.error(line);
-console.log(`[fetchplane] database calls under api/: ${found.length}`);
+console.log(`[fetchplane] database calls under api/ and activities/: ${found.length}`);
 process.exitCode = found.length > 0 ? 1 : 0;

@@ -5,9 +5,9 @@
  * it is a duplicate without asking the database) and a short-lived cache of whether a crawl ended.
  */
 import type { Db } from 'mongodb';
-import { CrawlEnds } from '../../core/crawls/ends';
+import { CrawlEnds } from '../ends';
 import type { PageFetcher } from './fetcher';
-import { RunLimits, type RunLimit } from '../../core/jobs/run-limits';
+import { RunLimits, type RunLimit } from '../../jobs/run-limits';
 
 const ENDED_TTL_MS = 150;
 const SEEN_PER_CRAWL = 200_000;

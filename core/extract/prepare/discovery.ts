@@ -6,10 +6,10 @@
  * did not reach, are compared by structure (engine/extract/kinds.ts). With example URLs, each example
  * is a kind and its siblings are the URLs of the same shape found the same way.
  */
-import { normalizeLink, scopeOf, type UrlScope } from '../../core/crawls/urls';
-import type { Discovery } from '../../core/extract/preparation';
-import { exampleKind, chromeOf, kindsOf, looksLikePage, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure, type RobotsReader } from '../../engine';
-import { forEachLimited } from '../crawl/pages';
+import { normalizeLink, scopeOf, type UrlScope } from '../../crawls/urls';
+import type { Discovery } from '../preparation';
+import { exampleKind, chromeOf, kindsOf, looksLikePage, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure, type RobotsReader } from '../../../engine';
+import { forEachLimited } from '../../crawls/work/pages';
 import type { Opened, PreparationPages } from './pages';
 
 const SITEMAP_URLS = 5_000;

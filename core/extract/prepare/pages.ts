@@ -1,19 +1,18 @@
 /**
- * How a preparation opens pages: through the crawl's own machinery (activities/crawl): its page
+ * How a preparation opens pages: through the crawl's own machinery (core/crawls/work): its page
  * runner in mode=auto, the installation's host gate shared with every job, robots.txt (a page it
  * disallows is not opened), `Retry-After`, and its link extraction. Nothing is billed: preparation is at the service's expense. Each usable page
  * is kept as a content-addressed snapshot, so a retried or replayed step works from the same bytes.
  */
 import { createHash } from 'node:crypto';
-import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
-import type { SliceBill } from '../../core/crawls/charges';
-import type { PageLinks } from '../../core/crawls/links';
-import { isHtml, pageStructure, type PageStructure, type SamplePage } from '../../engine';
-import type { CrawlRuntime } from '../crawl';
-import { fetchPage } from '../crawl/pages';
-import { interruption } from '../failures';
-import { Semaphore } from '../../base/semaphore';
+import type { SliceBill } from '../../crawls/charges';
+import type { PageLinks } from '../../crawls/links';
+import { isHtml, pageStructure, type PageStructure, type SamplePage } from '../../../engine';
+import type { CrawlRuntime } from '../../crawls/work/runtime';
+import { fetchPage } from '../../crawls/work/pages';
+import { interruption, type WorkContext } from '../../jobs/work';
+import { Semaphore } from '../../../base/semaphore';
 
 export const EXTRACT_SNAPSHOTS = 'extract_snapshots';
 const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
@@ -48,13 +47,14 @@ export const usable = (html: string): boolean =>
 
 const FREE: SliceBill = { alreadyBilled: false, need: async () => true, giveBack: () => undefined, settle: async () => undefined };
 
-export function preparationPages(db: Db, runtime: CrawlRuntime) {
+/** `current`: the step running now (each preparation step is its own activity), for its signal and heartbeats. */
+export function preparationPages(db: Db, runtime: CrawlRuntime, current: () => WorkContext) {
   const snapshots = db.collection<SnapshotDoc>(EXTRACT_SNAPSHOTS);
   const limit = new Semaphore(CONCURRENCY);
 
   /** Opens a page as a crawl would; `links` when asked to (the crawl's link extraction). */
   async function open(url: string, withLinks = false): Promise<Opened> {
-    const context = Context.current();
+    const context = current();
     const outcome = await fetchPage(
       {
         fetcher: runtime.fetcher,
@@ -62,7 +62,7 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
         respectRobots: true,
         retryAfterMaxMs: runtime.retryAfterMaxMs,
         ended: async () => false,
-        signal: context.cancellationSignal,
+        signal: context.signal,
         // Every page is a sign of life: a killed worker's step is retried elsewhere within the heartbeat timeout.
         heartbeat: () => context.heartbeat(),
       },
@@ -72,7 +72,7 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
     );
     // A page cut short by the step's cancellation says nothing of the site: the step must run again,
     // not judge the domain on pages it never read.
-    if (context.cancellationSignal.aborted) throw interruption(context.cancellationSignal, `opening ${url} was interrupted`);
+    if (context.signal.aborted) throw interruption(context.signal, `opening ${url} was interrupted`);
     const html = outcome.html;
     if (outcome.status !== 'fetched' || (outcome.httpStatus ?? 500) >= 300) return { ok: false, notHtml: false };
     // With neither a type nor a text there is nothing to judge: not a page, but not another kind of document either.
@@ -90,7 +90,7 @@ export function preparationPages(db: Db, runtime: CrawlRuntime) {
   /** A text resource (a sitemap): read as is, not kept. */
   async function text(url: string): Promise<string | undefined> {
     const page = await runtime.fetcher.fetch({ url, afford: async () => true });
-    Context.current().heartbeat();
+    current().heartbeat();
     return page.ok && page.status < 300 ? page.body.toString('utf8') : undefined;
   }
 

@@ -4,12 +4,12 @@
  * `Retry-After`, billing per page through the slice's bill, the crawl's end checked before each page
  * starts (a stop lets pages in flight finish but starts no new one).
  */
-import { decodeHtml, isHtml } from '../../engine';
-import { extractLinks, type PageLinks } from '../../core/crawls/links';
-import type { SliceBill } from '../../core/crawls/charges';
-import type { ContentStatus } from '../../core/crawls/store';
+import { decodeHtml, isHtml } from '../../../engine';
+import { extractLinks, type PageLinks } from '../links';
+import type { SliceBill } from '../charges';
+import type { ContentStatus } from '../store';
 import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
-import type { Semaphore } from '../../base/semaphore';
+import type { Semaphore } from '../../../base/semaphore';
 
 export interface WorkItem {
   /** The URL as presented (results, contents). */

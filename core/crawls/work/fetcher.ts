@@ -6,9 +6,9 @@
  * fetched for a caller), whose retrieval passes the installation's host gate and, when asked, the
  * site's robots.txt.
  */
-import { retryAfterMs } from '../../engine';
-import type { Page } from '../../engine';
-import type { FetchPipeline } from '../../core/fetch/pipeline';
+import { retryAfterMs } from '../../../engine';
+import type { Page } from '../../../engine';
+import type { FetchPipeline } from '../../fetch/pipeline';
 
 export { retryAfterMs };
 

@@ -1,0 +1,38 @@
+/**
+ * A crawl's work in the worker: its slices (slice.ts: fetch pages, claim links, store outcomes and
+ * bills) and the workflow's single writer of its documents (publish.ts), over the worker's crawl
+ * machinery (runtime.ts), which Extract's preparation shares. Built once per worker; the activities
+ * (activities/crawl) only call it.
+ */
+import type { Db } from 'mongodb';
+import type { Accounts } from '../../accounts';
+import { ActiveJobs } from '../../jobs/active-jobs';
+import type { WorkContext } from '../../jobs/work';
+import { crawlCharges } from '../charges';
+import { CrawlEnds } from '../ends';
+import { crawlJobChecker } from '../jobs';
+import type { SliceInput, SliceResult } from '../types';
+import type { PageFetcher } from './fetcher';
+import { publishCrawl, type PublishInput, type PublishResult } from './publish';
+import { CrawlRuntime } from './runtime';
+import { runSlice } from './slice';
+
+export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchRequest } from './fetcher';
+export { CrawlRuntime } from './runtime';
+export type { PublishInput, PublishResult } from './publish';
+
+export function createCrawlWork(deps: { db: Db; accounts: Accounts; fetcher: PageFetcher; retryAfterMaxMs: number }) {
+  const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs });
+  const charges = crawlCharges(deps.db, deps.accounts);
+  const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
+  const ends = new CrawlEnds(deps.db);
+  return {
+    runtime,
+    /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */
+    slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime }, input, work),
+    /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
+    publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime }, input),
+  };
+}
+
+export type CrawlWork = ReturnType<typeof createCrawlWork>;

@@ -1,0 +1,54 @@
+/**
+ * The domain's services as the worker builds them, once, in its composition root (workers/main.ts),
+ * for its activities: Batch tasks and crawl pages go through the same Fetch pipeline as the Fetch
+ * route (without Extract recipes: tasks do not take `extract`); crawls and Extract's preparation share
+ * one crawl machinery (the host gate is the installation's).
+ */
+import type { Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import type { Config } from '../base/config';
+import type { Logger } from '../base/log';
+import type { FetchService } from '../engine';
+import type { Accounts } from './accounts';
+import { createCrawlWork, autoPageFetcher } from './crawls/work';
+import { preparationSteps } from './extract/prepare/steps';
+import { createFetchPipeline } from './fetch/pipeline';
+import { createTaskRunner } from './fetch/task';
+import type { WorkContext } from './jobs/work';
+import { reconcile } from './reconcile';
+import { sweep } from './retention';
+import { recordSelfCheck } from './selfcheck';
+import { createWebhookSender } from './webhooks/deliver';
+import { webhookDelivery } from './webhooks/delivery';
+import { hmacKeysOf } from './webhooks/hmac-keys';
+
+export interface WorkerRoots {
+  config: Config;
+  log: Logger;
+  db: Db;
+  temporal: Client;
+  accounts: Accounts;
+  fetching: FetchService;
+  /** The worker's identity, recorded where its work leaves a trace. */
+  identity: string;
+  /** The activity running now, as its step sees it (activities/failures.ts `workContext`). */
+  current: () => WorkContext;
+}
+
+export function createWorkerServices(roots: WorkerRoots) {
+  const { config, log, db, temporal, accounts, fetching, identity } = roots;
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
+  const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
+  return {
+    runTask: createTaskRunner(pipeline),
+    crawl,
+    preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current }),
+    webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),
+    /** One retention sweep (core/retention.ts); `progress` is called as it goes. */
+    sweep: (progress: () => void) => sweep(db, config, new Date(), progress),
+    /** One reconciler pass over starts cut short (core/reconcile.ts). */
+    reconcile: (progress: () => void) => reconcile({ db, client: temporal, config, accounts, log }, { progress }),
+    /** The pipeline self-check's record, written by this worker. */
+    selfCheck: (token: string) => recordSelfCheck(db, token, identity),
+  };
+}
