@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from '../core/accounts';
-import type { TaskRunner } from '../core/batch/task-runner';
+import type { BatchWorker } from '../core/batch/worker';
 import type { Config } from '../base/config';
 import type { Logger } from '../base/log';
 import type { RobotsReader, TargetGuard } from '../engine';
@@ -21,8 +21,8 @@ export interface ActivityDeps {
   pageFetcher: PageFetcher;
   /** robots.txt per origin (Extract's discovery reads its sitemaps here). */
   robots: RobotsReader;
-  /** How a Batch task is fetched: the Fetch pipeline, with the task's own billing (core/fetch/task.ts). */
-  runTask: TaskRunner;
+  /** Batch's work in this worker (core/batch/worker.ts), built once by the worker's composition root. */
+  batch: BatchWorker;
   /** A Temporal client, for what activities read of Temporal itself (when a schedule fires next). */
   temporal: Client;
   /** The worker's one target guard (its fetch engine's): webhook receivers are checked with it. */
@@ -31,4 +31,3 @@ export interface ActivityDeps {
   webhookSender: WebhookSender;
 }
 
-export type { TaskOutcome, TaskRunner } from '../core/batch/task-runner';

@@ -8,6 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { createActivities } from '../activities';
 import { autoPageFetcher } from '../activities/crawl';
 import { createAccounts } from '../core/accounts';
+import { createBatchWorker } from '../core/batch/worker';
 import { processConfig } from '../base/config';
 import { createFetchPipeline } from '../core/fetch/pipeline';
 import { createTaskRunner } from '../core/fetch/task';
@@ -71,7 +72,8 @@ async function main(): Promise<void> {
   // Batch tasks and crawl pages go through the same pipeline as the Fetch route (no Extract recipes: tasks do not take extract).
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const temporal = connectTemporal(config);
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, runTask: createTaskRunner(pipeline), temporal: temporal.client, guard: fetching.guard, webhookSender: createWebhookSender({ keys: hmacKeysOf(db.db, config.secretsKey), config, guard: fetching.guard }) });
+  const batch = createBatchWorker({ db: db.db, accounts, temporal: temporal.client, config, runTask: createTaskRunner(pipeline) });
+  const activities = createActivities({ config, db: db.db, log, identity, accounts, pageFetcher: autoPageFetcher(pipeline), robots: fetching.robots, batch, temporal: temporal.client, guard: fetching.guard, webhookSender: createWebhookSender({ keys: hmacKeysOf(db.db, config.secretsKey), config, guard: fetching.guard }) });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

@@ -5,7 +5,7 @@
  * retry policy (set by the delivery workflow from config) spaces the attempts.
  */
 import { Context } from '@temporalio/activity';
-import { recordWebhookOutcome, recordWebhookStart } from '../../core/batch/run-records';
+import { recordWebhookOutcome, recordWebhookStart } from '../../core/batch/runs/webhook-outcome';
 import { createWebhookEvents, type RunEnd } from '../../core/webhooks/events';
 import type { ActivityDeps } from '../deps';
 import { activityFailure } from '../failures';
