@@ -34,4 +34,3 @@ export async function asActivity<T>(step: (work: WorkContext) => Promise<T>): Pr
     throw isWorkFailure(error) ? activityFailure(error.kind, error.message) : error;
   }
 }
-export { interruption } from '../core/jobs/work';

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Accounts } from './accounts';
-import { batchReconciler } from './batch/reconcile';
+import { batchReconciler } from './batch/runs/reconcile';
 import type { Config } from '../base/config';
 import { crawlReconciler } from './crawls/reconcile';
 import { prepareReconciler } from './extract/reconcile';

@@ -19,12 +19,12 @@
  *
  * A crawl's own record goes first: from then on it reads as missing (404), and its other documents
  * are orphans the next steps remove, checked against the crawl records again just before they go, so
- * a crawl started during the sweep is never touched. Batch runs go the same way (core/batch/retention.ts).
+ * a crawl started during the sweep is never touched. Batch runs go the same way (core/batch/store/retention.ts).
  * Stored bodies and files (the blob store, core/jobs/blobs.ts) go last, once their owner's record has.
  * Other surfaces add their rules to `RULES`.
  */
 import type { Db, Document, Filter } from 'mongodb';
-import { sweepBatch } from './batch/retention';
+import { sweepBatch } from './batch/store/retention';
 import type { Config } from '../base/config';
 import { sweepOrphanBlobs, type BlobOwnerKind } from './jobs/blobs';
 

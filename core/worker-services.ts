@@ -10,6 +10,7 @@ import type { Config } from '../base/config';
 import type { Logger } from '../base/log';
 import type { FetchService } from '../engine';
 import type { Accounts } from './accounts';
+import { createBatchWorker } from './batch/worker';
 import { createCrawlWork, autoPageFetcher } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
@@ -40,7 +41,7 @@ export function createWorkerServices(roots: WorkerRoots) {
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
   const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
-    runTask: createTaskRunner(pipeline),
+    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline) }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

@@ -10,8 +10,8 @@ import { createAccounts, isAccountsError, periodOf, type Accounts } from '../cor
 import { isPeriod } from '../core/accounts/periods';
 import { processConfig, ConfigError } from '../base/config';
 import type { Db } from 'mongodb';
-import { createRunReader, runStatusOf } from '../core/batch/runs';
-import { batchCollections } from '../core/batch/store';
+import { createRunReader, runStatusOf } from '../core/batch/runs/view';
+import { BatchStore } from '../core/batch/store';
 import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../base/log';
@@ -52,9 +52,9 @@ type Output = Record<string, unknown>;
 
 /** An account's Batch jobs, newest first, each with its latest run's status and progress. */
 async function listJobs(db: Db, accountId: string, limit: number): Promise<Output> {
-  const { jobs } = batchCollections(db);
-  const found = await jobs.find({ account_id: accountId, status: { $ne: 'deleted' } }).sort({ _id: -1 }).limit(limit).toArray();
-  const runs = await createRunReader(db).byIds(found.flatMap((job) => (job.latest_run_id ? [job.latest_run_id] : [])));
+  const store = BatchStore.of(db);
+  const found = await store.jobs.find({ account_id: accountId, status: { $ne: 'deleted' } }).sort({ _id: -1 }).limit(limit).toArray();
+  const runs = await createRunReader(store).byIds(found.flatMap((job) => (job.latest_run_id ? [job.latest_run_id] : [])));
   return {
     account_id: accountId,
     jobs: found.map((job) => {

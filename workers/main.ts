@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   const fetching = createFetching({ config, log, db: db.db });
   const temporal = connectTemporal(config);
   const services = createWorkerServices({ config, log, db: db.db, temporal: temporal.client, accounts, fetching, identity, current: workContext });
-  const activities = createActivities({ config, db: db.db, log, identity, accounts, temporal: temporal.client, guard: fetching.guard, ...services });
+  const activities = createActivities({ config, log, identity, ...services });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

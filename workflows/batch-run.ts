@@ -12,8 +12,7 @@
  * (nothing waits in an activity); the run keeps it in `pausedSlices` and, once resumed, schedules its
  * next part, which starts from them. A run that halts (stopped, refused, failed) with paused slices
  * schedules their next parts as `closing`, which store them as they stand, so every finished task is
- * counted. Runs recorded before this hold paused slices in their activities (patch PAUSE_PATCH).
- * A slice that finds the account unable to pay ends the run as failed
+ * counted. A slice that finds the account unable to pay ends the run as failed
  * (`insufficient_credits`), keeping what was fetched. Continue-as-new between slices keeps the
  * history bounded for 100,000-task runs (workflows/continue-as-new.ts). The run's end record goes to
  * the light task queue, and its webhook delivery is a child started by reference (workflows/webhook-start.ts).
@@ -21,6 +20,7 @@
 import {
   condition,
   continueAsNew,
+  deprecatePatch,
   executeChild,
   defineSignal,
   patched,
@@ -63,9 +63,6 @@ const SLICE_OPTIONS = {
   allowEagerDispatch: false,
 } as const;
 const { batchSlice } = proxyActivities<Activities>(SLICE_OPTIONS);
-// Runs recorded before slices returned on a pause: their slices hold between tasks while paused.
-const { batchSlice: heldSlice } = proxyActivities<Activities>({ ...SLICE_OPTIONS, startToCloseTimeout: '24 hours' });
-
 
 // Progress is a local activity: one marker in the history instead of a scheduled activity and its own
 // workflow task, for a write that happens after most slices.
@@ -84,6 +81,10 @@ const LANES = 3;
 /** History events after which a run continues as new when its input does not say (runs started before it did). */
 const HISTORY_LIMIT = 4_000;
 const DRAIN_PATCH = 'batch-drain-before-continue-as-new';
+/**
+ * Every run's slices return on a pause; the marker of the patch that made them so is still written
+ * where it was (before the first slice), so the histories recorded with it replay.
+ */
 const PAUSE_PATCH = 'batch-slice-returns-on-pause';
 /**
  * A slice that paused while the run has no pause recorded (its signal is still on its way, or a
@@ -149,8 +150,8 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
   /** Schedules part `part` of slice `n`; a paused slice comes back to `pausedSlices` for its next part. */
   const startSlice = (n: number, part: number, closing: boolean): void => {
     inFlight.add(n);
-    const pausable = patched(PAUSE_PATCH);
-    (pausable ? batchSlice : heldSlice)({
+    deprecatePatch(PAUSE_PATCH);
+    batchSlice({
       runId: input.runId,
       jobId: input.jobId,
       accountId: input.accountId,
@@ -158,7 +159,7 @@ export async function batchRunWorkflow(input: RunInput): Promise<RunState> {
       n,
       concurrency: input.concurrency,
       ...(input.rerun ? { rerun: input.rerun } : {}),
-      ...(pausable ? { pausable: true } : {}),
+      pausable: true,
       ...(part > 0 ? { part } : {}),
       ...(closing ? { closing: true } : {}),
     }).then(

@@ -1,15 +1,15 @@
 /**
  * What every Batch route shares: the commands (core/batch/commands.ts, built by the process's
- * composition root), the capability links and the presenter.
+ * composition root), the capability links and the presenter of results (present-results.ts).
  * Built once per API process.
  */
 import { createLinks, type Links } from '../../core/batch/links';
-import type { Presenter } from '../../core/batch/read';
 import { problem } from '../../base/errors';
 import { authenticate, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { AppContext } from '../http/context';
 import { batchIssues } from '../webhooks/routes';
+import type { Presenter } from './present-results';
 
 export function createBatchContext(deps: ApiDeps) {
   const commands = deps.services.batch;

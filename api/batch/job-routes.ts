@@ -1,11 +1,9 @@
 /** Batch jobs: create (regular or scheduled), list, read, delete, add tasks, close, and a scheduled job's schedule. */
-import type { CreateJobRequest } from '../../core/batch/commands/create';
-import { presentJob, presentRun } from '../../core/batch/read';
-import type { JobSchedule, ScheduleState } from '../../core/batch/schedules';
-import type { TaskInput } from '../../core/batch/task-input';
+import type { CreateJobRequest, JobSchedule, ScheduleState, TaskInput } from '../../core/batch/commands';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
+import { presentJob, presentRun } from './present';
 import { ADDED, CREATED, JOB, JOBS_PAGE } from './response-schemas';
 import { ADD_BODY, CREATE_BODY, errors, json, LIST_QUERY, PUT_SCHEDULE, SCHEDULE_STATE_BODY } from './schemas';
 
@@ -47,12 +45,13 @@ export function jobRoutes(c: BatchContext): Route[] {
       query: LIST_QUERY,
       responses: { 200: json('`{jobs, next_cursor}`', JOBS_PAGE), ...errors },
       async handler(ctx, input) {
-        ctx.body = await commands.query.listJobs(principalOf(ctx), {
+        const page = await commands.query.listJobs(principalOf(ctx), {
           limit: (input.query.limit as number | undefined) ?? 20,
           cursor: input.query.cursor as string | undefined,
           status: input.query.status as string | undefined,
           type: input.query.type as string | undefined,
         });
+        ctx.body = { jobs: page.jobs.map(({ job, latest }) => presentJob(job, latest)), next_cursor: page.nextCursor };
       },
     },
     {

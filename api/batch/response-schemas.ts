@@ -3,7 +3,7 @@
  * checks every body): the clients' `Job`, `Run`, `TaskResult`, `TaskHistoryResponse` and the rest.
  * Members the answer always carries are required; optional ones are declared with their types.
  */
-import { SCHEDULE_SCHEMA } from '../../core/batch/schedules';
+import { SCHEDULE_SCHEMA } from '../../core/batch/schedules/parse';
 
 type Schema = Record<string, unknown>;
 

@@ -1,14 +1,15 @@
 /** Batch results of a job's latest run or of one run: pages of results, a task's body and its history. */
-import type { ResultFilter } from '../../core/batch/read';
+import type { ResultFilter } from '../../core/batch/commands';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
 import { sendBody } from './present';
+import { presentHistory, presentResult } from './present-results';
 import { HISTORY, RESULTS_PAGE } from './response-schemas';
 import { errors, json, RESULTS_QUERY } from './schemas';
 
 export function resultRoutes(c: BatchContext): Route[] {
-  const { commands, common, presenterOf } = c;
+  const { deps, commands, common, presenterOf } = c;
   const taskRoutes = (prefix: string, withRun: boolean): Route[] => [
     {
       ...common,
@@ -20,11 +21,13 @@ export function resultRoutes(c: BatchContext): Route[] {
       query: RESULTS_QUERY,
       responses: { 200: json('A page of results: `{results, next_cursor}`', RESULTS_PAGE), ...errors },
       async handler(ctx, input) {
-        ctx.body = await commands.query.results(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, {
-          presenter: presenterOf(ctx),
+        const page = await commands.query.results(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, {
           status: ((input.query.status as string | undefined) ?? 'all') as ResultFilter,
           cursor: input.query.cursor as string | undefined,
         });
+        const presenter = presenterOf(ctx);
+        const of = { jobId: page.job._id, runId: page.run._id, perCredit: page.perCredit };
+        ctx.body = { results: page.entries.map((entry) => presentResult(presenter, of, entry)), next_cursor: page.nextCursor };
       },
     },
     {
@@ -46,7 +49,8 @@ export function resultRoutes(c: BatchContext): Route[] {
       summary: 'Every attempt of a task: its times, outcome and spend.',
       responses: { 200: json('`{events}`', HISTORY), ...errors },
       async handler(ctx, input) {
-        ctx.body = await commands.query.taskHistory(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, input.params.task_id ?? '');
+        const found = await commands.query.taskHistory(principalOf(ctx), input.params.job_id ?? '', input.params.run_id, input.params.task_id ?? '');
+        ctx.body = presentHistory(deps.config.docsUrl, found.item, found.perCredit);
       },
     },
   ];

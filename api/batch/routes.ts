@@ -1,8 +1,9 @@
 /**
  * The Batch surface under `/v1/jobs` (key in `X-API-Key` only), in the shapes the official clients
  * send and parse. Handlers validate, call one command or query (core/batch/commands.ts), and
- * present. Result bodies, export files and input uploads are reached
- * through capability links (core/batch/links.ts) the clients fetch without credentials.
+ * present what it answers (present.ts, present-results.ts). Result bodies, export files and input
+ * uploads are reached through capability links (core/batch/links.ts) the clients fetch without
+ * credentials.
  *
  *   job-routes.ts      jobs, tasks, close, schedules
  *   run-routes.ts      run controls, reruns, runs, exports

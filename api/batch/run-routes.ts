@@ -1,9 +1,9 @@
 /** Batch runs: stop, pause, resume, rerun, list, read, delete, and exports of a run. */
-import { presentRun } from '../../core/batch/read';
 import type { TaskStatus } from '../../core/batch/commands';
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
 import type { BatchContext } from './context';
+import { presentRun } from './present';
 import { EXPORT, EXPORT_STARTED, RERUN, RUN, RUNS_PAGE } from './response-schemas';
 import { errors, EXPORT_QUERY, json, RERUN_QUERY, RUNS_QUERY } from './schemas';
 

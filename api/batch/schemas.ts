@@ -1,5 +1,5 @@
 /** The Batch surface's request schemas and shared response declarations (they also make its OpenAPI part). */
-import { SCHEDULE_SCHEMA } from '../../core/batch/schedules';
+import { SCHEDULE_SCHEMA } from '../../core/batch/schedules/parse';
 import type { ObjectSchema, ResponseSpec } from '../http/routes';
 
 /** A JSON answer with its schema (response-schemas.ts), so the contract test checks its body. */

@@ -52,11 +52,8 @@ export interface SliceInput {
    * results its last part stored. Absent is 0.
    */
   part?: number;
-  /**
-   * The workflow takes a paused summary: a pause stores the slice's results so far and returns (runs
-   * scheduled before this hold their slices between tasks instead).
-   */
-  pausable?: boolean;
+  /** The workflow takes a paused summary: a pause stores the slice's results so far and returns (every run's slices do). */
+  pausable?: true;
   /** The run has halted (stopped, or refused by the account): start no task, store the slice as it stands. */
   closing?: boolean;
 }

@@ -1,7 +1,7 @@
 /**
  * Billing of a job's slices (crawl pages, Batch tasks, Extract sample pages), exactly once per slice
  * even when a slice is run again after a crash. Each kind of job bills through its own instance
- * (core/crawls/charges.ts, core/batch/charges.ts): its marker collection and hold prefix.
+ * (core/crawls/charges.ts, core/batch/runs/charges.ts): its marker collection and hold prefix.
  *
  * Each slice reserves credits under ONE hold whose id is derived from (crawl, slice), grows it as its
  * pages need credits (1 per plain page; more when a dearer configuration is tried), and settles it

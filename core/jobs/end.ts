@@ -6,7 +6,7 @@
  *          ─> follow (what an end sets off: the webhook event the workflow then delivers)
  *
  * Each surface keeps its own stored shape behind a small adapter (core/crawls/ends.ts,
- * core/batch/run-end.ts, core/extract/ends.ts). Release and follow run on every call, also when an end
+ * core/batch/runs/end.ts, core/extract/ends.ts). Release and follow run on every call, also when an end
  * was recorded before: both are idempotent, so a retried end (a worker lost after the claim) and the
  * loser of a race still give back the slot and answer the same event.
  *

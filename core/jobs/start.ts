@@ -59,9 +59,22 @@ export interface StartPlan {
 export const startsCollection = (db: Db): Collection<JobStartDoc> => db.collection<JobStartDoc>(JOB_STARTS);
 export const startId = (kind: StartKind, recordId: string, attempt?: string | null): string => `${kind}:${recordId}${attempt ? `:${attempt}` : ''}`;
 
-/** Starts (or finishes starting) a job; answers once its workflow exists. */
-export async function startJob(deps: { db: Db; client: Client }, plan: StartPlan): Promise<void> {
-  const starts = startsCollection(deps.db);
+/** A start written down and what it took: given back on a failure, confirmed once its workflow exists. */
+export interface BegunStart {
+  /** Gives back what the start took and forgets it (unless another request took the start over). */
+  giveBack(): Promise<void>;
+  /** The workflow exists: from here on it owns the record. */
+  confirm(): Promise<void>;
+}
+
+/**
+ * The first half of a start: the start written down, then what the job needs taken (a refused take
+ * gives everything back and rethrows). Its workflow is started by the caller, here (`startJob`) or as
+ * a child of a workflow (a scheduled Batch fire's run): until it is confirmed, the start document marks
+ * it as cut short for the reconciler.
+ */
+export async function beginStart(db: Db, plan: StartPlan): Promise<BegunStart> {
+  const starts = startsCollection(db);
   const id = startId(plan.kind, plan.recordId, plan.attempt);
   try {
     await starts.insertOne({
@@ -89,14 +102,30 @@ export async function startJob(deps: { db: Db; client: Client }, plan: StartPlan
     await giveBack();
     throw error;
   }
+  return {
+    giveBack,
+    confirm: async () => {
+      await starts.deleteOne({ _id: id });
+    },
+  };
+}
+
+/** A start whose workflow is known to exist (it runs and reports): its start document, if any is left, goes. */
+export async function confirmStart(db: Db, kind: StartKind, recordId: string, attempt?: string | null): Promise<void> {
+  await startsCollection(db).deleteOne({ _id: startId(kind, recordId, attempt) });
+}
+
+/** Starts (or finishes starting) a job; answers once its workflow exists. */
+export async function startJob(deps: { db: Db; client: Client }, plan: StartPlan): Promise<void> {
+  const started = await beginStart(deps.db, plan);
   try {
     await deps.client.workflow.start(plan.workflowType, plan.workflow);
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      await giveBack();
+      await started.giveBack();
       throw error;
     }
   }
   // Confirmed: from here on the workflow owns the record (a failure here leaves the document for the reconciler).
-  await starts.deleteOne({ _id: id });
+  await started.confirm();
 }

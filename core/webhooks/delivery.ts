@@ -5,7 +5,7 @@
  * retry policy spaces the attempts), and the final outcome kept on the run.
  */
 import type { Db } from 'mongodb';
-import { recordWebhookOutcome, recordWebhookStart } from '../batch/run-records';
+import { recordWebhookOutcome, recordWebhookStart } from '../batch/runs/webhook-outcome';
 import { WorkFailure } from '../jobs/work';
 import type { WebhookSender } from './deliver';
 import { createWebhookEvents, type RunEnd } from './events';

@@ -15,7 +15,7 @@ import { quotaExceeded } from '../../core/accounts/limits';
 import { RateLimiter } from '../../core/accounts/rate-limits';
 import { RequestBudget } from '../../core/accounts/request-budget';
 import { createOAuthTokens } from '../../core/oauth/tokens';
-import { csvField } from '../../core/batch/exports';
+import { csvField } from '../../core/batch/exports/write';
 import { batchStore } from '../batch/helpers';
 import { openAccounts, newAccount, type AccountsHandle, type TestAccount } from '../helpers/app';
 import { testStack } from '../helpers/stack';

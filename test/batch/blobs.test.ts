@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { checkpointOf, readExport, writeExport, type ExportCheckpoint } from '../../core/batch/exports';
+import { readExport } from '../../core/batch/exports/read';
+import { checkpointOf, writeExport, type ExportCheckpoint } from '../../core/batch/exports/write';
 import type { ExportDoc } from '../../core/batch/store';
 import { newUlid } from '../../base/ids';
 import { batchExportWorkflowId } from '../../core/jobs/workflow-names';
@@ -116,52 +117,15 @@ describe('Batch stored bodies: the blob store, resumed exports, expired results'
     await blobs.removeOwners([kept.id, crawl.id]);
   });
 
-  it('keeps a run’s bodies in the blob store, not in batch_contents, and still reads bodies, exports and inputs stored there before', async () => {
+  it('keeps a run’s bodies in the blob store', async () => {
     const db = await database();
-    const store = await batchStore();
     const account = await batchAccount();
     const { job, run } = await finishedJob(account.key, ['/page/1', '/big/1', '/page/2']);
     const rows = await allResults(account.key, `/v1/jobs/${job}/results`);
     const bodies = await Promise.all(rows.map(async (row) => (await content(account.key, `/v1/jobs/${job}/tasks/${row.task_id as string}/content`)).text));
     expect(bodies[1]).to.contain('big page').and.to.have.length.greaterThan(90_000);
-    expect(await store.contents.countDocuments({ run_id: run })).to.equal(0);
     const chunks = await blobCollection(db).find({ owner: run }).toArray();
     expect(chunks.map((chunk) => chunk.kind)).to.satisfy((kinds: string[]) => kinds.length >= 2 && kinds.every((kind) => kind === 'batch_run'));
-
-    // The same bodies as the previous version stored them: packs under their blob id, a large body in `<id>:<chunk>`.
-    await store.contents.insertMany(chunks.map((chunk) => ({ _id: /:p\d+$/.test(chunk.blob) ? chunk.blob : `${chunk.blob}:${chunk.n}`, run_id: run, data: chunk.data })));
-    await blobCollection(db).deleteMany({ owner: run });
-    const again = await Promise.all(rows.map(async (row) => (await content(account.key, `/v1/jobs/${job}/tasks/${row.task_id as string}/content`)).text));
-    expect(again).to.deep.equal(bodies);
-
-    // An export's file as the previous version stored it: `<export id>:<n>` in batch_contents.
-    const started = await batchRequest(account.key, 'POST', `/v1/jobs/${job}/runs/${run}/exports`);
-    expect(started.status).to.equal(202);
-    const exportId = started.body.export_id as string;
-    let exported: Json = {};
-    await eventually(async () => {
-      exported = (await batchRequest(account.key, 'GET', `/v1/jobs/${job}/runs/${run}/exports/${exportId}`)).body;
-      return exported.status === 'completed';
-    });
-    const file = await (await fetch(exported.download_url as string)).text();
-    expect(file.trim().split('\n')).to.have.length(3);
-    const exportChunks = await blobCollection(db).find({ owner: exportId }).toArray();
-    expect(exportChunks.length).to.be.greaterThan(0);
-    await store.contents.insertMany(exportChunks.map((chunk) => ({ _id: `${exportId}:${chunk.n}`, run_id: run, data: chunk.data })));
-    await blobCollection(db).deleteMany({ owner: exportId });
-    expect(await (await fetch(exported.download_url as string)).text()).to.equal(file);
-
-    // A CSV input's parsed parts as the previous version stored them: `<input id>:p<n>` in batch_contents.
-    const input = await batchRequest(account.key, 'POST', '/v1/job_inputs', { type: 'csv', csv: { header: true, fields: { url: 'link' } } });
-    const inputId = input.body.file_input_id as string;
-    await fetch(input.body.upload.url as string, { method: 'PUT', body: `link\n${site.url}page/7\n${site.url}page/8\n` });
-    const parts = await blobCollection(db).find({ owner: inputId }).toArray();
-    expect(parts.map((part) => [part.kind, part.blob])).to.deep.equal([['batch_input', `${inputId}:p0`]]);
-    await store.contents.insertMany(parts.map((part) => ({ _id: part.blob, run_id: inputId, data: part.data })));
-    await blobCollection(db).deleteMany({ owner: inputId });
-    const made = await batchRequest(account.key, 'POST', '/v1/jobs', { file_input_id: inputId });
-    expect(made.status, JSON.stringify(made.body)).to.equal(201);
-    expect(made.body.accepted_tasks).to.equal(2);
   });
 
   it('serves a crawl’s kept pages from the blob store, one blob per page', async () => {

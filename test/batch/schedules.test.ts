@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { batchScheduleId } from '../../core/batch/schedules';
+import { batchScheduleId } from '../../core/batch/schedules/temporal';
 import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { eventually } from '../helpers/stack';

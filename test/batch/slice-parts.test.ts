@@ -6,7 +6,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { expect } from 'chai';
-import type { SliceProgress } from '../../activities/batch/slice';
+import type { SliceProgress } from '../../core/batch/runs/slice/progress';
 import { ids } from '../../core/batch/store';
 import { blobCollection } from '../../core/jobs/blobs';
 import { batchRunWorkflowId } from '../../core/jobs/workflow-names';
@@ -66,7 +66,6 @@ describe('Batch: a slice in parts and attempts', function () {
       // Bodies are blobs of the run whose ids name the part that wrote them: part 0 as before parts, part 1 as `1.<attempt>`.
       const blobs = await blobCollection((await accountsHandle()).db.db).distinct('blob', { owner: runId });
       expect(blobs).to.include(ids.pack(runId, 0, { part: 0, attempt: 1 }, 0)).and.to.include(ids.pack(runId, 0, { part: 1, attempt: 1 }, 0));
-      expect(await (await batchStore()).contents.countDocuments({ run_id: runId }), 'nothing written to the previous layout').to.equal(0);
     } finally {
       await site.close();
     }

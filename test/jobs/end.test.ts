@@ -4,8 +4,8 @@
  * run's webhook event is answered again when its end is retried, without moving its outcome back.
  */
 import { expect } from 'chai';
-import { endBatchRun } from '../../core/batch/run-end';
-import { newRunRecord } from '../../core/batch/run-records';
+import { endBatchRun } from '../../core/batch/runs/end';
+import { newRunRecord } from '../../core/batch/runs/records';
 import { batchCollections, type JobDoc } from '../../core/batch/store';
 import { CrawlEnds, recordEnd, crawlEndSurface } from '../../core/crawls/ends';
 import { endPreparation, giveBackPreparation } from '../../core/extract/ends';

@@ -5,7 +5,7 @@
  * such a start leaves when no retry comes: records older than its grace are made to look so.
  */
 import { expect } from 'chai';
-import { newRunRecord } from '../../core/batch/run-records';
+import { newRunRecord } from '../../core/batch/runs/records';
 import type { JobDoc } from '../../core/batch/store';
 import { newCrawlDocument } from '../../core/crawls/store';
 import type { ReconcileReport } from '../../core/jobs/reconcile';

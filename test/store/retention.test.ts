@@ -130,10 +130,8 @@ describe('retention: the scheduled sweep of expired data', function () {
       const dataOf = async (runIds: string[]): Promise<number> => {
         let total = 0;
         total += await db.collection('blob_chunks').countDocuments({ kind: 'batch_run', owner: { $in: runIds } });
-        for (const name of ['batch_results', 'batch_contents', 'batch_charges']) {
+        for (const name of ['batch_results', 'batch_charges']) {
           for await (const doc of db.collection<{ _id: string; run_id?: string }>(name).find({}, { projection: { _id: 1, run_id: 1 } })) {
-            // The export's file is counted apart: it goes when the export expires.
-            if (doc._id.startsWith(`${exported.body.export_id as string}:`)) continue;
             if (runIds.some((id) => doc.run_id === id || doc._id.startsWith(`${id}|`))) total++;
           }
         }
@@ -146,9 +144,8 @@ describe('retention: the scheduled sweep of expired data', function () {
       expect(sourceRuns).to.have.length(2);
       const sourceRun = (await store.jobs.findOne({ _id: rerunOfAged }))!.latest_run_id === sourceRuns[0] ? sourceRuns[1]! : sourceRuns[0]!;
 
-      // The export's file is a blob of the export; a body stored before the blob store sits in batch_contents.
+      // The export's file is a blob of the export.
       expect(await db.collection('blob_chunks').countDocuments({ kind: 'batch_export', owner: exported.body.export_id as string })).to.be.greaterThan(0);
-      await store.contents.insertOne({ _id: `${agedRuns[0]!}:0:1:0`, run_id: agedRuns[0]!, data: Buffer.from('stored before the blob store') });
       const longAgo = new Date(Date.now() - 31 * DAY_MS);
       await store.runs.updateMany({ _id: { $in: [...agedRuns, sourceRun] } }, { $set: { ended_at: longAgo } });
       await store.exports.updateOne({ _id: exported.body.export_id as string }, { $set: { expires_at: new Date(Date.now() - 1000) } });

@@ -5,15 +5,14 @@
  *
  *   batch_job_inputs  the input: its CSV options, `bytes`, `tasks`, `parts`, or `refusal`
  *   blob store        `<input id>:p<n>` one JSON array of up to PART_TASKS tasks each, owned by the
- *                     input (core/jobs/blobs.ts); inputs stored before it are read from `batch_contents`
+ *                     input (core/jobs/blobs.ts); tasks.ts reads them back
  */
-import type { Db } from 'mongodb';
 import type { Principal } from '../../accounts';
 import { checkLimit, quotaExceeded } from '../../accounts/limits';
 import { problem } from '../../../base/errors';
 import { newUlid } from '../../../base/ids';
-import { Blobs, bytesOf, type BlobOwner } from '../../jobs/blobs';
-import { batchCollections, type JobInputDoc } from '../store';
+import { Blobs, type BlobOwner } from '../../jobs/blobs';
+import type { BatchStore, JobInputDoc } from '../store';
 import { CsvError, CsvReader } from './csv-reader';
 
 /** A job holds at most this many tasks, so an input past it is refused while it arrives. */
@@ -23,7 +22,8 @@ const PART_TASKS = 5_000;
 const INPUT_TTL_MS = 24 * 3_600_000;
 
 const inputOwner = (inputId: string): BlobOwner => ({ kind: 'batch_input', id: inputId });
-const partBlob = (inputId: string, n: number): string => `${inputId}:p${n}`;
+/** The blob of an input's part `n`. */
+export const partBlob = (inputId: string, n: number): string => `${inputId}:p${n}`;
 
 export interface InputTask {
   url: string;
@@ -33,25 +33,23 @@ export interface InputTask {
 export type CsvOptions = JobInputDoc['csv'];
 
 /** The inputs an account still holds (not expired), and their bytes. */
-async function held(db: Db, accountId: string): Promise<{ count: number; bytes: number }> {
-  const { inputs } = batchCollections(db);
-  const docs = await inputs.find({ account_id: accountId, expires_at: { $gt: new Date() } }, { projection: { bytes: 1 } }).toArray();
+async function held(store: BatchStore, accountId: string): Promise<{ count: number; bytes: number }> {
+  const docs = await store.inputs.find({ account_id: accountId, expires_at: { $gt: new Date() } }, { projection: { bytes: 1 } }).toArray();
   return { count: docs.length, bytes: docs.reduce((sum, doc) => sum + (doc.bytes ?? 0), 0) };
 }
 
 /** Allocates an input (refused past the plan's `stored_inputs`); the upload comes through its link. */
-export async function allocateInput(db: Db, principal: Principal, csv: CsvOptions, now = new Date()): Promise<JobInputDoc> {
-  checkLimit(principal, 'storedInputs', (await held(db, principal.accountId)).count);
+export async function allocateInput(store: BatchStore, principal: Principal, csv: CsvOptions, now = new Date()): Promise<JobInputDoc> {
+  checkLimit(principal, 'storedInputs', (await held(store, principal.accountId)).count);
   const doc: JobInputDoc = {
     _id: `in_${newUlid(now.getTime()).toLowerCase()}`,
     account_id: principal.accountId,
     csv,
     uploaded: false,
-    chunks: 0,
     created_at: now,
     expires_at: new Date(now.getTime() + INPUT_TTL_MS),
   };
-  await batchCollections(db).inputs.insertOne(doc);
+  await store.inputs.insertOne(doc);
   return doc;
 }
 
@@ -78,7 +76,7 @@ function columnsOf(csv: CsvOptions, header: string[]): { url: number; externalId
  * never closed, and nothing of a refused upload stays.
  */
 export async function storeUpload(
-  db: Db,
+  store: BatchStore,
   input: JobInputDoc,
   principal: Pick<Principal, 'plan'>,
   body: AsyncIterable<Buffer>,
@@ -90,9 +88,8 @@ export async function storeUpload(
     await body[Symbol.asyncIterator]().return?.();
     throw tooLarge(maxBytes);
   }
-  const { inputs } = batchCollections(db);
-  const blobs = new Blobs(db);
-  const others = await held(db, input.account_id);
+  const blobs = new Blobs(store.db);
+  const others = await held(store, input.account_id);
   const allowance = principal.plan.limits.storedInputBytes - others.bytes;
   const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
   let header: string[] | undefined = input.csv.header ? undefined : [];
@@ -138,45 +135,6 @@ export async function storeUpload(
     throw error;
   }
   const refusal = columns && 'missing' in columns ? `The CSV has no column "${columns.missing}".` : undefined;
-  await inputs.updateOne({ _id: input._id, uploaded: false }, { $set: { uploaded: true, chunks: 0, parts, tasks, bytes, ...(refusal ? { refusal } : {}) } });
+  await store.inputs.updateOne({ _id: input._id, uploaded: false }, { $set: { uploaded: true, parts, tasks, bytes, ...(refusal ? { refusal } : {}) } });
   return { tasks, bytes };
-}
-
-/** Reads back a CSV input's raw chunks (an input stored before inputs were kept parsed). */
-async function legacyTasks(db: Db, input: JobInputDoc): Promise<InputTask[]> {
-  const { contents } = batchCollections(db);
-  const wanted = Array.from({ length: input.chunks }, (_, chunk) => `${input._id}:${chunk}`);
-  const docs = await contents.find({ _id: { $in: wanted } }).toArray();
-  const byId = new Map(docs.map((doc) => [doc._id, bytesOf(doc.data)]));
-  const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
-  const rows = [...reader.push(Buffer.concat(wanted.map((id) => byId.get(id) ?? Buffer.alloc(0)))), ...reader.end()].map((row) => row.cells);
-  const header = input.csv.header ? (rows.shift() ?? []) : [];
-  const columns = columnsOf(input.csv, header);
-  if ('missing' in columns) throw problem('invalid_argument', `The CSV has no column "${columns.missing}".`, { members: { parameter: 'csv.fields' } });
-  return rows.map((row) => {
-    const externalId = columns.externalId === undefined ? undefined : row[columns.externalId]?.trim();
-    return { url: (row[columns.url] ?? '').trim(), ...(externalId ? { external_id: externalId } : {}) };
-  });
-}
-
-/** An uploaded input's tasks, read from their parsed form a part at a time. */
-export async function inputTasks(db: Db, accountId: string, inputId: string): Promise<InputTask[]> {
-  const { inputs, contents } = batchCollections(db);
-  const blobs = new Blobs(db);
-  const input = await inputs.findOne({ _id: inputId });
-  if (!input || input.account_id !== accountId || input.expires_at.getTime() < Date.now()) {
-    throw problem('file_input_not_found', `No file input ${inputId}, or its 24-hour slot expired.`, { members: { reason: 'file_input_not_found' } });
-  }
-  if (!input.uploaded) throw problem('file_input_not_uploaded', `File input ${inputId} was never uploaded: PUT the CSV to its upload URL first.`, { members: { reason: 'file_input_not_uploaded' } });
-  if (input.refusal) throw problem('invalid_argument', input.refusal, { members: { parameter: 'csv.fields' } });
-  if (input.parts === undefined) return legacyTasks(db, input);
-  const tasks: InputTask[] = [];
-  for (let n = 0; n < input.parts; n++) {
-    const stored = await blobs.read(partBlob(inputId, n));
-    // An input uploaded before the blob store kept its parts in `batch_contents`.
-    const legacy = stored ? undefined : await contents.findOne({ _id: partBlob(inputId, n) });
-    const data = stored ?? (legacy ? bytesOf(legacy.data) : Buffer.from('[]'));
-    tasks.push(...(JSON.parse(data.toString('utf8')) as InputTask[]));
-  }
-  return tasks;
 }

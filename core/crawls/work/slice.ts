@@ -21,7 +21,7 @@ import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '..
 import type { Accounts } from '../../accounts';
 import type { Db } from 'mongodb';
 import { interruption, WorkFailure, type WorkContext } from '../../jobs/work';
-import { TaskSignals } from '../../jobs/task-signals';
+import { TaskSignals } from '../../../base/task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
 

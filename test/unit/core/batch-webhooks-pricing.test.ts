@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createLinks } from '../../../core/batch/links';
-import { parseSchedule, scheduleSpec } from '../../../core/batch/schedules';
+import { parseSchedule, scheduleSpec } from '../../../core/batch/schedules/parse';
 import { isApiError } from '../../../base/errors';
 import { configurationOf, costOf } from '../../../core/pricing';
 import { signatureHeader, verifySignature } from '../../../core/webhooks/signature';
