@@ -14,8 +14,7 @@
  */
 import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Draft, RoleOutcome, Sample } from '../core/extract/preparation';
-import type { FailureCode, PreparationState, RoleStatus } from '../core/extract/store';
+import type { Draft, FailureCode, PreparationState, RoleOutcome, RoleStatus, Sample } from '../core/extract/preparation';
 import { STATE_ATTRIBUTE, STATUS_ATTRIBUTE } from '../core/jobs/workflow-names';
 import { RECORD_RETRY, stepRetry } from '../core/jobs/retry-rules';
 

@@ -4,9 +4,8 @@
  * the same bytes.
  */
 import type { RoleRecipe } from '../../engine';
-import type { Discovery, Draft, FinishInput, Kind, RoleOutcome, Sample } from '../../core/extract/preparation';
+import type { Discovery, Draft, FinishInput, Kind, PreparationState, RoleOutcome, RoleStatus, Sample } from '../../core/extract/preparation';
 import type { PreparationSteps } from '../../core/extract/prepare/steps';
-import type { PreparationState, RoleStatus } from '../../core/extract/store';
 import { asActivity } from '../failures';
 
 export function extractActivities(steps: PreparationSteps) {

@@ -1,8 +1,27 @@
 /** What the preparation workflow and its activities pass each other: ids and small records, never pages. */
 import type { Kind, RoleRecipe } from '../../engine';
-import type { FailureCode } from './store';
 
 export type { Kind };
+
+/** Where a preparation stands (the record's `state`, and the workflow's search attribute). */
+export type PreparationState = 'received' | 'discovering' | 'preparing' | 'verifying' | 'ready' | 'failed';
+
+export type FailureCode =
+  | 'interrupted'
+  | 'preparation_exhausted'
+  | 'discovery_failed'
+  | 'unpreparable'
+  | 'preparation_failed'
+  | 'verification_failed'
+  | 'unsupported';
+
+/** A page kind's outcome, as the record lists it. */
+export interface RoleStatus {
+  role: string;
+  status: 'preparing' | 'ready' | 'failed';
+  url: string;
+  detail?: string;
+}
 
 export type Discovery = { ok: true; kinds: Kind[] } | { ok: false; code: Extract<FailureCode, 'discovery_failed' | 'unpreparable' | 'unsupported'>; detail: string };
 

@@ -13,23 +13,17 @@
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { DomainRecipe } from '../../engine';
+import type { FailureCode, PreparationState, RoleStatus } from './preparation';
+
+export type { FailureCode, PreparationState, RoleStatus };
 
 export const PREPARED_DOMAINS = 'prepared_domains';
 export const EXTRACT_RECIPES = 'extract_recipes';
 export const DOMAIN_SUBMISSIONS = 'domain_submissions';
 export const PREPARATION_SLOTS = 'preparation_slots';
 
-export type PreparationState = 'received' | 'discovering' | 'preparing' | 'verifying' | 'ready' | 'failed';
 export type PreparationStatus = 'preparing' | 'ready' | 'failed';
 
-export type FailureCode =
-  | 'interrupted'
-  | 'preparation_exhausted'
-  | 'discovery_failed'
-  | 'unpreparable'
-  | 'preparation_failed'
-  | 'verification_failed'
-  | 'unsupported';
 
 /** Whether each failure keeps the submission's slot (the interface's table). */
 export const SLOT_CONSUMED: Readonly<Record<FailureCode, boolean>> = {
@@ -42,12 +36,6 @@ export const SLOT_CONSUMED: Readonly<Record<FailureCode, boolean>> = {
   unsupported: true,
 };
 
-export interface RoleStatus {
-  role: string;
-  status: 'preparing' | 'ready' | 'failed';
-  url: string;
-  detail?: string;
-}
 
 export interface PreparedDomainDoc {
   _id: string;
