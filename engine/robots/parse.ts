@@ -6,14 +6,23 @@
  * chosen group; `Sitemap` lines belong to no group.
  */
 
+import { compilePattern, matchesPattern, type PathPattern } from './glob';
+
 /** The RFC's lower bound on what a crawler must parse; anything after it is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
+/**
+ * Rules kept for the group that applies to us (groups naming us twice count together); later ones are
+ * ignored. Every URL checked is matched against each rule, so this bounds the work of one check.
+ */
+export const ROBOTS_MAX_RULES = 2_000;
+/** Characters of a rule's path pattern; a longer rule is ignored (it is longer than any URL we fetch). */
+export const ROBOTS_MAX_RULE_LENGTH = 2_048;
 
 interface Rule {
   allow: boolean;
-  /** The path pattern, percent-encoding normalised. */
+  /** The path pattern, percent-encoding normalised: its length decides between matching rules. */
   pattern: string;
-  regex: RegExp;
+  compiled: PathPattern;
 }
 
 interface Group {
@@ -47,14 +56,27 @@ function normalisePath(path: string): string {
 function ruleOf(allow: boolean, raw: string): Rule | undefined {
   const pattern = normalisePath(raw.trim());
   // `Disallow:` with no path disallows nothing.
-  if (pattern === '') return undefined;
-  const anchored = pattern.endsWith('$');
-  const body = anchored ? pattern.slice(0, -1) : pattern;
-  const source = body
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return { allow, pattern, regex: new RegExp(`^${source}${anchored ? '$' : ''}`, 's') };
+  if (pattern === '' || pattern.length > ROBOTS_MAX_RULE_LENGTH) return undefined;
+  return { allow, pattern, compiled: compilePattern(pattern) };
+}
+
+/** `key: value` of a line without its comment, or undefined; read by hand, as a pattern over a long line could backtrack. */
+function fieldOf(rawLine: string): { key: string; value: string } | undefined {
+  const hash = rawLine.indexOf('#');
+  const line = hash < 0 ? rawLine : rawLine.slice(0, hash);
+  const colon = line.indexOf(':');
+  if (colon < 0) return undefined;
+  const key = line.slice(0, colon).trim();
+  if (key === '' || !isFieldName(key)) return undefined;
+  return { key: key.toLowerCase(), value: line.slice(colon + 1).trim() };
+}
+
+function isFieldName(key: string): boolean {
+  for (let index = 0; index < key.length; index++) {
+    const code = key.charCodeAt(index) | 0x20;
+    if (!(code >= 0x61 && code <= 0x7a) && key[index] !== '-') return false;
+  }
+  return true;
 }
 
 /** Our product token as the RFC wants it: letters, `_` and `-` only, compared case-insensitively. */
@@ -69,11 +91,9 @@ export function parseRobots(text: string, userAgent: string): RobotsRules {
   let current: Group | undefined;
   let lastWasAgent = false;
   for (const rawLine of text.slice(0, ROBOTS_MAX_BYTES).split(/\r\n|\r|\n/)) {
-    const line = rawLine.replace(/#.*$/, '').trim();
-    const match = /^([A-Za-z-]+)\s*:\s*(.*)$/.exec(line);
-    if (!match) continue;
-    const key = match[1]!.toLowerCase();
-    const value = match[2]!.trim();
+    const field = fieldOf(rawLine);
+    if (!field) continue;
+    const { key, value } = field;
     if (key === 'user-agent') {
       if (!current || !lastWasAgent) {
         current = { agents: [], rules: [] };
@@ -99,7 +119,7 @@ export function parseRobots(text: string, userAgent: string): RobotsRules {
   }
   const named = groups.filter((group) => group.agents.some((agent) => agent !== '*' && productToken(agent) === token));
   const chosen = named.length > 0 ? named : groups.filter((group) => group.agents.includes('*'));
-  const rules = chosen.flatMap((group) => group.rules);
+  const rules = chosen.flatMap((group) => group.rules).slice(0, ROBOTS_MAX_RULES);
   const delays = chosen.flatMap((group) => (group.crawlDelaySeconds !== undefined ? [group.crawlDelaySeconds] : []));
   return {
     allows(url: string): boolean {
@@ -108,7 +128,7 @@ export function parseRobots(text: string, userAgent: string): RobotsRules {
       if (path === '/robots.txt') return true;
       let best: Rule | undefined;
       for (const rule of rules) {
-        if (!rule.regex.test(path)) continue;
+        if (!matchesPattern(rule.compiled, path)) continue;
         if (!best || rule.pattern.length > best.pattern.length || (rule.pattern.length === best.pattern.length && rule.allow && !best.allow)) best = rule;
       }
       return best?.allow ?? true;
