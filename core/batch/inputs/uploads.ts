@@ -74,8 +74,9 @@ function columnsOf(csv: CsvOptions, header: string[]): { url: number; externalId
 
 /**
  * Stores an upload read from `body` as it arrives: refused with 413 past `maxBytes`, with 429 past the
- * account's `stored_input_bytes`, with 400 naming the line for bytes that are not UTF-8 or a quote
- * never closed, and nothing of a refused upload stays.
+ * account's `stored_input_bytes`, with 400 naming the line for bytes that are not UTF-8, a quote
+ * never closed, or a cell or row past its cap (csv-reader.ts, the cap named), and nothing of a refused
+ * upload stays.
  */
 export async function storeUpload(
   db: Db,
@@ -134,7 +135,11 @@ export async function storeUpload(
     await flush();
   } catch (error) {
     await blobs.removeOwners([input._id]);
-    if (error instanceof CsvError) throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, { members: { parameter: 'file', line: error.line } });
+    if (error instanceof CsvError) {
+      // Past a cap the rest of the body is not read: the connection ends with the answer.
+      const cap = error.cap ? { members: { parameter: 'file', line: error.line, limit: error.cap.limit, allowed: error.cap.allowed }, headers: { Connection: 'close' } } : { members: { parameter: 'file', line: error.line } };
+      throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, cap);
+    }
     throw error;
   }
   const refusal = columns && 'missing' in columns ? `The CSV has no column "${columns.missing}".` : undefined;
@@ -148,7 +153,8 @@ async function legacyTasks(db: Db, input: JobInputDoc): Promise<InputTask[]> {
   const wanted = Array.from({ length: input.chunks }, (_, chunk) => `${input._id}:${chunk}`);
   const docs = await contents.find({ _id: { $in: wanted } }).toArray();
   const byId = new Map(docs.map((doc) => [doc._id, bytesOf(doc.data)]));
-  const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
+  // Stored before the reader had caps, and read back whole as it was then.
+  const reader = new CsvReader(input.csv.delimiter, input.csv.quote, { maxCellChars: Infinity, maxRowCells: Infinity });
   const rows = [...reader.push(Buffer.concat(wanted.map((id) => byId.get(id) ?? Buffer.alloc(0)))), ...reader.end()].map((row) => row.cells);
   const header = input.csv.header ? (rows.shift() ?? []) : [];
   const columns = columnsOf(input.csv, header);
