@@ -138,6 +138,7 @@ export class Stack {
       logDir: path.join(config.dataDir, 'logs'),
       runDir: path.join(config.dataDir, 'run'),
       stopTimeoutMs: 10_000,
+      report: (line: string) => this.report(line),
     };
     const env = childEnvironment({});
     if (!config.mongodbUrl) {
@@ -280,7 +281,13 @@ export class Stack {
     }
     for (const port of PORTS_OF[name]) this.unsettled.delete(port);
     // Tools outside the stack (npm run admin) find the port it chose here.
-    if (name === 'ferretdb') writeDatabaseRecord(this.options.config.dataDir, this.urls.mongodb);
+    if (name === 'ferretdb') {
+      try {
+        writeDatabaseRecord(this.options.config.dataDir, this.urls.mongodb);
+      } catch (error) {
+        this.report(`cannot record FerretDB's address for npm run admin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      }
+    }
     const reported = component.readyMessage?.port;
     if (name === 'api' && this.ports.api === 0 && typeof reported === 'number') {
       // Kept from now on: a restarted API serves where clients already connect.
