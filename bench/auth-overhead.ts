@@ -102,7 +102,7 @@ async function main(): Promise<void> {
       'without authentication': { app: createApp(deps, planUsageRoutes(deps, { authentication: assumePrincipal(principal) })), headers: {} },
       'with authentication': { app: createApp(deps, planUsageRoutes(deps)), headers: { 'X-API-Key': key } },
       'with authentication, key cache off': {
-        app: createApp({ ...deps, accounts: uncached }, planUsageRoutes({ accounts: uncached })),
+        app: createApp({ ...deps, accounts: uncached }, planUsageRoutes({ accounts: uncached, config })),
         headers: { 'X-API-Key': key },
       },
     };
