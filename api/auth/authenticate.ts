@@ -116,7 +116,7 @@ export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 't
   return async (ctx, next) => {
     const presented = presentedKey(ctx, rule);
     if ('failure' in presented) throw failure(rule, presented.failure);
-    const check = await deps.accounts.keys.check(presented.key, { network: clientNetwork(clientAddress(ctx, deps.config.trustProxy)) });
+    const check = await deps.accounts.keys.check(presented.key, { network: () => clientNetwork(clientAddress(ctx, deps.config.trustProxy)) });
     if (!check.ok) throw check.reason === 'throttled' ? tooManyFailures(check.retryAfterSeconds) : failure(rule, check.reason);
     const admitted = deps.accounts.budget.take(check.principal.accountId, check.principal.plan.limits);
     if (!admitted.ok) {

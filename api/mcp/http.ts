@@ -167,7 +167,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       return undefined;
     }
     // A token no cache knows is looked up only while the client's network has not failed too often (auth-failures.ts).
-    const network = clientNetwork(clientAddress({ get: (name) => String(req.headers[name.toLowerCase()] ?? ''), req }, deps.config.trustProxy));
+    const network = (): string => clientNetwork(clientAddress({ get: (name) => String(req.headers[name.toLowerCase()] ?? ''), req }, deps.config.trustProxy));
     const check = isWellFormedKey(match[1]) ? await deps.accounts.keys.check(match[1], { network }) : undefined;
     if (check && !check.ok && check.reason === 'throttled') {
       res.writeHead(429, { 'Retry-After': String(check.retryAfterSeconds), 'Content-Type': 'application/json' });

@@ -55,16 +55,17 @@ export class KeyCache {
 
   /**
    * Resolves a well-formed key to its principal, or says why it cannot be used. With `network` (the
-   * client's), a key that needs a database look-up first passes that network's failure limit.
+   * client's, asked only when needed: cached keys are the hot path), a key that needs a database
+   * look-up first passes that network's failure limit.
    */
-  async check(key: string, options: { network?: string } = {}): Promise<KeyCheck> {
+  async check(key: string, options: { network?: () => string } = {}): Promise<KeyCheck> {
     const digest = hashApiKey(key);
     const now = this.clock.now();
     const cached = this.entries.get(digest) ?? this.negative.get(digest);
     if (cached && cached.expires > now && sameDigest(cached.digest, digest)) return cached.check;
     let lookUp = this.pending.get(digest);
     if (!lookUp) {
-      const ticket = options.network !== undefined && this.failures ? this.failures.take(options.network) : undefined;
+      const ticket = options.network !== undefined && this.failures ? this.failures.take(options.network()) : undefined;
       if (ticket && !ticket.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: ticket.retryAfterSeconds };
       const generation = this.generation;
       const started = this.lookUp(digest).then((check) => {
