@@ -3,8 +3,11 @@
  * no regular expression (a pattern like `/*a*a*a*a*Z$` compiled into one backtracks exponentially in the
  * path). The pattern is cut at its `*` into literal pieces; the first must start the path, each next one
  * is found, leftmost, after the previous one (the leftmost place leaves the most room for the rest, so
- * one pass decides), and with a final `$` the last piece must end the path. Each piece is searched with
- * Knuth–Morris–Pratt, so a piece never re-reads the path behind where it is looking.
+ * one pass decides), and with a final `$` the last piece must end the path. A piece of up to
+ * SHORT_PIECE characters is searched with the engine's own indexOf, several times faster than any
+ * search written here; a longer one with Knuth–Morris–Pratt, which never re-reads the path behind where
+ * it is looking: V8's indexOf turns quadratic on long patterns that almost match (measured: 140 ms for
+ * 500 pieces of 513 characters in a 2,048-character path, against 9 ms; bench/robots-match.ts).
  */
 
 export interface PathPattern {
@@ -20,8 +23,16 @@ export function compilePattern(raw: string): PathPattern {
   return { pieces: (anchored ? raw.slice(0, -1) : raw).split('*'), anchored };
 }
 
-/** Whether `path` (percent-normalised, with its query) matches the pattern. */
-export function matchesPattern(pattern: PathPattern, path: string): boolean {
+/** Characters a check may still look at, shared by the rules of one check. */
+export interface MatchBudget {
+  left: number;
+}
+
+/**
+ * Whether `path` (percent-normalised, with its query) matches the pattern; undefined when `budget`
+ * ran out before it could tell. Each search charges the characters it looked at (about).
+ */
+export function matchesPattern(pattern: PathPattern, path: string, budget: MatchBudget = { left: Infinity }): boolean | undefined {
   const { pieces, anchored } = pattern;
   const first = pieces[0] ?? '';
   if (!path.startsWith(first)) return false;
@@ -30,7 +41,9 @@ export function matchesPattern(pattern: PathPattern, path: string): boolean {
   const middle = anchored ? pieces.length - 1 : pieces.length;
   for (let index = 1; index < middle; index++) {
     const piece = pieces[index]!;
-    const found = indexFrom(path, piece, at);
+    if (budget.left <= 0) return undefined;
+    const found = piece.length <= SHORT_PIECE ? path.indexOf(piece, at) : indexFrom(path, piece, at);
+    budget.left -= (found < 0 ? path.length - at : found - at) + piece.length * (piece.length <= SHORT_PIECE ? 1 : 2);
     if (found < 0) return false;
     at = found + piece.length;
   }
@@ -39,13 +52,16 @@ export function matchesPattern(pattern: PathPattern, path: string): boolean {
   return path.length - last.length >= at && path.endsWith(last);
 }
 
+/** Pieces up to this long are searched with String.prototype.indexOf (linear enough up to about 250 in V8). */
+const SHORT_PIECE = 128;
+
 /** Knuth–Morris–Pratt's failure table, in a buffer kept between calls (matching runs on one thread). */
 let table = new Int32Array(256);
 
 /** Where `needle` first occurs in `text` at or after `from`, or -1, in O(text + needle) steps. */
-function indexFrom(text: string, needle: string, from: number): number {
+export function indexFrom(text: string, needle: string, from: number): number {
   const length = needle.length;
-  if (length === 0) return from;
+  if (length === 0) return Math.min(from, text.length);
   if (table.length < length) table = new Int32Array(Math.max(length, table.length * 2));
   table[0] = 0;
   for (let index = 1, matched = 0; index < length; index++) {

@@ -6,7 +6,7 @@
  * chosen group; `Sitemap` lines belong to no group.
  */
 
-import { compilePattern, matchesPattern, type PathPattern } from './glob';
+import { compilePattern, matchesPattern, type MatchBudget, type PathPattern } from './glob';
 
 /** The RFC's lower bound on what a crawler must parse; anything after it is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
@@ -17,6 +17,13 @@ export const ROBOTS_MAX_BYTES = 500 * 1024;
 export const ROBOTS_MAX_RULES = 2_000;
 /** Characters of a rule's path pattern; a longer rule is ignored (it is longer than any URL we fetch). */
 export const ROBOTS_MAX_RULE_LENGTH = 2_048;
+/**
+ * Characters of the path one check may look at across all the rules (a rule with wildcards looks at
+ * up to the whole path; a plain prefix rule or `/*.pdf$` at its own length only). Ordinary files stay
+ * far below it (240 wildcard rules against the longest URL a Fetch takes); a file built to cost more
+ * for a URL is taken as disallowing it (`too_costly`), which bounds a check to a few milliseconds.
+ */
+export const ROBOTS_MAX_MATCH_WORK = 500_000;
 
 interface Rule {
   allow: boolean;
@@ -31,9 +38,14 @@ interface Group {
   crawlDelaySeconds?: number;
 }
 
+/** `too_costly`: the file is built so that telling would cost more than ROBOTS_MAX_MATCH_WORK; taken as disallowed. */
+export type RobotsDecision = 'allowed' | 'disallowed' | 'too_costly';
+
 export interface RobotsRules {
   /** Whether `url` (absolute, or a path with its query) may be fetched. */
   allows(url: string): boolean;
+  /** The same, saying why not. */
+  decide(url: string): RobotsDecision;
   /** `Crawl-delay` of the group that applies, in milliseconds. */
   crawlDelayMs?: number;
   sitemaps: string[];
@@ -121,18 +133,23 @@ export function parseRobots(text: string, userAgent: string): RobotsRules {
   const chosen = named.length > 0 ? named : groups.filter((group) => group.agents.includes('*'));
   const rules = chosen.flatMap((group) => group.rules).slice(0, ROBOTS_MAX_RULES);
   const delays = chosen.flatMap((group) => (group.crawlDelaySeconds !== undefined ? [group.crawlDelaySeconds] : []));
+  const decide = (url: string): RobotsDecision => {
+    const path = pathOf(url);
+    // The RFC: /robots.txt itself is always allowed.
+    if (path === '/robots.txt') return 'allowed';
+    const budget: MatchBudget = { left: ROBOTS_MAX_MATCH_WORK };
+    let best: Rule | undefined;
+    for (const rule of rules) {
+      const matched = matchesPattern(rule.compiled, path, budget);
+      if (matched === undefined) return 'too_costly';
+      if (!matched) continue;
+      if (!best || rule.pattern.length > best.pattern.length || (rule.pattern.length === best.pattern.length && rule.allow && !best.allow)) best = rule;
+    }
+    return best?.allow === false ? 'disallowed' : 'allowed';
+  };
   return {
-    allows(url: string): boolean {
-      const path = pathOf(url);
-      // The RFC: /robots.txt itself is always allowed.
-      if (path === '/robots.txt') return true;
-      let best: Rule | undefined;
-      for (const rule of rules) {
-        if (!matchesPattern(rule.compiled, path)) continue;
-        if (!best || rule.pattern.length > best.pattern.length || (rule.pattern.length === best.pattern.length && rule.allow && !best.allow)) best = rule;
-      }
-      return best?.allow ?? true;
-    },
+    allows: (url) => decide(url) === 'allowed',
+    decide,
     ...(delays.length > 0 ? { crawlDelayMs: Math.round(Math.max(...delays) * 1000) } : {}),
     sitemaps,
   };
@@ -150,5 +167,9 @@ function pathOf(url: string): string {
 }
 
 /** Everything allowed (robots.txt absent: a 4xx) or everything disallowed (5xx, unreachable). */
-export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [] };
-export const DISALLOW_ALL: RobotsRules = { allows: (url) => pathOf(url) === '/robots.txt', sitemaps: [] };
+export const ALLOW_ALL: RobotsRules = { allows: () => true, decide: () => 'allowed', sitemaps: [] };
+export const DISALLOW_ALL: RobotsRules = {
+  allows: (url) => pathOf(url) === '/robots.txt',
+  decide: (url) => (pathOf(url) === '/robots.txt' ? 'allowed' : 'disallowed'),
+  sitemaps: [],
+};

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseRobots, productToken, RobotsReader, type RobotsAnswer } from '../../../engine';
-import { compilePattern, matchesPattern } from '../../../engine/robots/glob';
-import { ROBOTS_MAX_RULE_LENGTH, ROBOTS_MAX_RULES } from '../../../engine/robots/parse';
+import { compilePattern, indexFrom, matchesPattern } from '../../../engine/robots/glob';
+import { ROBOTS_MAX_MATCH_WORK, ROBOTS_MAX_RULE_LENGTH, ROBOTS_MAX_RULES } from '../../../engine/robots/parse';
 import { seeded } from '../../helpers/random';
 
 /** RFC 9309 matching by the book, as a table over (path prefix, pattern prefix): slow, plainly right. */
@@ -124,6 +124,23 @@ describe('robots.txt (RFC 9309)', () => {
     expect(matched).to.be.within(2_000, 18_000);
   });
 
+  it('finds long pieces in one pass as indexOf would (Knuth–Morris–Pratt), and matches patterns made of them', () => {
+    const random = seeded(4180);
+    const pick = (length: number) => Array.from({ length }, () => (random() < 0.8 ? 'a' : 'b')).join('');
+    for (let round = 0; round < 5_000; round++) {
+      const text = pick(Math.floor(random() * 200));
+      const from = Math.floor(random() * 50);
+      // Half the needles are cut from the text, so they are found.
+      const start = Math.floor(random() * text.length);
+      const needle = random() < 0.5 ? text.slice(start, start + 17 + Math.floor(random() * 40)) : pick(17 + Math.floor(random() * 40));
+      expect(indexFrom(text, needle, from), `${needle} in ${text} from ${from}`).to.equal(text.indexOf(needle, from));
+    }
+    const long = 'a'.repeat(500) + 'b' + 'a'.repeat(499);
+    const rule = compilePattern(`/*${long}*$`);
+    expect(matchesPattern(rule, `/${'a'.repeat(2_047)}`)).to.equal(false);
+    expect(matchesPattern(rule, `/${'a'.repeat(600)}${long}`)).to.equal(true);
+  });
+
   it(`keeps at most ${ROBOTS_MAX_RULES} rules for our group and ignores rules over ${ROBOTS_MAX_RULE_LENGTH} characters`, () => {
     const many = Array.from({ length: ROBOTS_MAX_RULES + 10 }, (_, index) => `Disallow: /r${index}/`);
     const rules = parseRobots(['User-agent: *', ...many.slice(0, 5), 'User-agent: x', ...many.slice(5)].join('\n'), 'x');
@@ -134,6 +151,24 @@ describe('robots.txt (RFC 9309)', () => {
     const long = parseRobots(`User-agent: *\nDisallow: /${'l'.repeat(ROBOTS_MAX_RULE_LENGTH)}\nDisallow: /${'k'.repeat(ROBOTS_MAX_RULE_LENGTH - 1)}\n`, 'x');
     expect(long.allows(`/${'l'.repeat(ROBOTS_MAX_RULE_LENGTH)}`)).to.equal(true);
     expect(long.allows(`/${'k'.repeat(ROBOTS_MAX_RULE_LENGTH - 1)}`)).to.equal(false);
+  });
+
+  it('bounds the work of one check: a file built to cost more than ROBOTS_MAX_MATCH_WORK for a URL is taken as disallowing it', () => {
+    // Every rule searches the whole path for a piece that is not there.
+    const text = `User-agent: *\nDisallow: /public/*.tmp$\n${Array.from({ length: ROBOTS_MAX_RULES - 1 }, (_, n) => `Disallow: /*x${n}y`).join('\n')}\n`;
+    const rules = parseRobots(text, 'x');
+    const long = `/${'a'.repeat(2_047)}`;
+    expect(ROBOTS_MAX_RULES * long.length).to.be.above(ROBOTS_MAX_MATCH_WORK);
+    expect(rules.decide(long)).to.equal('too_costly');
+    expect(rules.allows(long)).to.equal(false);
+    // The same file decides ordinary URLs as the RFC says.
+    expect(rules.decide('/a/b?c=1')).to.equal('allowed');
+    expect(rules.decide('/public/x.tmp')).to.equal('disallowed');
+    expect(rules.decide('/q/x17y')).to.equal('disallowed');
+    // Plain prefix rules cost their own length only, however many and however long the path.
+    const prefixes = parseRobots(`User-agent: *\n${Array.from({ length: ROBOTS_MAX_RULES }, (_, n) => `Disallow: /p${n}/`).join('\n')}\n`, 'x');
+    expect(prefixes.decide(long)).to.equal('allowed');
+    expect(prefixes.decide(`/p${ROBOTS_MAX_RULES - 1}/${'a'.repeat(2_000)}`)).to.equal('disallowed');
   });
 
   describe('reader', () => {
@@ -170,6 +205,15 @@ describe('robots.txt (RFC 9309)', () => {
       expect((await failing.robots.check('http://b.test/y')).allowed).to.equal(true);
       expect((await failing.robots.check('http://b.test/no')).allowed).to.equal(false);
       expect(failing.asked).to.deep.equal(['http://b.test/robots.txt', 'http://b.test/robots.txt', 'http://b.test/robots.txt']);
+    });
+
+    it('says why a URL is refused when its robots.txt is too costly to evaluate for it', async () => {
+      const body = `User-agent: *\n${Array.from({ length: ROBOTS_MAX_RULES }, (_, n) => `Disallow: /*x${n}y`).join('\n')}\n`;
+      const { robots } = reader([{ ok: true, status: 200, body }], { now: 0 });
+      const verdict = await robots.check(`http://d.test/${'a'.repeat(2_000)}`);
+      expect(verdict.allowed).to.equal(false);
+      expect(verdict.reason).to.match(/too many wildcard rules to evaluate/);
+      expect((await robots.check('http://d.test/short')).allowed).to.equal(true);
     });
 
     it('keeps a robots.txt per origin at most 24 hours, however long it is asked to', async () => {
