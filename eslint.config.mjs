@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import fetchplane from './scripts/lint/regexp-from-input.mjs';
 
 const nodeBuiltins = [
   'assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises',
@@ -20,6 +21,19 @@ const storeModules = [
 const databaseHandle = { regex: '(^|/)base/db$', allowTypeImports: true, message: 'api/ opens no database: take the handle from ApiDeps and pass it to a core command.' };
 /** Stores core keeps behind its own commands (their types may be named). scripts/edge-database-calls.ts checks every call besides. */
 const coreStores = { regex: '(^|/)core/mcp/sessions$', allowTypeImports: true, message: 'api/ opens no store: call the commands of core/mcp/commands.ts.' };
+
+/**
+ * Regular expressions built at run time, each read and found harmless: what goes into the pattern is a
+ * constant of the code or escaped, and what is left cannot backtrack. Any other is an error
+ * (scripts/lint/regexp-from-input.mjs): match without a regular expression, or review it and add it here.
+ */
+const reviewedRegExps = [
+  { file: 'core/jobs/cursor.ts', within: 'wholeNumber', why: 'the digit count is a number the code passes, never input' },
+  { file: 'engine/extract/induce-list.ts', within: 'fromClasses', why: 'the class prefix is escaped; one fixed separator and one (.+)$ follow it' },
+  { file: 'engine/extract/recipe.ts', within: 'urlMatches', why: 'patterns come from urlPatterns (engine/extract/induce.ts): escaped path segments and [^/]+ between literal slashes' },
+  { file: 'engine/outputs/extract/contacts.ts', within: 'EMAIL_EXACT', why: 'the source of a constant pattern of the module, anchored' },
+  { file: 'scripts/stack/proc.ts', within: 'field', why: 'field names are constants of the module' },
+];
 
 const processEnv = { object: 'process', property: 'env', message: 'Only base/config.ts reads the environment: take a Config (or childEnvironment for a child process).' };
 
@@ -51,6 +65,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // No regular expression built from input (a hostile robots.txt rule once froze the API): see reviewedRegExps.
+    files: ['api/**/*.ts', 'core/**/*.ts', 'engine/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts'],
+    plugins: { fetchplane },
+    rules: { 'fetchplane/regexp-from-input': ['error', { root: import.meta.dirname, reviewed: reviewedRegExps }] },
   },
   {
     // One typed config module reads the environment (base/config.ts); everything else receives a Config.

@@ -43,6 +43,8 @@ export function allRoutes(deps: ApiDeps): Route[] {
 function metricsRoute(registry: Registry, deps: ApiDeps): Route {
   const paused = registry.gauge('fetchplane_hosts_in_backoff', 'Hosts every job leaves alone for now after 429/503 answers (installation-wide).');
   const pauseLeft = registry.gauge('fetchplane_host_backoff_seconds', 'Seconds left of each paused host’s back-off, by host.');
+  const keyLookUps = registry.gauge('fetchplane_api_key_lookups', 'Database look-ups of API keys by this process since it started, by what they found (valid, not_valid).');
+  const refusedLookUps = registry.gauge('fetchplane_api_key_lookups_refused', 'Keys no cache knew, refused without a look-up since this process started: their network failed too many (AUTH_FAILURE_BURST).');
   return {
     method: 'GET',
     path: '/metrics',
@@ -60,6 +62,12 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
         paused.setAll([{ labels: {}, value: hosts.length }]);
         pauseLeft.setAll(hosts.map((host) => ({ labels: { host: host.host }, value: Math.ceil((host.until.getTime() - now) / 1000) })));
       }
+      const { lookUps } = deps.accounts.keys;
+      keyLookUps.setAll([
+        { labels: { result: 'valid' }, value: lookUps.valid },
+        { labels: { result: 'not_valid' }, value: lookUps.refused },
+      ]);
+      refusedLookUps.setAll([{ labels: {}, value: deps.accounts.authFailures.refused }]);
       ctx.type = 'text/plain; version=0.0.4';
       ctx.body = registry.render();
     },

@@ -346,6 +346,18 @@ const variables = {
     scope: 'api',
     description: 'How long an API process trusts a cached key look-up; a key revoked elsewhere works at most this long here.',
   },
+  AUTH_FAILURE_BURST: {
+    parse: integer(1, 1_000_000),
+    fallback: '50',
+    scope: 'api',
+    description: 'Database look-ups of API keys that no cache knows and that turn out not valid, allowed at once per client network (IPv4 /24, IPv6 /64) and API process; beyond, such keys are refused with 429 `rate_limited` (`limit` `auth_failures`, `Retry-After`) before any database work. A key found valid gives its look-up back, and cached keys (valid or not) never count, so only failures wear the allowance down; a valid key no cache holds yet is refused too while its network is over the limit.',
+  },
+  AUTH_FAILURES_PER_MINUTE: {
+    parse: integer(0, 1_000_000),
+    fallback: '60',
+    scope: 'api',
+    description: 'How fast a client network earns back failed key look-ups (AUTH_FAILURE_BURST) per minute.',
+  },
   SLOT_LEASE_MS: {
     parse: integer(1_000, 3_600_000),
     fallback: '30000',

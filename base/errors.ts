@@ -72,7 +72,7 @@ const catalogue = {
   file_input_unsupported_for_job_type: { status: 409, title: 'File input unsupported for job type', meaning: 'A CSV input is for closed regular jobs and scheduled jobs.' },
   out_of_allowance: { status: 429, title: 'Out of allowance', meaning: 'No preparation slots left this month.' },
   quota_exceeded: { status: 429, title: 'Quota exceeded', meaning: 'The account holds all the plan allows of a resource: active jobs, or the limit the document names (mcp_sessions, scheduled_jobs, stored_inputs, stored_input_bytes, concurrent_exports, oauth_clients).' },
-  rate_limited: { status: 429, title: 'Rate limited', meaning: 'Too many requests to this route from this network or account, or past the account\'s request budget (`limit` names requests_per_second or requests_in_flight); retry after the Retry-After seconds.' },
+  rate_limited: { status: 429, title: 'Rate limited', meaning: 'Too many requests to this route from this network or account, or past the account\'s request budget (`limit` names requests_per_second or requests_in_flight), or after too many keys that are not valid from this network (`limit` auth_failures); retry after the Retry-After seconds.' },
   webhook_signing_requires_active_key: { status: 400, title: 'Webhook signing requires an active key', meaning: 'Create an HMAC key before asking for signed webhooks.' },
   callback_url_must_be_https: { status: 400, title: 'Callback URL must be https', meaning: 'Webhook URLs must be public https URLs.' },
   callback_url_unresolvable: { status: 400, title: 'Callback URL unresolvable', meaning: 'The webhook host name has no address (it must resolve within a second).' },

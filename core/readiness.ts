@@ -1,7 +1,12 @@
 /**
- * Whether this API process can do its work: the database answers, Temporal answers, and a live worker
- * polls the task queue. `/readyz` reports it; the endpoints that start work refuse with 503 while no
- * worker is alive (work accepted then would not move).
+ * Whether this API process can do its work: the database takes a write, Temporal answers, and a live
+ * worker polls the task queue. `/readyz` reports it; the endpoints that start work refuse with 503 while
+ * no worker is alive (work accepted then would not move).
+ *
+ * The database check pings and writes (one small document, shared by every API process): a store
+ * whose disk is full still answers pings and reads, and only its refusal of the write tells. Workers prove they are alive by writing
+ * their heartbeat to that same database, so while it refuses writes their records go stale however
+ * well they run: the worker check then says it cannot tell, and the database is named as what fails.
  *
  * Every check runs concurrently under PROBE_TIMEOUT_MS, so a report never takes much longer than
  * that whatever is down, and a report is reused for CACHE_MS, so `/readyz` polled by many load
@@ -19,7 +24,7 @@ import type { Config } from '../base/config';
 import type { Database } from '../base/db';
 import { LivenessReader } from './liveness';
 import type { TemporalHandle } from '../base/temporal';
-import { serviceUnavailable, type Dependency } from '../base/unavailable';
+import { isStorageFailure, serviceUnavailable, type Dependency } from '../base/unavailable';
 
 /** Longest a single check may take; `/readyz` must answer within a second. */
 export const PROBE_TIMEOUT_MS = 800;
@@ -30,7 +35,10 @@ export const CACHE_MS = 1_000;
 const TASK_QUEUE_KIND_NORMAL = 1;
 const TASK_QUEUE_TYPE_WORKFLOW = 1;
 
-/** `down`: unreachable, or (worker) positively none alive; `unknown`: the worker check could not look. */
+/** Where the database check writes: one document every API process rewrites. */
+export const READINESS_PROBES = 'readiness_probes';
+
+/** `down`: unreachable or refusing writes, or (worker) positively none alive; `unknown`: the worker check could not look. */
 export type CheckState = 'ok' | 'down' | 'unknown';
 
 export interface Check {
@@ -123,19 +131,26 @@ export class Readiness {
       this.checkTemporal(),
       this.checkWorker(),
     ]);
-    const checks: Checks = { database, temporal, worker: worker.check };
-    const report = { ready: Object.values(checks).every((check) => check.state === 'ok'), checks, workersAlive: worker.alive };
+    // Stale heartbeats prove nothing while the database that keeps them is failing.
+    const blind = database.state === 'down' && worker.check.state === 'down';
+    const workerCheck: Check = blind ? { state: 'unknown', detail: 'unknown: workers record their heartbeats in the database, which is failing' } : worker.check;
+    const checks: Checks = { database, temporal, worker: workerCheck };
+    const report = { ready: Object.values(checks).every((check) => check.state === 'ok'), checks, workersAlive: blind ? undefined : worker.alive };
     this.cached = { at: started, report };
     return report;
   }
 
   private async checkDatabase(): Promise<Check> {
-    try {
-      await within(PROBE_TIMEOUT_MS, this.options.db.ping(PROBE_TIMEOUT_MS));
-      return OK;
-    } catch (error) {
-      return unreachable(error);
-    }
+    const probes = this.options.db.db.collection<{ _id: string; at: Date }>(READINESS_PROBES);
+    const [ping, write] = await Promise.allSettled([
+      within(PROBE_TIMEOUT_MS, this.options.db.ping(PROBE_TIMEOUT_MS)),
+      within(PROBE_TIMEOUT_MS, probes.replaceOne({ _id: 'api' }, { at: new Date(this.now()) }, { upsert: true, timeoutMS: PROBE_TIMEOUT_MS })),
+    ]);
+    if (ping.status === 'rejected') return unreachable(ping.reason);
+    // Only the store's own refusal counts: a write slower than the probe (a busy disk) is no outage,
+    // and two processes creating the document at once means the other's write landed.
+    if (write.status === 'rejected' && isStorageFailure(write.reason)) return { state: 'down', detail: `refuses writes (its disk is full or failing): ${message(write.reason)}` };
+    return OK;
   }
 
   private async checkTemporal(): Promise<Check> {

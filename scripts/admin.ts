@@ -1,7 +1,8 @@
 /**
  * `npm run admin -- <command>`: manage accounts, API keys and plans without agent signup. Connects to
- * MONGODB_URL (MONGODB_DATABASE), or to the local stack's FerretDB (127.0.0.1:FERRETDB_PORT) when
- * unset. Add `--json` for machine-readable output.
+ * MONGODB_URL (MONGODB_DATABASE), or when unset to the FerretDB of the stack running on DATA_DIR, at
+ * the port its launcher recorded (scripts/stack/record.ts); with neither it connects nowhere, rather
+ * than to whatever listens on the configured port. Add `--json` for machine-readable output.
  *
  * Changes are seen by running API processes within KEY_CACHE_TTL_MS (their key cache expiry).
  */
@@ -16,6 +17,7 @@ import { openDatabase } from '../base/db';
 import { SERVICE_INDEXES } from '../core/indexes';
 import { createLogger } from '../base/log';
 import { hostsInBackoff } from '../core/politeness/paused';
+import { readDatabaseRecord } from './stack/record';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
@@ -223,7 +225,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = processConfig();
   const log = createLogger('error', { component: 'admin' }, (line) => process.stderr.write(`${line}\n`));
-  const mongodbUrl = config.mongodbUrl ?? `mongodb://127.0.0.1:${config.ferretdbPort}/`;
+  let mongodbUrl = config.mongodbUrl;
+  if (mongodbUrl === undefined) {
+    const local = readDatabaseRecord(config.dataDir);
+    if (!local.ok) {
+      process.stderr.write(`no database to use: ${local.reason}; start the stack with \`npm start\` (DATA_DIR ${config.dataDir}) or set MONGODB_URL\n`);
+      return 1;
+    }
+    mongodbUrl = local.url;
+  }
   let db;
   try {
     db = await openDatabase({ mongodbUrl, mongodbDatabase: config.mongodbDatabase }, log, { indexes: SERVICE_INDEXES });

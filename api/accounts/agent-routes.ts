@@ -3,7 +3,6 @@
  * the agent's account (`GET /api/agent/account`, `X-API-Key`). Their errors have the shape
  * `{error, message}` that agent clients read, not a problem document.
  */
-import { isIP } from 'node:net';
 import type { Middleware } from 'koa';
 import type { Accounts } from '../../core/accounts';
 import type { Services } from '../../core/services';
@@ -15,6 +14,7 @@ import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { Database } from '../../base/db';
 import { crossSiteWrite } from '../http/cross-site';
+import { clientAddress } from '../http/client-address';
 
 export type AgentDeps = {
   accounts: Accounts;
@@ -40,13 +40,8 @@ export function appBaseUrl(config: AgentDeps['config']): string {
   return config.appUrl ?? (config.appPort ? `http://localhost:${config.appPort}` : config.publicUrl);
 }
 
-export function clientAddress(ctx: AppContext, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = ctx.get('X-Forwarded-For').split(',')[0]?.trim() ?? '';
-    if (isIP(forwarded)) return forwarded;
-  }
-  return ctx.req.socket.remoteAddress ?? 'unknown';
-}
+// Where it lived first; its other users import it from here.
+export { clientAddress };
 
 /** Optional headers telling where an agent signup came from (all anonymous, all optional). */
 export const PROVENANCE_HEADERS: Readonly<Record<string, string>> = {

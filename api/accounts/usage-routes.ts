@@ -4,6 +4,7 @@
  */
 import type { Middleware } from 'koa';
 import { periodBounds, periodOf, type Accounts, type Principal } from '../../core/accounts';
+import type { Config } from '../../base/config';
 import type { RequestState } from '../http/context';
 import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -65,7 +66,7 @@ const DETAILS_SCHEMA = {
 };
 
 /** `authentication` replaces the key check (the benchmark's baseline runs the same handler without it). */
-export function planUsageRoutes(deps: { accounts: Accounts }, options: { authentication?: Middleware<RequestState> } = {}): Route[] {
+export function planUsageRoutes(deps: { accounts: Accounts; config: Pick<Config, 'trustProxy'> }, options: { authentication?: Middleware<RequestState> } = {}): Route[] {
   return [
     {
       method: 'GET',

@@ -13,6 +13,9 @@
  * | usage             | `X-API-Key`                     | AUTH001 / AUTH002 / AUTH003         |
  * | agent             | `X-API-Key`                     | unauthenticated                     |
  *
+ * A key no cache knows is looked up in the database only while the client's network has not failed
+ * too many look-ups lately (core/accounts/auth-failures.ts): past that, 429 `rate_limited` (limit
+ * `auth_failures`) with `Retry-After`, so well-formed random keys cannot reach the database at will.
  * A known key's account then takes one request of its budget (core/accounts/request-budget.ts): past
  * it, 429 `rate_limited` with `Retry-After`, decided in memory before any database work and sent a
  * second later, so a client retrying at once cannot spin.
@@ -22,7 +25,10 @@
  */
 import type { Accounts, Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
+import { clientNetwork } from '../../core/accounts/signups';
+import type { Config } from '../../base/config';
 import { problem, type ApiError } from '../../base/errors';
+import { clientAddress } from '../http/client-address';
 import type { HttpContext, HttpMiddleware, RequestState } from '../http/context';
 import type { JsonSchema } from '../http/routes';
 
@@ -105,13 +111,13 @@ interface AuthState extends RequestState {
   principal?: Principal;
 }
 
-export function authenticate(deps: { accounts: Accounts }, surface: Surface): HttpMiddleware {
+export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 'trustProxy'> }, surface: Surface): HttpMiddleware {
   const rule = KEY_RULES[surface];
   return async (ctx, next) => {
     const presented = presentedKey(ctx, rule);
     if ('failure' in presented) throw failure(rule, presented.failure);
-    const check = await deps.accounts.keys.check(presented.key);
-    if (!check.ok) throw failure(rule, check.reason);
+    const check = await deps.accounts.keys.check(presented.key, { network: () => clientNetwork(clientAddress(ctx, deps.config.trustProxy)) });
+    if (!check.ok) throw check.reason === 'throttled' ? tooManyFailures(check.retryAfterSeconds) : failure(rule, check.reason);
     const admitted = deps.accounts.budget.take(check.principal.accountId, check.principal.plan.limits);
     if (!admitted.ok) {
       await deps.accounts.budget.hold(check.principal.accountId, admitted);
@@ -124,6 +130,14 @@ export function authenticate(deps: { accounts: Accounts }, surface: Surface): Ht
       admitted.done();
     }
   };
+}
+
+/** The 429 of a client network that sent too many keys that are not valid (core/accounts/auth-failures.ts). */
+export function tooManyFailures(retryAfterSeconds: number): ApiError {
+  return problem('rate_limited', `Too many requests from this network carried API keys that are not valid; retry in ${retryAfterSeconds} seconds.`, {
+    members: { limit: 'auth_failures' },
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
 }
 
 /** The 429 of an account past its request budget (core/accounts/request-budget.ts), before any database work. */

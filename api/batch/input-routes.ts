@@ -94,7 +94,7 @@ export function inputRoutes(c: BatchContext): Route[] {
         operationId: 'uploadInputLink',
         summary: 'Upload a CSV input through its capability link (no credentials).',
         body: 'stream',
-        responses: { 200: { description: 'Stored' }, 400: { description: 'Not UTF-8, an unterminated quote (the line named), or more tasks than a job holds (invalid_argument)' }, 413: { description: 'Larger than CSV_INPUT_MAX_BYTES (payload_too_large, the cap named)' }, 429: { description: 'The account’s stored_input_bytes (quota_exceeded)' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
+        responses: { 200: { description: 'Stored' }, 400: { description: 'Not UTF-8, an unterminated quote (the line named), a cell or row past its cap (`limit` csv_cell_chars or csv_row_cells, `allowed`, `line`), or more tasks than a job holds (invalid_argument)' }, 413: { description: 'Larger than CSV_INPUT_MAX_BYTES (payload_too_large, the cap named)' }, 429: { description: 'The account’s stored_input_bytes (quota_exceeded)' }, 404: { description: 'Unknown or expired link (not_found)' }, 409: { description: 'Already uploaded (conflict)' } },
         async handler(ctx, input) {
           const claim = linksOf().verify(input.params.token ?? '', 'input');
           if (!claim) return gone();

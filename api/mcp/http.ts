@@ -32,6 +32,8 @@ import { McpStoreUnavailable, type McpInitialize } from '../../core/mcp/commands
 import { MCP_SESSION_IDLE_MS } from '../../core/services';
 import { overBudget } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
+import { clientAddress } from '../http/client-address';
+import { clientNetwork } from '../../core/accounts/signups';
 import { BoundedEventStore } from './event-store';
 import { replayInitialize } from './restore';
 import { createMcpServer } from './server';
@@ -163,7 +165,14 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       unauthorized(res, deps.config.publicUrl);
       return undefined;
     }
-    const check = isWellFormedKey(match[1]) ? await deps.accounts.keys.check(match[1]) : undefined;
+    // A token no cache knows is looked up only while the client's network has not failed too often (auth-failures.ts).
+    const network = (): string => clientNetwork(clientAddress({ get: (name) => String(req.headers[name.toLowerCase()] ?? ''), req }, deps.config.trustProxy));
+    const check = isWellFormedKey(match[1]) ? await deps.accounts.keys.check(match[1], { network }) : undefined;
+    if (check && !check.ok && check.reason === 'throttled') {
+      res.writeHead(429, { 'Retry-After': String(check.retryAfterSeconds), 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'rate_limited', error_description: `Too many requests from this network carried tokens that are not valid; retry in ${check.retryAfterSeconds} seconds.` }));
+      return undefined;
+    }
     if (!check?.ok) {
       unauthorized(res, deps.config.publicUrl, { code: 'invalid_token', description: 'The API key or access token is not valid.' });
       return undefined;

@@ -280,17 +280,33 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       method: 'POST',
       path: '/oauth/revoke',
       operationId: 'revokeToken',
-      summary: 'Token revocation (RFC 7009): an access token or a refresh token (and its access token) stops working at once.',
+      summary: 'Token revocation (RFC 7009): an access token or a refresh token issued to the client stops working at once, with every token of the same authorization.',
       tags,
       body: 'raw',
-      rawContent: { [FORM]: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, token_type_hint: { type: 'string', description: '`access_token` or `refresh_token`; a hint only (RFC 7009): another value is ignored.' } } } } },
+      rawContent: {
+        [FORM]: {
+          schema: {
+            type: 'object',
+            required: ['token', 'client_id'],
+            properties: {
+              token: { type: 'string' },
+              client_id: { type: 'string', description: 'The client the token was issued to: a token is revoked only by its own client.' },
+              token_type_hint: { type: 'string', description: '`access_token` or `refresh_token`; a hint only (RFC 7009): another value is ignored.' },
+            },
+          },
+        },
+      },
       errorResponse: OAUTH_ERROR,
-      responses: { 200: { description: 'Revoked, or unknown (RFC 7009 answers both alike)' }, 400: { description: 'OAuth error' } },
+      responses: {
+        200: { description: 'Revoked, or unknown (RFC 7009 answers both alike)' },
+        400: { description: 'OAuth error: `invalid_request` (no token or no client_id), `invalid_grant` (the token was issued to another client; nothing is revoked)' },
+      },
       async handler(ctx, input) {
         if (!isType(ctx, FORM)) return oauthError(ctx, 400, 'invalid_request', `The revocation request must be ${FORM}.`);
         const form = formOf(input.rawBody);
-        if (!form.token) return oauthError(ctx, 400, 'invalid_request', 'token is required.');
-        await oauth.revoke(form.token);
+        if (!form.token || !form.client_id) return oauthError(ctx, 400, 'invalid_request', 'token and client_id are required.');
+        // RFC 7009 §2.1: a token issued to another client is refused; an unknown one is answered as revoked.
+        if ((await oauth.revoke(form.token, form.client_id)) === 'foreign') return oauthError(ctx, 400, 'invalid_grant', 'The token was issued to another client; nothing was revoked.');
         ctx.set('Cache-Control', 'no-store');
         ctx.status = 200;
         ctx.body = '';

@@ -10,6 +10,7 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../../base/config';
 import type { Logger } from '../../base/log';
+import { AuthFailureLimiter } from './auth-failures';
 import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
@@ -27,7 +28,7 @@ import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
   Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'> &
-  Partial<Pick<Config, 'limitRefusalMemoryMs'>>;
+  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute'>>;
 
 export interface Accounts {
   clock: Clock;
@@ -44,6 +45,8 @@ export interface Accounts {
   rates: RateLimiter;
   /** The per-account request budget, checked in memory after the key (request-budget.ts). */
   budget: RequestBudget;
+  /** Failed key look-ups per client network, checked in memory before the database (auth-failures.ts). */
+  authFailures: AuthFailureLimiter;
   /** Serialises an account's creations of one held resource and remembers refusals (limit-gate.ts). */
   holdings: LimitGate;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
@@ -59,7 +62,8 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
   const clock = options.clock ?? systemClock;
   const plans = new PlanCatalogue(config);
   const store = new AccountStore(db, clock);
-  const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs);
+  const authFailures = new AuthFailureLimiter(clock, { burst: config.authFailureBurst ?? 50, perMinute: config.authFailuresPerMinute ?? 60 });
+  const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs, authFailures);
   const retention = retentionOf(config.ledgerRetentionHours);
   const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock, retention);
   const allowances = new Allowances(ledger, clock, { maxHeadroom: config.creditAllowance, flushMs: config.creditFlushMs });
@@ -72,6 +76,7 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     plans,
     store,
     keys,
+    authFailures,
     charging,
     allowances,
     ledger,

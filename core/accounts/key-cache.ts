@@ -3,14 +3,25 @@
  * (revoke, cap, plan, deletion, claim) drops the account's entries at once; a change made by another
  * process (another API replica, `npm run admin`) is seen here when the entry expires, at most that
  * long later.
+ *
+ * Keys that are not valid are remembered apart (the negative cache), so a flood of unknown keys never
+ * pushes valid keys out; and a look-up made for a client network passes that network's limit of failed
+ * look-ups first (auth-failures.ts), so well-formed random keys cannot reach the database at will.
  */
+import type { AuthFailureLimiter } from './auth-failures';
 import type { Clock } from '../../base/clock';
 import { hashApiKey, sameDigest } from './keys';
 import type { PlanCatalogue } from './plans';
 import type { Principal } from './principal';
 import type { AccountStore } from './store';
 
-export type KeyCheck = { ok: true; principal: Principal; /** When the key expires by itself (epoch ms). */ validUntil?: number } | { ok: false; reason: 'not_found' | 'revoked' | 'account_deleted' };
+export type KeyRefusal = 'not_found' | 'revoked' | 'account_deleted';
+
+export type KeyCheck =
+  | { ok: true; principal: Principal; /** When the key expires by itself (epoch ms). */ validUntil?: number }
+  | { ok: false; reason: KeyRefusal }
+  /** Not looked up: the client's network failed too many look-ups lately. */
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
 
 interface CacheEntry {
   digest: string;
@@ -20,36 +31,55 @@ interface CacheEntry {
 }
 
 const MAX_ENTRIES = 10_000;
+/** Unknown keys remembered at most; the oldest go first. */
+const MAX_NEGATIVE = 10_000;
 
 export class KeyCache {
   private readonly entries = new Map<string, CacheEntry>();
   /** Look-ups under way, so a burst of requests with one uncached key reads the database once. */
   private readonly pending = new Map<string, Promise<KeyCheck>>();
+  /** Keys found not valid, apart from the valid ones. */
+  private readonly negative = new Map<string, CacheEntry>();
   /** Bumped by `forget`: a look-up that started before a change must not be remembered after it. */
   private generation = 0;
+  /** Database look-ups made, by what they found (for /metrics). */
+  readonly lookUps = { valid: 0, refused: 0 };
 
   constructor(
     private readonly store: AccountStore,
     private readonly plans: PlanCatalogue,
     private readonly clock: Clock,
     private readonly ttlMs: number,
+    private readonly failures?: AuthFailureLimiter,
   ) {}
 
-  /** Resolves a well-formed key to its principal, or says why it cannot be used. */
-  async check(key: string): Promise<KeyCheck> {
+  /**
+   * Resolves a well-formed key to its principal, or says why it cannot be used. With `network` (the
+   * client's, asked only when needed: cached keys are the hot path), a key that needs a database
+   * look-up first passes that network's failure limit.
+   */
+  async check(key: string, options: { network?: () => string } = {}): Promise<KeyCheck> {
     const digest = hashApiKey(key);
     const now = this.clock.now();
-    const cached = this.entries.get(digest);
+    const cached = this.entries.get(digest) ?? this.negative.get(digest);
     if (cached && cached.expires > now && sameDigest(cached.digest, digest)) return cached.check;
     let lookUp = this.pending.get(digest);
     if (!lookUp) {
+      const ticket = options.network !== undefined && this.failures ? this.failures.take(options.network()) : undefined;
+      if (ticket && !ticket.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: ticket.retryAfterSeconds };
       const generation = this.generation;
       const started = this.lookUp(digest).then((check) => {
+        if (check.ok) {
+          this.lookUps.valid++;
+          ticket?.refund();
+        } else this.lookUps.refused++;
         if (generation === this.generation) {
           this.remember({ digest, check, accountId: check.ok ? check.principal.accountId : undefined, expires: Math.min(now + this.ttlMs, (check.ok ? check.validUntil : undefined) ?? Infinity) });
         }
         return check;
       });
+      // A look-up the database could not answer proved nothing against the network.
+      started.catch(() => ticket?.refund());
       const done = () => {
         if (this.pending.get(digest) === started) this.pending.delete(digest);
       };
@@ -91,13 +121,21 @@ export class KeyCache {
 
   private remember(entry: CacheEntry): void {
     if (this.ttlMs === 0) return;
+    if (!entry.check.ok) {
+      // A rejected entry never outlives a real key (keys are random, an unknown one is never created later).
+      this.negative.delete(entry.digest);
+      if (this.negative.size >= MAX_NEGATIVE) {
+        const oldest = this.negative.keys().next().value;
+        if (oldest !== undefined) this.negative.delete(oldest);
+      }
+      this.negative.set(entry.digest, entry);
+      return;
+    }
     if (this.entries.size >= MAX_ENTRIES) {
       const now = this.clock.now();
       for (const [digest, old] of this.entries) if (old.expires <= now) this.entries.delete(digest);
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     }
-    // An unknown key is remembered too, briefly, so guessing keys does not reach the database each time;
-    // a rejected entry never outlives a real key (keys are random, an unknown one is never created later).
     this.entries.set(entry.digest, entry);
   }
 }

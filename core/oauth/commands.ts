@@ -10,7 +10,7 @@ import { isWellFormedKey } from '../accounts/keys';
 import { AccountsError } from '../accounts/store';
 import { checkAuthorization, SCOPE, type AuthorizationRequest, type Checked } from './authorize';
 import { OAuthStore, s256, type OAuthClientDoc } from './store';
-import { createOAuthTokens, type TokenAnswer } from './tokens';
+import { createOAuthTokens, type Revocation, type TokenAnswer } from './tokens';
 
 export { redirectTo, SCOPE, type AuthorizationRequest, type Checked } from './authorize';
 
@@ -77,8 +77,8 @@ export function createOAuthCommands(deps: { db: Db; accounts: Pick<Accounts, 'st
       }
     },
 
-    /** RFC 7009 revocation of an access or refresh token; an unknown token is no error. */
-    revoke: (token: string): Promise<void> => tokens.revoke(token),
+    /** RFC 7009 revocation of an access or refresh token issued to the client; an unknown token is no error. */
+    revoke: (token: string, clientId: string): Promise<Revocation> => tokens.revoke(token, clientId),
   };
 }
 

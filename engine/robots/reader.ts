@@ -55,11 +55,16 @@ export class RobotsReader {
   async check(url: string, signal?: AbortSignal): Promise<RobotsVerdict> {
     const parsed = new URL(url);
     const entry = await this.entry(parsed.origin, signal);
-    const allowed = entry.rules.allows(url);
+    const decision = entry.rules.decide(url);
     const delay = entry.rules.crawlDelayMs !== undefined ? { crawlDelayMs: entry.rules.crawlDelayMs } : {};
-    if (allowed) return { allowed, ...delay };
-    const reason = entry.source === 'unreachable' ? `robots.txt of ${parsed.origin} could not be read; nothing there is fetched for now` : `robots.txt of ${parsed.origin} disallows ${parsed.pathname}`;
-    return { allowed, reason, ...delay };
+    if (decision === 'allowed') return { allowed: true, ...delay };
+    const reason =
+      entry.source === 'unreachable'
+        ? `robots.txt of ${parsed.origin} could not be read; nothing there is fetched for now`
+        : decision === 'too_costly'
+          ? `robots.txt of ${parsed.origin} has too many wildcard rules to evaluate for ${parsed.pathname}; taken as disallowing it`
+          : `robots.txt of ${parsed.origin} disallows ${parsed.pathname}`;
+    return { allowed: false, reason, ...delay };
   }
 
   /** The origin's rules (sitemaps, crawl delay), read if needed. */

@@ -8,8 +8,9 @@
  * that supervision never fights whoever stopped the process on purpose.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { LogFile } from './log-file';
 
 export interface ProcessSpec {
   name: string;
@@ -29,6 +30,8 @@ export interface ProcessSpec {
   probe?: () => Promise<boolean>;
   readyTimeoutMs?: number;
   stopTimeoutMs?: number;
+  /** The launcher's own output: what goes wrong with the log and pid files (a full disk) is said there. */
+  report?: (line: string) => void;
 }
 
 export interface ExitInfo {
@@ -46,7 +49,7 @@ const RECENT_LINES = 40;
 
 export class ManagedProcess {
   private child: ChildProcess | undefined;
-  private log: WriteStream | undefined;
+  private log: LogFile | undefined;
   private exited: Promise<void> = Promise.resolve();
   private starting: Promise<void> | undefined;
   private stopping = false;
@@ -141,7 +144,7 @@ export class ManagedProcess {
     this.readyMessage = undefined;
     this.recent = [];
     this.partialLine = '';
-    this.log = createWriteStream(this.logFile, { flags: 'a' });
+    this.log = new LogFile(this.logFile, { report: (line) => this.spec.report?.(`${this.spec.name}: ${line}`) });
     const stdio: Array<'pipe' | 'ignore' | 'ipc'> = [this.spec.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'];
     if (this.spec.ipc) stdio.push('ipc');
     const child = spawn(this.spec.command, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, stdio });
@@ -171,7 +174,12 @@ export class ManagedProcess {
         this.spec.echo?.write(chunk);
       });
     }
-    writeFileSync(this.pidFile, `${child.pid}\n${[this.spec.command, ...this.spec.args].join(' ')}`);
+    try {
+      writeFileSync(this.pidFile, `${child.pid}\n${[this.spec.command, ...this.spec.args].join(' ')}`);
+    } catch (error) {
+      // A full disk must not keep a component from starting: only a later launcher's clean-up needs it.
+      this.spec.report?.(`${this.spec.name}: cannot write ${this.pidFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
 
     const timeoutMs = this.spec.readyTimeoutMs ?? 60_000;
     const deadline = Date.now() + timeoutMs;
@@ -229,7 +237,7 @@ export class ManagedProcess {
     }
     await this.exited;
     rmSync(this.pidFile, { force: true });
-    await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
+    await this.log?.close();
     this.log = undefined;
   }
 }

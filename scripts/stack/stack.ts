@@ -25,6 +25,7 @@ import { ensureChromium, ensureFerretDb, ensureTemporalCli } from './binaries';
 import { addressInUse, pickPort } from './ports';
 import { SERVICE_NODE_FLAGS } from './node-flags';
 import { ManagedProcess } from './process';
+import { removeDatabaseRecord, writeDatabaseRecord } from './record';
 import { Supervisor } from './supervisor';
 
 export type ComponentName = 'ferretdb' | 'temporal' | 'worker' | 'api';
@@ -137,6 +138,7 @@ export class Stack {
       logDir: path.join(config.dataDir, 'logs'),
       runDir: path.join(config.dataDir, 'run'),
       stopTimeoutMs: 10_000,
+      report: (line: string) => this.report(line),
     };
     const env = childEnvironment({});
     if (!config.mongodbUrl) {
@@ -278,6 +280,14 @@ export class Stack {
       }
     }
     for (const port of PORTS_OF[name]) this.unsettled.delete(port);
+    // Tools outside the stack (npm run admin) find the port it chose here.
+    if (name === 'ferretdb') {
+      try {
+        writeDatabaseRecord(this.options.config.dataDir, this.urls.mongodb);
+      } catch (error) {
+        this.report(`cannot record FerretDB's address for npm run admin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      }
+    }
     const reported = component.readyMessage?.port;
     if (name === 'api' && this.ports.api === 0 && typeof reported === 'number') {
       // Kept from now on: a restarted API serves where clients already connect.
@@ -294,6 +304,7 @@ export class Stack {
     for (const group of [['api'], ['worker'], ['temporal', 'ferretdb']] as ComponentName[][]) {
       await Promise.all(group.filter((name) => this.has(name)).map((name) => this.component(name).stop()));
     }
+    if (this.has('ferretdb')) removeDatabaseRecord(this.options.config.dataDir);
     // A start that was under way when the stop began may have spawned a component since its turn.
     await Promise.all([...this.components.values()].filter((component) => component.busy).map((component) => component.stop()));
   }

@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
-import { admin, adminJson } from '../helpers/admin';
+import { admin, adminJson, adminWith } from '../helpers/admin';
 import { eventually, testStack } from '../helpers/stack';
 import { readJson } from '../helpers/app';
 
@@ -46,5 +51,50 @@ describe('npm run admin', () => {
     const help = await admin('--help');
     expect(help.code).to.equal(0);
     expect(help.stdout).to.match(/create-account/);
+  });
+
+  describe('without MONGODB_URL', () => {
+    /** A listener on the configured FerretDB port that is not the stack's: nothing may connect to it. */
+    let trap: net.Server;
+    let trapPort = 0;
+    let trapped = 0;
+    let emptyData: string;
+    before(async () => {
+      trap = net.createServer((socket) => {
+        trapped++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
+      trapPort = (trap.address() as net.AddressInfo).port;
+      emptyData = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-admin-'));
+    });
+    after(async () => {
+      await new Promise<void>((resolve) => trap.close(() => resolve()));
+      rmSync(emptyData, { recursive: true, force: true });
+    });
+    const operator = (dataDir: string) => ({ MONGODB_URL: undefined, DATA_DIR: dataDir, FERRETDB_PORT: String(trapPort), MONGODB_DATABASE: testStack().component('api').spec.env.MONGODB_DATABASE });
+
+    it('reaches the FerretDB of the stack running on DATA_DIR at the port its launcher chose', async function () {
+      if (!testStack().has('ferretdb')) this.skip();
+      const created = await adminWith(operator(testStack().urls.dataDir), 'create-account', '--json');
+      expect(created.code, created.stderr).to.equal(0);
+      const { api_key: key } = JSON.parse(created.stdout) as { api_key: string };
+      expect((await details(key)).status, 'the key works on the running stack').to.equal(200);
+      expect(trapped, 'connections to the configured port').to.equal(0);
+    });
+
+    it('connects nowhere when no running stack recorded its database, and says how to choose one', async () => {
+      const missing = await adminWith(operator(emptyData), 'create-account');
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.match(/no database to use: .*MONGODB_URL/);
+      // A record left by a launcher that is gone is not trusted either.
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+      mkdirSync(path.join(emptyData, 'run'), { recursive: true });
+      writeFileSync(path.join(emptyData, 'run', 'ferretdb.json'), JSON.stringify({ pid: gone, url: `mongodb://127.0.0.1:${trapPort}/` }));
+      const stale = await adminWith(operator(emptyData), 'create-account');
+      expect(stale.code).to.equal(1);
+      expect(stale.stderr).to.match(/is gone/);
+      expect(trapped, 'connections to the configured port').to.equal(0);
+    });
   });
 });

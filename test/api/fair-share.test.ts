@@ -198,7 +198,7 @@ describe('fair share under abuse', function () {
     expect(second?.access_token).to.match(/^[0-9a-f]{40}$/);
     expect(await usage(second?.access_token ?? '')).to.equal(200);
     expect(await tokens.refresh(first.refresh_token, 'oc_test', 'fair'), 'spent').to.equal(undefined);
-    await tokens.revoke(second?.refresh_token ?? '');
+    await tokens.revoke(second?.refresh_token ?? '', 'oc_test');
     expect(await tokens.refresh(second?.refresh_token ?? '', 'oc_test', 'fair'), 'revoked').to.equal(undefined);
   });
 

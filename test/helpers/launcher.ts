@@ -29,9 +29,24 @@ export interface Launcher {
   close(): Promise<void>;
 }
 
+/** What a test does to the data folder around the launcher's life (mount a small disk in it, and unmount it). */
+export interface DataFolderHooks {
+  /** Before the launcher starts, on the empty folder. */
+  prepare?(dataDir: string): void;
+  /** After every process is gone, before the folder is removed. */
+  release?(dataDir: string): void;
+}
+
 /** Starts `npm start` and waits until its output matches `until` (by default: it is ready). */
-export async function startLauncher(env: Record<string, string> = {}, until = /Press Ctrl-C to stop/): Promise<Launcher> {
+export async function startLauncher(env: Record<string, string> = {}, until = /Press Ctrl-C to stop/, hooks: DataFolderHooks = {}): Promise<Launcher> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fetchplane-launcher-'));
+  try {
+    hooks.prepare?.(dataDir);
+  } catch (error) {
+    hooks.release?.(dataDir);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const child = spawn('npm', ['start'], {
     cwd: PROJECT_ROOT,
     detached: true, // a process group of its own, as a terminal gives it
@@ -103,6 +118,7 @@ export async function startLauncher(env: Record<string, string> = {}, until = /P
         }
       }
       if (!gone) await exited;
+      hooks.release?.(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

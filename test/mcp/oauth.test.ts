@@ -66,6 +66,10 @@ async function token(form: Record<string, string>): Promise<{ status: number; bo
   return { status: response.status, body: (await response.json()) as Record<string, string> };
 }
 
+function revoke(form: Record<string, string>): Promise<Response> {
+  return fetch(`${api()}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+}
+
 async function mcpClient(accessToken: string): Promise<Client> {
   const client = new Client({ name: 'oauth-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${api()}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
@@ -233,11 +237,61 @@ describe('OAuth 2.1 for the MCP server', function () {
       expect(await usage(issued.body.access_token ?? ''), 'the old access token').to.equal(401);
       const again = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token ?? '', client_id: clientId });
       expect([again.status, again.body.error]).to.deep.equal([400, 'invalid_grant']);
-      const revoked = await fetch(`${api()}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshed.body.access_token ?? '' }).toString() });
+      const revoked = await revoke({ token: refreshed.body.access_token ?? '', client_id: clientId });
       expect(revoked.status).to.equal(200);
       expect(await usage(refreshed.body.access_token ?? ''), 'revoked').to.equal(401);
       const metadata = (await (await fetch(`${api()}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
       expect(metadata.revocation_endpoint).to.equal(`${String(metadata.issuer)}/oauth/revoke`);
+    });
+
+    /** A fresh authorization's first pair. */
+    async function authorized(forClient = clientId, redirectUri = callback): Promise<Record<string, string>> {
+      const { verifier, challenge } = verifierPair();
+      const code = (await consent({ ...ask(challenge), client_id: forClient, redirect_uri: redirectUri }, account.key)).searchParams.get('code') ?? '';
+      const issued = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: forClient, code_verifier: verifier });
+      expect(issued.status).to.equal(200);
+      return issued.body;
+    }
+    const usage = (key: string) => fetch(`${api()}/v1/subscriptions/self/details`, { headers: { 'x-api-key': key } }).then((response) => response.status);
+
+    it('revokes every token of the authorization when a spent refresh token comes back (RFC 9700 §4.14.2)', async () => {
+      const first = await authorized();
+      const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token ?? '', client_id: clientId });
+      const third = await token({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token ?? '', client_id: clientId });
+      expect([second.status, third.status]).to.deep.equal([200, 200]);
+      expect(await usage(third.body.access_token ?? '')).to.equal(200);
+      // Another authorization of the same client and account is another family: it stays.
+      const other = await authorized();
+
+      const replayed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token ?? '', client_id: clientId });
+      expect([replayed.status, replayed.body.error]).to.deep.equal([400, 'invalid_grant']);
+      expect(await usage(third.body.access_token ?? ''), 'the newest access token of the family').to.equal(401);
+      const newest = await token({ grant_type: 'refresh_token', refresh_token: third.body.refresh_token ?? '', client_id: clientId });
+      expect([newest.status, newest.body.error], 'the newest refresh token of the family').to.deep.equal([400, 'invalid_grant']);
+      expect(await usage(other.access_token ?? ''), 'another authorization').to.equal(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: other.refresh_token ?? '', client_id: clientId })).status).to.equal(200);
+    });
+
+    it('revokes a token only for the client it was issued to; another client is refused, an unknown token answered 200', async () => {
+      const otherClient = await register([callback]);
+      const pair = await authorized();
+      for (const held of [pair.access_token ?? '', pair.refresh_token ?? '']) {
+        const foreign = await revoke({ token: held, client_id: otherClient });
+        expect([foreign.status, ((await foreign.json()) as { error: string }).error]).to.deep.equal([400, 'invalid_grant']);
+        const anonymous = await revoke({ token: held });
+        expect([anonymous.status, ((await anonymous.json()) as { error: string }).error]).to.deep.equal([400, 'invalid_request']);
+      }
+      expect(await usage(pair.access_token ?? ''), 'untouched by the other client').to.equal(200);
+      expect((await revoke({ token: randomBytes(32).toString('base64url'), client_id: otherClient })).status, 'unknown token').to.equal(200);
+      expect((await revoke({ token: randomBytes(20).toString('hex'), client_id: otherClient })).status, 'unknown key').to.equal(200);
+      // An account's own key is not an OAuth token: nothing happens to it.
+      expect((await revoke({ token: account.key, client_id: clientId })).status).to.equal(200);
+      expect(await usage(account.key)).to.equal(200);
+
+      expect((await revoke({ token: pair.refresh_token ?? '', client_id: clientId })).status).to.equal(200);
+      expect(await usage(pair.access_token ?? ''), 'revoked by its own client').to.equal(401);
+      const refused = await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token ?? '', client_id: clientId });
+      expect([refused.status, refused.body.error]).to.deep.equal([400, 'invalid_grant']);
     });
 
     it('refuses a redirect URI that is not registered exactly, without redirecting there', async () => {

@@ -36,6 +36,9 @@ export async function mochaGlobalSetup(): Promise<void> {
       LOG_LEVEL: 'info',
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
       HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...[...EXTRACT_HOSTS, ...CLASS_HOSTS].map((host) => `${host}=${sitesAddress}`)].join(','),
+      // Suites send keys that are not valid on purpose, all from loopback: test/hardening/random-keys.test.ts
+      // checks the limit on failed key look-ups with an app of its own.
+      AUTH_FAILURE_BURST: '100000',
       // Suites drive one fixture host hard on purpose (Batch scale, chaos): more at once than the default.
       HOST_CONCURRENCY: '64',
       // One fixture host with a budget of its own: 10 request starts a second, 4 at once (test/politeness).

@@ -3,13 +3,22 @@
  * parsed a network chunk at a time between other requests instead of in one long pass over the
  * whole file. RFC 4180 quoting with the input's delimiter and quote; a UTF-8 byte order mark is
  * skipped; bytes that are not UTF-8 and a quote still open at the end are refused, naming the line.
+ * A cell longer than `maxCellChars` or a row of more than `maxRowCells` cells is refused the moment it
+ * passes the cap, so a file of one huge cell costs what its first bytes cost.
  */
 import { StringDecoder } from 'node:string_decoder';
+
+/** Characters of one cell: far above a URL (2,048) or an id, far below what would stall a request. */
+export const CSV_MAX_CELL_CHARS = 65_536;
+/** Cells of one row. */
+export const CSV_MAX_ROW_CELLS = 1_000;
 
 export class CsvError extends Error {
   constructor(
     readonly line: number,
     message: string,
+    /** The cap the input passed, when it passed one. */
+    readonly cap?: { limit: 'csv_cell_chars' | 'csv_row_cells'; allowed: number },
   ) {
     super(`Line ${line}: ${message}`);
     this.name = 'CsvError';
@@ -71,6 +80,7 @@ export class CsvReader {
   constructor(
     private readonly delimiter: string,
     private readonly quote: string,
+    private readonly caps: { maxCellChars: number; maxRowCells: number } = { maxCellChars: CSV_MAX_CELL_CHARS, maxRowCells: CSV_MAX_ROW_CELLS },
   ) {}
 
   /** The rows a chunk of bytes completes. Throws CsvError on bytes that are not UTF-8. */
@@ -111,10 +121,24 @@ export class CsvReader {
     this.rowLine = this.line;
   }
 
+  private cellTooLong(): CsvError {
+    const { maxCellChars } = this.caps;
+    return new CsvError(this.rowLine, `a cell is longer than ${maxCellChars} characters.`, { limit: 'csv_cell_chars', allowed: maxCellChars });
+  }
+
+  private nextCell(): void {
+    this.row.push(this.field);
+    this.field = '';
+    const { maxRowCells } = this.caps;
+    if (this.row.length >= maxRowCells) throw new CsvError(this.rowLine, `a row has more than ${maxRowCells} cells.`, { limit: 'csv_row_cells', allowed: maxRowCells });
+  }
+
   private read(text: string): CsvRow[] {
     const rows: CsvRow[] = [];
     const { delimiter, quote } = this;
+    const { maxCellChars } = this.caps;
     for (let index = 0; index < text.length; index++) {
+      if (this.field.length > maxCellChars) throw this.cellTooLong();
       const char = text[index] as string;
       if (this.pendingCr) {
         this.pendingCr = false;
@@ -140,14 +164,14 @@ export class CsvReader {
         this.quoted = true;
         this.quoteLine = this.line;
       } else if (char === delimiter) {
-        this.row.push(this.field);
-        this.field = '';
+        this.nextCell();
       } else if (char === '\n' || char === '\r') {
         this.line++;
         if (char === '\r') this.pendingCr = true;
         this.finishRow(rows);
       } else this.field += char;
     }
+    if (this.field.length > maxCellChars) throw this.cellTooLong();
     return rows;
   }
 }

@@ -72,8 +72,9 @@ function columnsOf(csv: CsvOptions, header: string[]): { url: number; externalId
 
 /**
  * Stores an upload read from `body` as it arrives: refused with 413 past `maxBytes`, with 429 past the
- * account's `stored_input_bytes`, with 400 naming the line for bytes that are not UTF-8 or a quote
- * never closed, and nothing of a refused upload stays.
+ * account's `stored_input_bytes`, with 400 naming the line for bytes that are not UTF-8, a quote
+ * never closed, or a cell or row past its cap (csv-reader.ts, the cap named), and nothing of a refused
+ * upload stays.
  */
 export async function storeUpload(
   store: BatchStore,
@@ -131,7 +132,11 @@ export async function storeUpload(
     await flush();
   } catch (error) {
     await blobs.removeOwners([input._id]);
-    if (error instanceof CsvError) throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, { members: { parameter: 'file', line: error.line } });
+    if (error instanceof CsvError) {
+      // Past a cap the rest of the body is not read: the connection ends with the answer.
+      const cap = error.cap ? { members: { parameter: 'file', line: error.line, limit: error.cap.limit, allowed: error.cap.allowed }, headers: { Connection: 'close' } } : { members: { parameter: 'file', line: error.line } };
+      throw problem('invalid_argument', `The CSV input cannot be read: ${error.message}`, cap);
+    }
     throw error;
   }
   const refusal = columns && 'missing' in columns ? `The CSV has no column "${columns.missing}".` : undefined;

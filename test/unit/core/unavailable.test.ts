@@ -54,6 +54,21 @@ describe('what counts as a component being down', () => {
     expect(unavailableDependency(new Error('billing failed', { cause: outcome }))).to.equal('database');
   });
 
+  it('a store that cannot write for want of space: FerretDB’s SQLite error and MongoDB’s OutOfDiskSpace, with a detail that says so', () => {
+    // As FerretDB 1.24 answers an insert on a full disk (seen on a full tmpfs).
+    const full = new MongoServerError({ ok: 0, code: 1, codeName: 'InternalError', errmsg: '[msg_insert.go:168 handler.(*Handler).MsgInsert] [db.go:167 fsql.(*DB).InTransaction] database or disk is full (13)' });
+    const mongo = new MongoServerError({ ok: 0, code: 14031, codeName: 'OutOfDiskSpace', errmsg: 'Command insert failed: out of disk space' });
+    for (const error of [full, mongo, new Error('charge failed', { cause: full })]) {
+      expect(unavailableDependency(error)).to.equal('database');
+      const answer = serviceUnavailable('database', error);
+      expect([answer.status, answer.code, answer.members.component]).to.deep.equal([503, 'service_unavailable', 'database']);
+      expect(answer.detail).to.match(/disk is full/);
+      expect(answer.headers['Retry-After']).to.match(/^\d+$/);
+    }
+    // Another InternalError is a bug of ours or the store’s, not an outage.
+    expect(unavailableDependency(new MongoServerError({ ok: 0, code: 1, codeName: 'InternalError', errmsg: 'unexpected pushdown' }))).to.equal(undefined);
+  });
+
   it('not: our own bugs, the caller’s errors, or a database error that merely shares a gRPC code', () => {
     expect(unavailableDependency(new Error('boom'))).to.equal(undefined);
     expect(unavailableDependency(problem('invalid_argument', 'bad'))).to.equal(undefined);
