@@ -68,7 +68,7 @@ export default tseslint.config(
   },
   {
     // No regular expression built from input (a hostile robots.txt rule once froze the API): see reviewedRegExps.
-    files: ['api/**/*.ts', 'core/**/*.ts', 'engine/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts'],
+    files: ['api/**/*.ts', 'base/**/*.ts', 'core/**/*.ts', 'engine/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts'],
     plugins: { fetchplane },
     rules: { 'fetchplane/regexp-from-input': ['error', { root: import.meta.dirname, reviewed: reviewedRegExps }] },
   },
