@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../core/extract/recipe';
 import { endPreparation } from '../../core/extract/ends';
 import { extractCollections, recipeId, type PreparationState, type RoleStatus } from '../../core/extract/store';
-import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../engine';
+import { belongs, EXTRA_PAGES, induceList, induceRole, pageStructure, preparationSeed, SAMPLE_PAGES, SAMPLE_TRIES, sampleOrder, splitSample, standardMapping, verifyRole, type Kind } from '../../engine';
 import type { Discovery, Draft, FinishInput, RoleOutcome, Sample } from '../../core/extract/preparation';
 import type { CrawlRuntime } from '../crawl';
 import type { ActivityDeps } from '../deps';
@@ -19,19 +19,13 @@ import { preparationPages } from './pages';
 
 export { EXTRACT_SNAPSHOTS } from './pages';
 
-const SAMPLE_PAGES = 14;
-/** URLs of a kind tried at most for one sample (pages of another template under the same URLs are skipped). */
-const SAMPLE_TRIES = 3 * SAMPLE_PAGES;
 const CONCURRENCY = 3;
-/** Pages read in addition when a labelled field looks constant on the induction pages. */
-const EXTRA_PAGES = 6;
-/** Share of a sample a recipe is induced from; the rest verifies it. A list's records multiply its pages. */
-const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 
 export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
   const { domains, recipes } = extractCollections(deps.db);
   const pages = preparationPages(deps.db, runtime);
-  const discover = discovery(pages, deps.robots);
+  const seedBase = deps.config.extractSampleSeed ?? '';
+  const discover = discovery(pages, deps.robots, seedBase);
 
   /** Snapshots of up to `limit` pages of the kind, in the attempt's order, a few at a time. */
   async function takeSample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number; tried: Set<string> }> {
@@ -79,18 +73,17 @@ export function extractActivities(deps: ActivityDeps, runtime: CrawlRuntime) {
 
     /** Fetches the attempt's sample of a kind and splits it: part to induce from, the rest to verify on. */
     async extractSample(domain: string, kind: Kind, attempt: number): Promise<Sample> {
-      const seed = `${domain}|${kind.role}|${attempt}`;
+      const seed = preparationSeed(seedBase, domain, kind.role, attempt);
       const ordered = sampleOrder(kind.urls, seed);
       const { ids, unusable, other, rendered, tried } = await takeSample(kind, ordered, SAMPLE_PAGES);
-      const ordering = sampleOrder(ids, `${seed}|split`);
-      const cut = Math.ceil(ordering.length * INDUCE_SHARE[kind.type]);
+      const { induce, verify } = splitSample(ids, kind.type, seed);
       const spare = ordered.filter((url) => !tried.has(url)).slice(0, 2 * EXTRA_PAGES);
       return {
         role: kind.role,
         type: kind.type,
         url: kind.urls[0] ?? '',
-        induce: ordering.slice(0, cut),
-        verify: ordering.slice(cut),
+        induce,
+        verify,
         unusable,
         other,
         rendered: rendered * 2 > ids.length,

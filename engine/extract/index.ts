@@ -4,7 +4,8 @@ export { belongs, chromeOf, exampleKind, kindsOf, pageStructure, type Kind, type
 export { extractEnvelope } from './envelope';
 export { induceRole, type Induction, type SamplePage } from './induce';
 export { induceList } from './induce-list';
-export { applyRole, classify, project, type Applied, type Parsed } from './recipe';
+export { applyRole, classify, project, recognise, type Applied, type Parsed } from './recipe';
 export { pageShingles, pageSignals, parsePage } from './signals';
+export { EXTRA_PAGES, INDUCE_SHARE, preparationSeed, SAMPLE_PAGES, SAMPLE_TRIES, splitSample } from './sampling';
 export { standardMapping, STANDARD_FIELDS, toStandard } from './standard';
 export { verifyRole, type Verification } from './verify';

@@ -13,6 +13,8 @@
  * with a label pair on the pages where both appear becomes that field's second source; otherwise it is a
  * field of its own, named after its key. Names come from the site: its labels first, then its keys.
  */
+import { parseHtml } from '../outputs/dom';
+import { templateShingles } from './records';
 import { anchorSuffix, fieldName, pageClassTokens, pageSignals, type LabelPair, type PageSignals } from './signals';
 import type { FieldRecipe, RoleRecipe, Source } from './recipe';
 import { decimalMarkOf, inferType, normalize, type DecimalMark } from './values';
@@ -243,8 +245,9 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 
+  // What the kind's pages share besides their rails of records, which some pages of a kind lack.
   const shingleCounts = new Map<string, number>();
-  for (const page of signals) for (const shingle of page.shingles) shingleCounts.set(shingle, (shingleCounts.get(shingle) ?? 0) + 1);
+  for (const page of pages) for (const shingle of templateShingles(parseHtml(page.html))) shingleCounts.set(shingle, (shingleCounts.get(shingle) ?? 0) + 1);
   const signature = [...shingleCounts]
     .filter(([shingle, count]) => count >= pages.length * SIGNATURE_SHARE && !chrome.has(shingle))
     .map(([shingle]) => shingle)

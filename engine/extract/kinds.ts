@@ -11,7 +11,7 @@
 import { parseHtml } from '../outputs/dom';
 import type { Kind } from '../../core/extract/preparation';
 import { shapeOf } from './discover';
-import { mainRegion } from './records';
+import { listRegion } from './records';
 import { ANY_TOKEN, fieldName, pageShingles } from './signals';
 
 export type { Kind };
@@ -38,7 +38,7 @@ export interface PageStructure {
 export function pageStructure(html: string, url: string): PageStructure {
   const root = parseHtml(html);
   const body = root.querySelector('body') ?? root;
-  return { url, shingles: [...pageShingles(root)].sort(), list: mainRegion(body, ANY_TOKEN) !== undefined };
+  return { url, shingles: [...pageShingles(root)].sort(), list: listRegion(body, ANY_TOKEN) !== undefined };
 }
 
 const typeOf = (page: Pick<PageStructure, 'list'>): Kind['type'] => (page.list ? 'list' : 'detail');
@@ -74,12 +74,52 @@ function common(pages: readonly PageStructure[], chrome: ReadonlySet<string>): S
   return new Set([...counts].filter(([, count]) => count >= pages.length * SIGNATURE_SHARE).map(([shingle]) => shingle));
 }
 
-/** Whether a fetched page is of the kind: its type, and when the kind has one, its structure. */
+/** A page typed otherwise than its kind still belongs to it when it holds this much of the kind's structure. */
+const VARIANT_TEMPLATE = 0.8;
+
+/**
+ * Whether a fetched page is of the kind: its type, and when the kind has one, its structure. A page of
+ * the kind's structure typed otherwise (a detail page whose rail of records outweighs its prose) is a
+ * variant of the kind when it holds nearly all of that structure.
+ */
 export function belongs(kind: Pick<Kind, 'type' | 'structure'>, page: PageStructure): boolean {
-  if (typeOf(page) !== kind.type) return false;
-  if (!kind.structure) return true;
+  if (!kind.structure) return typeOf(page) === kind.type;
   const chrome = new Set(kind.structure.chrome);
-  return containment(new Set(kind.structure.shingles), without(page.shingles, chrome)) >= SAME_TEMPLATE;
+  const held = containment(new Set(kind.structure.shingles), without(page.shingles, chrome));
+  return held >= (typeOf(page) === kind.type ? SAME_TEMPLATE : VARIANT_TEMPLATE);
+}
+
+/**
+ * Two pages are of one template when what is left of them besides the site's chrome is alike, or when
+ * they are alike as a whole: variants of one template (an optional block, a rail of records, an A/B
+ * wrapper) differ by a few tag paths, which is all that remains of a page once a kind that makes up
+ * most of the site has its own template counted as chrome. Pages typed differently (a list, a detail)
+ * need more likeness to be one template.
+ */
+const WHOLE_TEMPLATE: Record<'same' | 'other', number> = { same: 0.6, other: 0.7 };
+
+function sameTemplate(a: PageStructure & { bare: Set<string>; all: Set<string> }, b: PageStructure & { bare: Set<string>; all: Set<string> }): boolean {
+  if (typeOf(a) === typeOf(b) && jaccard(a.bare, b.bare) >= SAME_TEMPLATE) return true;
+  return jaccard(a.all, b.all) >= WHOLE_TEMPLATE[typeOf(a) === typeOf(b) ? 'same' : 'other'];
+}
+
+/**
+ * The templates among one URL group's pages: a page joins the first cluster with a page of its
+ * template (single linkage, so variants chain into their template), and a cluster is a list when most
+ * of its pages are (a rail of records on some detail pages does not make them another kind).
+ */
+function templatesOf(members: readonly PageStructure[], chrome: ReadonlySet<string>): Array<{ type: Kind['type']; members: PageStructure[] }> {
+  const clusters: Array<Array<PageStructure & { bare: Set<string>; all: Set<string> }>> = [];
+  for (const page of members) {
+    const entry = { ...page, bare: without(page.shingles, chrome), all: new Set(page.shingles) };
+    const cluster = clusters.find((candidate) => candidate.some((other) => sameTemplate(other, entry)));
+    if (cluster) cluster.push(entry);
+    else clusters.push([entry]);
+  }
+  return clusters.map((cluster) => {
+    const lists = cluster.filter((page) => page.list).length;
+    return { type: lists * 2 > cluster.length ? 'list' : 'detail', members: cluster.map(({ bare: _bare, all: _all, ...page }) => page) };
+  });
 }
 
 interface Draft {
@@ -124,18 +164,14 @@ export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]
       drafts.push({ base, type: 'detail', urls: group, members, signature: new Set(), mixed: false });
       continue;
     }
-    const clusters: Array<{ type: Kind['type']; first: Set<string>; members: PageStructure[] }> = [];
-    for (const page of members) {
-      const shingles = without(page.shingles, chrome);
-      const cluster = clusters.find((candidate) => candidate.type === typeOf(page) && jaccard(candidate.first, shingles) >= SAME_TEMPLATE);
-      if (cluster) cluster.members.push(page);
-      else clusters.push({ type: typeOf(page), first: shingles, members: [page] });
-    }
+    const clusters = templatesOf(members, chrome);
     // A lone page of another template among many is an odd page, not a kind.
     let kept = clusters.length === 1 ? clusters : clusters.filter((cluster) => cluster.members.length >= 2);
     if (kept.length === 0) kept = [clusters.reduce((a, b) => (b.members.length > a.members.length ? b : a))];
     for (const cluster of kept) {
-      drafts.push({ base, type: cluster.type, urls: group, members: cluster.members, signature: common(cluster.members, chrome), mixed: clusters.length > 1 });
+      // Pages of another template under the same URLs, or variants typed otherwise: sampling checks each page's structure.
+      const mixed = clusters.length > 1 || cluster.members.some((page) => typeOf(page) !== cluster.type);
+      drafts.push({ base, type: cluster.type, urls: group, members: cluster.members, signature: common(cluster.members, chrome), mixed });
     }
   }
 

@@ -6,7 +6,7 @@
 import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import { nextPageHref, recordKey, recordsAt, recordValues, type RecordValue } from './records';
-import { endsWithAnchor, pageSignals, type PageSignals, type SignalNeeds } from './signals';
+import { endsWithAnchor, pageShingles, pageSignals, type PageSignals, type SignalNeeds } from './signals';
 import { normalize } from './values';
 
 export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from '../../core/extract/recipe';
@@ -173,6 +173,42 @@ export function classify(recipe: Pick<DomainRecipe, 'roles'>, url: string, signa
     }
   }
   return best;
+}
+
+/** A page must hold this share of a role's signature before its fields are read as evidence of the role. */
+const EVIDENCE_FLOOR = 0.5;
+/** Share of a detail role's required fields (its heading aside) a page must give to be recognised by them. */
+const EVIDENCE_SHARE = 0.8;
+const EVIDENCE_FIELDS = 2;
+
+/** Whether what a role read of a page shows the page is of the role: most of its required fields, or records. */
+function evidenced(role: RoleRecipe, applied: Applied): boolean {
+  if (role.type === 'list') return (applied.items?.length ?? 0) >= 2 && applied.missing.length === 0;
+  const required = role.fields.filter((field) => field.required && field.sources[0]?.kind !== 'title');
+  const given = required.filter((field) => applied.values.has(field.name)).length;
+  return given >= EVIDENCE_FIELDS && given >= required.length * EVIDENCE_SHARE;
+}
+
+/**
+ * The role of a page and what it gives. First by the page's URL and signature (`classify`); a page of
+ * a role's URLs whose structure falls short of the role's threshold (a variant without a rail or an
+ * optional block its sample always had) is still the role's when it gives the role's own fields.
+ */
+export function recognise(recipe: Pick<DomainRecipe, 'roles'>, url: string, page: string | HTMLElement): { role: RoleRecipe; applied: Applied; by: 'structure' | 'fields' } | undefined {
+  const root = typeof page === 'string' ? parseHtml(page) : page;
+  const shingles = pageShingles(root);
+  const role = classify(recipe, url, { shingles });
+  if (role) return { role, applied: applyRole(role, root, url), by: 'structure' };
+  const candidates = recipe.roles
+    .filter((candidate) => urlMatches(candidate, url))
+    .map((candidate) => ({ candidate, score: similarity(candidate, shingles) }))
+    .filter(({ score }) => score >= EVIDENCE_FLOOR)
+    .sort((a, b) => b.score - a.score);
+  for (const { candidate } of candidates) {
+    const applied = applyRole(candidate, root, url);
+    if (evidenced(candidate, applied)) return { role: candidate, applied, by: 'fields' };
+  }
+  return undefined;
 }
 
 /**

@@ -9,7 +9,7 @@
  * after a "Label:"), so the same key finds the same value in every record of the list.
  */
 import { collapseWhitespace, isElement, NOISE_TAGS, type HTMLElement } from '../outputs/dom';
-import { anchorOf, anchorStep, classTokens, elementChildren, readText, type TokenFilter } from './signals';
+import { ANY_TOKEN, anchorOf, anchorStep, classTokens, elementChildren, readText, tagShingles, type TokenFilter } from './signals';
 
 export const SIDE_TAGS: ReadonlySet<string> = new Set(['header', 'footer', 'nav', 'aside']);
 
@@ -25,6 +25,8 @@ export interface Region {
   /** The step (tag and stable classes) every record matches. */
   step: string;
   records: HTMLElement[];
+  /** Every child of the container that matches the step (records unlike the rest included). */
+  members: HTMLElement[];
   /** Characters of text the records hold. */
   text: number;
 }
@@ -83,7 +85,7 @@ export function recordRegions(body: HTMLElement, stable: TokenFilter): Region[] 
         for (const shape of shapes) for (const path of shape) counts.set(path, (counts.get(path) ?? 0) + 1);
         const common = new Set([...counts].filter(([, count]) => count * 2 >= members.length).map(([path]) => path));
         const records = members.filter((_, index) => likeness(shapes[index]!, common) >= RECORD_LIKENESS);
-        if (records.length >= MIN_RECORDS) regions.push({ container: el, step, records, text: records.reduce((sum, record) => sum + textLength(record), 0) });
+        if (records.length >= MIN_RECORDS) regions.push({ container: el, step, records, members, text: records.reduce((sum, record) => sum + textLength(record), 0) });
       }
     }
     for (const child of children) work.push(child);
@@ -106,6 +108,41 @@ export function mainRegion(body: HTMLElement, stable: TokenFilter): Region | und
   if (!best) return undefined;
   const main = textLength(body, true);
   return main > 0 && best.text / main >= LIST_TEXT_SHARE ? best : undefined;
+}
+
+/**
+ * Characters of the page's own prose: main text that is neither in `records` nor in a link (a list
+ * page's filters and pager are links; a detail page's description, facts and labels are not).
+ */
+function proseOutside(body: HTMLElement, records: ReadonlySet<HTMLElement>): number {
+  let length = 0;
+  const work: Array<[HTMLElement, boolean]> = [[body, false]];
+  for (let entry = work.pop(); entry; entry = work.pop()) {
+    const [el, linked] = entry;
+    for (const child of el.childNodes) {
+      if (isElement(child)) {
+        const tag = child.rawTagName ?? '';
+        if (!NOISE_TAGS.has(tag) && !SIDE_TAGS.has(tag) && !records.has(child)) work.push([child, linked || tag === 'a']);
+      } else if (!linked) {
+        length += collapseWhitespace(child.rawText).trim().length;
+      }
+    }
+  }
+  return length;
+}
+
+/** Records of a list page hold at least this multiple of the prose the page has besides them. */
+const LIST_OVER_PROSE = 2;
+
+/**
+ * Whether a page is a list page (search results, a category): its main region of records, and the
+ * records outweigh the page's own prose. A detail page with a long rail of related records ("customers
+ * also bought") still has its description and facts as prose of its own: it stays a detail page.
+ */
+export function listRegion(body: HTMLElement, stable: TokenFilter): Region | undefined {
+  const region = mainRegion(body, stable);
+  if (!region) return undefined;
+  return region.text >= LIST_OVER_PROSE * proseOutside(body, new Set(region.records)) ? region : undefined;
 }
 
 export interface RecordValue {
@@ -192,4 +229,19 @@ export function nextPageHref(root: HTMLElement): string | undefined {
     }
   }
   return undefined;
+}
+
+/** A detail kind's signature smaller than this once its records are left out keeps them (too little else to tell it by). */
+const MIN_TEMPLATE_SHINGLES = 8;
+
+/**
+ * The tag paths of a detail page without its runs of repeated records ("similar listings", "customers
+ * also bought"): rails come and go from page to page of one kind, so a kind is recognised by the rest
+ * of its template. A page that is little besides its records keeps them.
+ */
+export function templateShingles(root: HTMLElement): Set<string> {
+  const body = root.querySelector('body') ?? root;
+  const records = new Set(recordRegions(body, ANY_TOKEN).flatMap((region) => region.members));
+  const bare = tagShingles(body, records);
+  return bare.size >= MIN_TEMPLATE_SHINGLES || records.size === 0 ? bare : tagShingles(body);
 }

@@ -343,12 +343,14 @@ function embeddedValues(root: HTMLElement): StructuredValue[] {
   return values;
 }
 
-function tagShingles(body: HTMLElement): Set<string> {
+/** Tag paths of depth 3 under `body`, the subtrees in `skip` left out. */
+export function tagShingles(body: HTMLElement, skip?: ReadonlySet<HTMLElement>): Set<string> {
   const shingles = new Set<string>();
   const work: Array<[HTMLElement, string[]]> = [[body, []]];
   for (let entry = work.pop(); entry; entry = work.pop()) {
     const [el, trail] = entry;
     for (const child of elementChildren(el)) {
+      if (skip?.has(child)) continue;
       const next = [...trail.slice(-2), child.rawTagName ?? ''];
       shingles.add(next.join('>'));
       work.push([child, next]);
