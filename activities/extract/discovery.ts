@@ -32,6 +32,8 @@ interface Seen {
   structures: PageStructure[];
   /** URL → snapshot id of every page fetched. */
   fetched: Record<string, string>;
+  /** URLs tried that gave nothing usable (not found, not HTML, empty). */
+  unusable: Set<string>;
 }
 
 /**
@@ -87,7 +89,10 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const links: string[] = [];
     await forEachLimited([...urls], CONCURRENCY, async () => false, async (url) => {
       const page = await pages.open(url, withLinks);
-      if (!page.ok) return;
+      if (!page.ok) {
+        seen.unusable.add(url);
+        return;
+      }
       seen.fetched[url] = page.page.id;
       seen.structures.push({ ...page.structure, url });
       if (page.links) links.push(...forms.pages(page.links.hrefs, page.links.base));
@@ -100,7 +105,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const start = await home(domain);
     if (!start) return { ok: false, code: 'unpreparable', detail: `No page of ${domain} answered with usable HTML (https and http tried).` };
     const forms = new LinkForms(scopeOf(start.page.url));
-    const seen: Seen = { structures: [start.structure], fetched: {} };
+    const seen: Seen = { structures: [start.structure], fetched: {}, unusable: new Set() };
     const visited = new Set(forms.pages([start.page.url], start.page.url));
     const known = new Set(forms.pages(await sitemapUrls(new URL(start.page.url).origin), start.page.url));
     const budget = known.size > 0 ? CRAWL_PAGES_WITH_SITEMAP : CRAWL_PAGES;
@@ -126,7 +131,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     }
     await visit(topUp.slice(0, TOP_UP_PAGES), seen, forms, false);
 
-    const kinds = kindsOf([...known], seen.structures).map((kind) => withFetched(kind, seen.fetched));
+    const kinds = kindsOf([...known], seen.structures, seen.unusable).map((kind) => withFetched(kind, seen.fetched));
     if (kinds.length === 0) {
       return { ok: false, code: 'discovery_failed', detail: `Found ${known.size} page(s) on ${domain} but no kind of page with enough of them; resubmit with example_urls.` };
     }
@@ -141,7 +146,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const forms = new LinkForms(scopeOf(urls[0]!));
     // The examples are met first: their siblings' twins are them.
     forms.pages(urls, origin);
-    const seen: Seen = { structures: [], fetched: {} };
+    const seen: Seen = { structures: [], fetched: {}, unusable: new Set() };
     const known = new Set(forms.pages(await sitemapUrls(origin), origin));
     const start = await pages.open(`${origin}/`, true);
     if (start.ok) {

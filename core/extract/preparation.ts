@@ -12,7 +12,12 @@ export interface Kind {
    * When the kind's URLs also hold pages of another template: the tag-path shingles its own pages
    * share (the site's chrome left out), which each sampled page must mostly contain.
    */
-  structure?: { shingles: string[]; chrome: string[] };
+  structure?: {
+    shingles: string[];
+    chrome: string[];
+    /** The kind comes in layouts that share little structure but show the same labels: its pages show most of these. */
+    labels?: string[];
+  };
   /** Pages discovery already fetched, by URL: their snapshot ids (sampling does not fetch them again). */
   fetched?: Record<string, string>;
 }

@@ -12,7 +12,7 @@ import { parseHtml } from '../outputs/dom';
 import type { Kind } from '../../core/extract/preparation';
 import { shapeOf } from './discover';
 import { listRegion } from './records';
-import { ANY_TOKEN, fieldName, pageShingles } from './signals';
+import { ANY_TOKEN, fieldName, pageLabels, pageShingles } from './signals';
 
 export type { Kind };
 
@@ -33,12 +33,14 @@ export interface PageStructure {
   shingles: string[];
   /** The page is a list (search results, a category): most of its main text is repeated records. */
   list: boolean;
+  /** Names of the labels the page shows (`price`, `bedrooms`), sorted. */
+  labels?: string[];
 }
 
 export function pageStructure(html: string, url: string): PageStructure {
   const root = parseHtml(html);
   const body = root.querySelector('body') ?? root;
-  return { url, shingles: [...pageShingles(root)].sort(), list: listRegion(body, ANY_TOKEN) !== undefined };
+  return { url, shingles: [...pageShingles(root)].sort(), list: listRegion(body, ANY_TOKEN) !== undefined, labels: pageLabels(root) };
 }
 
 const typeOf = (page: Pick<PageStructure, 'list'>): Kind['type'] => (page.list ? 'list' : 'detail');
@@ -74,6 +76,26 @@ function common(pages: readonly PageStructure[], chrome: ReadonlySet<string>): S
   return new Set([...counts].filter(([, count]) => count >= pages.length * SIGNATURE_SHARE).map(([shingle]) => shingle));
 }
 
+/** Layouts of one kind share this many of the labels most of their pages show, at least. */
+const MIN_SHARED_LABELS = 3;
+/** ... and this share of the labels of the layout that shows fewer. */
+const SHARED_LABELS = 0.6;
+/** A page of a kind of several layouts shows this share of the kind's labels. */
+const LABELS_HELD = 0.6;
+
+/** Labels most of `pages` show. */
+function labelsOf(pages: readonly PageStructure[]): Set<string> {
+  const counts = new Map<string, number>();
+  for (const page of pages) for (const label of page.labels ?? []) counts.set(label, (counts.get(label) ?? 0) + 1);
+  return new Set([...counts].filter(([, count]) => count * 2 >= pages.length).map(([label]) => label));
+}
+
+function sharedLabels(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  let both = 0;
+  for (const label of a) if (b.has(label)) both++;
+  return both >= MIN_SHARED_LABELS && both >= SHARED_LABELS * Math.min(a.size, b.size);
+}
+
 /** A page typed otherwise than its kind still belongs to it when it holds this much of the kind's structure. */
 const VARIANT_TEMPLATE = 0.8;
 
@@ -86,7 +108,10 @@ export function belongs(kind: Pick<Kind, 'type' | 'structure'>, page: PageStruct
   if (!kind.structure) return typeOf(page) === kind.type;
   const chrome = new Set(kind.structure.chrome);
   const held = containment(new Set(kind.structure.shingles), without(page.shingles, chrome));
-  return held >= (typeOf(page) === kind.type ? SAME_TEMPLATE : VARIANT_TEMPLATE);
+  if (held >= (typeOf(page) === kind.type ? SAME_TEMPLATE : VARIANT_TEMPLATE)) return true;
+  // A kind of several layouts: a page of any of them shows the kind's labels.
+  const labels = kind.structure.labels ?? [];
+  return typeOf(page) === kind.type && labels.length > 0 && containment(new Set(labels), new Set(page.labels ?? [])) >= LABELS_HELD;
 }
 
 /**
@@ -122,6 +147,26 @@ function templatesOf(members: readonly PageStructure[], chrome: ReadonlySet<stri
   });
 }
 
+/**
+ * Layouts of one kind of detail page (a table of facts on some pages, a list of terms on others, as
+ * a site moves from one to the other) share little structure, but their pages show the same labels:
+ * such templates of one URL group are one kind, which remembers its labels.
+ */
+function layoutsOf(clusters: ReadonlyArray<{ type: Kind['type']; members: PageStructure[] }>): Array<{ type: Kind['type']; members: PageStructure[]; labels?: Set<string> }> {
+  const out: Array<{ type: Kind['type']; members: PageStructure[]; labels?: Set<string> }> = [];
+  for (const cluster of clusters) {
+    const own = labelsOf(cluster.members);
+    const twin = cluster.type === 'detail' ? out.find((other) => other.type === 'detail' && sharedLabels(labelsOf(other.members), own)) : undefined;
+    if (!twin) {
+      out.push({ ...cluster, members: [...cluster.members] });
+      continue;
+    }
+    twin.members.push(...cluster.members);
+    twin.labels = labelsOf(twin.members);
+  }
+  return out;
+}
+
 interface Draft {
   base: string;
   type: Kind['type'];
@@ -130,6 +175,8 @@ interface Draft {
   signature: Set<string>;
   /** The URLs also hold pages of another template: sampling must check each page's structure. */
   mixed: boolean;
+  /** Labels of a kind of several layouts. */
+  labels?: Set<string>;
 }
 
 /** The name of a group of URLs: its constant first segment, else `page`. */
@@ -142,10 +189,10 @@ function baseOf(urls: readonly string[]): string {
 
 /**
  * Kinds among `urls` (normalised, same domain), told apart with the structures of the pages fetched
- * so far. A group none of whose pages could be fetched stays a kind by URL alone: sampling will say
- * whether its pages are usable.
+ * so far. A group none of whose pages were fetched stays a kind by URL alone (sampling will say whether
+ * its pages are usable); one whose pages were tried and all `unusable` is none.
  */
-export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]): Kind[] {
+export function kindsOf(urls: readonly string[], pages: readonly PageStructure[], unusable: ReadonlySet<string> = new Set()): Kind[] {
   const chrome = new Set(chromeOf(pages));
   const byUrl = new Map(pages.map((page) => [page.url, page]));
   const groups = new Map<string, string[]>();
@@ -161,17 +208,19 @@ export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]
     const base = baseOf(group);
     const members = group.flatMap((url) => byUrl.get(url) ?? []);
     if (members.length === 0) {
+      // Every page of the group tried answered nothing usable (dead links, pages behind a login): no kind.
+      if (group.filter((url) => unusable.has(url)).length >= Math.min(MIN_KIND_URLS, group.length)) continue;
       drafts.push({ base, type: 'detail', urls: group, members, signature: new Set(), mixed: false });
       continue;
     }
-    const clusters = templatesOf(members, chrome);
+    const clusters = layoutsOf(templatesOf(members, chrome));
     // A lone page of another template among many is an odd page, not a kind.
     let kept = clusters.length === 1 ? clusters : clusters.filter((cluster) => cluster.members.length >= 2);
     if (kept.length === 0) kept = [clusters.reduce((a, b) => (b.members.length > a.members.length ? b : a))];
     for (const cluster of kept) {
       // Pages of another template under the same URLs, or variants typed otherwise: sampling checks each page's structure.
       const mixed = clusters.length > 1 || cluster.members.some((page) => typeOf(page) !== cluster.type);
-      drafts.push({ base, type: cluster.type, urls: group, members: cluster.members, signature: common(cluster.members, chrome), mixed });
+      drafts.push({ base, type: cluster.type, urls: group, members: cluster.members, signature: common(cluster.members, chrome), mixed: mixed || cluster.labels !== undefined, ...(cluster.labels ? { labels: cluster.labels } : {}) });
     }
   }
 
@@ -185,6 +234,7 @@ export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]
     twin.urls = [...new Set([...twin.urls, ...draft.urls])].sort();
     twin.members = [...twin.members, ...draft.members];
     twin.mixed ||= draft.mixed;
+    if (draft.labels) twin.labels = new Set([...(twin.labels ?? []), ...draft.labels]);
   }
 
   const kinds: Kind[] = [];
@@ -199,7 +249,7 @@ export function kindsOf(urls: readonly string[], pages: readonly PageStructure[]
       role,
       type: draft.type,
       urls: representative ? [representative, ...draft.urls.filter((url) => url !== representative)] : draft.urls,
-      ...(draft.mixed ? { structure: { shingles: [...draft.signature].sort(), chrome: [...chrome].sort() } } : {}),
+      ...(draft.mixed ? { structure: { shingles: [...draft.signature].sort(), chrome: [...chrome].sort(), ...(draft.labels ? { labels: [...draft.labels].sort() } : {}) } } : {}),
     });
   }
   return kinds;

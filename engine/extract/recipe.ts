@@ -16,12 +16,17 @@ export type Parsed = Record<string, unknown>;
 function sourceValue(source: Source, signals: PageSignals): string | undefined {
   switch (source.kind) {
     case 'label': {
-      const hits = signals.labels.filter((pair) => pair.label === source.label && pair.shape === source.shape && endsWithAnchor(pair.path, source.anchor));
+      const hits = signals.labels.filter((pair) => pair.label === source.label && pair.shape === source.shape && endsWithAnchor(source.parent ? pair.path.slice(0, -1) : pair.path, source.anchor));
       // The same block shown twice (a tab and its print copy) agrees with itself; different values are ambiguous.
       return hits.length > 0 && hits.every((hit) => hit.value === hits[0]!.value) ? hits[0]!.value : undefined;
     }
-    case 'title':
-      return signals.title && endsWithAnchor(signals.title.path, source.anchor) ? signals.title.value : undefined;
+    case 'title': {
+      if (!signals.title) return undefined;
+      // A bare tag names the heading whatever its classes (how recipes name it since extract-3).
+      const last = signals.title.path[signals.title.path.length - 1] ?? '';
+      const matches = /^[a-z0-9]+$/.test(source.anchor) ? last.split(/[.#[]/, 1)[0] === source.anchor : endsWithAnchor(signals.title.path, source.anchor);
+      return matches ? signals.title.value : undefined;
+    }
     case 'jsonld':
     case 'embedded': {
       const hit = signals.structured.find((value) => value.source === source.kind && value.scope === source.scope && value.path === source.path);

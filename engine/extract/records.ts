@@ -21,7 +21,10 @@ const LIST_TEXT_SHARE = 0.4;
 const RELATIVE_DEPTH = 4;
 
 export interface Region {
+  /** The element whose children are the records (the first row of a grid). */
   container: HTMLElement;
+  /** Every element holding records: the container, or each row of a grid. */
+  containers: HTMLElement[];
   /** The step (tag and stable classes) every record matches. */
   step: string;
   records: HTMLElement[];
@@ -85,12 +88,40 @@ export function recordRegions(body: HTMLElement, stable: TokenFilter): Region[] 
         for (const shape of shapes) for (const path of shape) counts.set(path, (counts.get(path) ?? 0) + 1);
         const common = new Set([...counts].filter(([, count]) => count * 2 >= members.length).map(([path]) => path));
         const records = members.filter((_, index) => likeness(shapes[index]!, common) >= RECORD_LIKENESS);
-        if (records.length >= MIN_RECORDS) regions.push({ container: el, step, records, members, text: records.reduce((sum, record) => sum + textLength(record), 0) });
+        if (records.length >= MIN_RECORDS) regions.push({ container: el, containers: [el], step, records, members, text: records.reduce((sum, record) => sum + textLength(record), 0) });
       }
     }
     for (const child of children) work.push(child);
   }
-  return regions;
+  return gridsOf(regions, stable);
+}
+
+/**
+ * Records laid out in rows (a grid of cards three to a row): the rows are siblings of one step, each
+ * holding a few records; together they are one region, its last short row included.
+ */
+function gridsOf(regions: readonly Region[], stable: TokenFilter): Region[] {
+  const out: Region[] = [];
+  const merged = new Set<string>();
+  const rowsOf = new Map<HTMLElement, string>();
+  for (const region of regions) {
+    const parent = region.container.parentNode;
+    const rowStep = anchorStep(region.container, stable);
+    const rows = parent ? elementChildren(parent).filter((row) => anchorStep(row, stable) === rowStep) : [];
+    if (!parent || rows.length < 2) {
+      out.push(region);
+      continue;
+    }
+    let id = rowsOf.get(parent);
+    if (id === undefined) rowsOf.set(parent, (id = String(rowsOf.size)));
+    const key = `${id}|${rowStep}|${region.step}`;
+    if (merged.has(key)) continue;
+    merged.add(key);
+    const members = rows.flatMap((row) => elementChildren(row).filter((child) => anchorStep(child, stable) === region.step));
+    const records = members.filter(hasLink);
+    out.push({ container: rows[0]!, containers: rows, step: region.step, records, members, text: records.reduce((sum, record) => sum + textLength(record), 0) });
+  }
+  return out;
 }
 
 function likeness(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
@@ -157,12 +188,47 @@ export interface RecordValue {
   classes: string[];
   itemprop?: string;
   tag: string;
+  /** In a table row, the column of the cell the value is in (1 for the first). */
+  column?: number;
 }
 
 export const recordKey = (value: Pick<RecordValue, 'take' | 'path' | 'label'>): string => `${value.take}|${value.path}|${value.label ?? ''}`;
 
 const MAX_LABEL = 40;
 const MAX_VALUE = 300;
+
+/**
+ * The steps of a record's children: tag and stable classes, and when siblings share that, their rank
+ * among those siblings (`td:2`): the cells of a table row are told apart by their column.
+ */
+function childSteps(children: readonly HTMLElement[], stable: TokenFilter): Array<[HTMLElement, string]> {
+  const steps = children.map((child) => anchorStep(child, stable));
+  const counts = new Map<string, number>();
+  for (const step of steps) counts.set(step, (counts.get(step) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return children.map((child, index) => {
+    const step = steps[index]!;
+    if (counts.get(step)! < 2) return [child, step];
+    const rank = (seen.get(step) ?? 0) + 1;
+    seen.set(step, rank);
+    return [child, `${step}:${rank}`];
+  });
+}
+
+/** Column names of a table whose rows are records: its header cells, by column (1 for the first). */
+export function columnNames(record: HTMLElement): Map<number, string> {
+  const names = new Map<number, string>();
+  let table: HTMLElement | null = record.parentNode;
+  while (table && table.rawTagName !== 'table') table = table.parentNode;
+  if (!table || record.rawTagName !== 'tr') return names;
+  const header = table.querySelector('thead tr') ?? table.querySelectorAll('tr').find((row) => elementChildren(row).length > 0 && elementChildren(row).every((cell) => cell.rawTagName === 'th'));
+  if (!header) return names;
+  elementChildren(header).forEach((cell, index) => {
+    const text = readText(cell);
+    if (text && text.length <= MAX_LABEL) names.set(index + 1, text);
+  });
+  return names;
+}
 
 /** Every value of one record, keyed; a key met twice in the record is ambiguous and left out. */
 export function recordValues(record: HTMLElement, stable: TokenFilter): Map<string, RecordValue> {
@@ -171,11 +237,12 @@ export function recordValues(record: HTMLElement, stable: TokenFilter): Map<stri
     const key = recordKey(value);
     found.set(key, found.has(key) ? null : value);
   };
-  const work: Array<[HTMLElement, string]> = [[record, '']];
+  // The column (1 for the first) of each value under a table row's cell.
+  const work: Array<[HTMLElement, string, number | undefined]> = [[record, '', undefined]];
   for (let entry = work.pop(); entry; entry = work.pop()) {
-    const [el, path] = entry;
+    const [el, path, column] = entry;
     const tag = el.rawTagName ?? '';
-    const meta = { classes: classTokens(el), ...(el.getAttribute('itemprop') ? { itemprop: el.getAttribute('itemprop') } : {}), tag };
+    const meta = { classes: classTokens(el), ...(el.getAttribute('itemprop') ? { itemprop: el.getAttribute('itemprop') } : {}), tag, ...(column !== undefined ? { column } : {}) };
     const href = tag === 'a' ? el.getAttribute('href') : undefined;
     if (href && !/^\s*(#|javascript:|mailto:|tel:)/i.test(href)) add({ take: 'href', path, value: href.trim(), ...meta });
     const src = tag === 'img' ? el.getAttribute('src') : undefined;
@@ -193,9 +260,10 @@ export function recordValues(record: HTMLElement, stable: TokenFilter): Map<stri
       const own = collapseWhitespace(el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join(' ')).trim();
       if (own && own.length <= MAX_VALUE && /[\p{L}\p{N}]/u.test(own)) add({ take: 'own', path, value: own, ...meta });
     }
-    for (let index = children.length - 1; index >= 0; index--) {
-      const child = children[index]!;
-      work.push([child, path ? `${path}>${anchorStep(child, stable)}` : anchorStep(child, stable)]);
+    const steps = childSteps(children, stable);
+    for (let index = steps.length - 1; index >= 0; index--) {
+      const [child, step] = steps[index]!;
+      work.push([child, path ? `${path}>${step}` : step, el === record && tag === 'tr' ? index + 1 : column]);
     }
   }
   const values = new Map<string, RecordValue>();

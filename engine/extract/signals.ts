@@ -185,7 +185,8 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
       const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
       const leafLabel = ownText === '' && children.length <= MAX_PAIR_PARTS && elementChildren(children[0]!).length === 0;
       const parts = !leafLabel ? [] : children.length === 2 ? children : children.filter((child, index) => index === 0 || !isDecoy(child));
-      if (parts.length === 2 && elementChildren(parts[1]!).every((child) => isDecoy(child))) {
+      // A link or a button is something to follow or press, not a label ("Share" beside "Print").
+      if (parts.length === 2 && !ACTION_TAGS.has(parts[0]!.rawTagName ?? '') && inlineValue(parts[1]!)) {
         push(pair(readText(parts[0]!), valueText(parts[1]!), 'pair', parts[1]!, stable, wanted));
       }
     }
@@ -193,6 +194,8 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
       for (const run of inlineRuns(el)) push(pair(run.label, run.value, 'inline', run.holder, stable, wanted));
       const lead = leadRun(el);
       if (lead) push(pair(lead.label, lead.value, 'lead', el, stable, wanted));
+      const colon = lead ? undefined : colonRun(el);
+      if (colon) push(pair(colon.label, colon.value, 'colon', el, stable, wanted));
     }
     // A leaf longer than a label and a value together holds no pair: its text is not even read.
     if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag) && el.rawText.length <= 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) {
@@ -241,6 +244,41 @@ function inlineRuns(el: HTMLElement): Array<{ label: string; value: string; hold
     index = next - 1;
   }
   return runs;
+}
+
+const ACTION_TAGS: ReadonlySet<string> = new Set(['a', 'button']);
+
+/**
+ * Whether a pair's value element holds one value: text and inline elements (the amount in a
+ * `<strong>`, a link, a badge beside it), no block of its own. Decoys inside it are left out of it.
+ */
+function inlineValue(el: HTMLElement): boolean {
+  for (const child of elementChildren(el)) {
+    if (isDecoy(child)) continue;
+    if (BLOCKS.has(child.rawTagName ?? '') || elementChildren(child).some((inner) => !isDecoy(inner))) return false;
+  }
+  return true;
+}
+
+/**
+ * `<li>Cuisine: <span>Italian</span></li>`, `<p>Calories: <span class="kcal">320 kcal</span></p>`: the
+ * element's own text up to a colon is the label, and the inline content after it the value (decoys
+ * such as a former price left out).
+ */
+function colonRun(el: HTMLElement): { label: string; value: string } | undefined {
+  const nodes = el.childNodes.filter((node) => isElement(node) || node.rawText.trim() !== '');
+  const first = nodes[0];
+  if (!first || isElement(first) || nodes.length < 2) return undefined;
+  const colon = first.rawText.indexOf(':');
+  if (colon <= 0 || colon > 2 * MAX_LABEL_LENGTH || el.rawText.length > 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) return undefined;
+  const parts = [first.rawText.slice(colon + 1)];
+  for (const node of nodes.slice(1)) {
+    if (!isElement(node)) parts.push(node.rawText);
+    else if (BLOCKS.has(node.rawTagName ?? '') || node.rawTagName === 'br') return undefined;
+    else if (!isDecoy(node)) parts.push(readText(node, (child) => isDecoy(child)));
+  }
+  const value = clean(decodeEntities(parts.join(' ')));
+  return value ? { label: clean(decodeEntities(first.rawText.slice(0, colon))), value } : undefined;
 }
 
 const LEAD_SEPARATOR = /^[\s,;&|/]*(and|und|et|y|e)?[\s,;&|/]*$/i;
@@ -391,6 +429,12 @@ export function pageSignals(html: string | HTMLElement, url: string, stable: Tok
     ...(heading && headingText ? { title: { value: headingText, path: anchorOf(heading, stable) } } : {}),
     shingles: needs ? new Set() : tagShingles(body),
   };
+}
+
+/** The names of the labels a page shows (what tells two layouts of one kind of page to be one kind). */
+export function pageLabels(root: HTMLElement): string[] {
+  const body = root.querySelector('body') ?? root;
+  return [...new Set(labelPairs(body, ANY_TOKEN, undefined).map((pair) => pair.name))].sort();
 }
 
 /** Only the DOM signature of a page (what recognising its kind needs). */

@@ -5,11 +5,13 @@
  * - determinism: the same page interpreted twice gives the same JSON;
  * - recognition: every held-out page is recognised as the role (its threshold is learned here).
  * A role with no field left besides its title is not verified. A list kind is verified on its records:
- * most held-out pages must show at least two (a last page may show one), and a field's presence counts
- * records, not pages.
+ * most held-out pages must show at least two (a last page may show one), at least three in all (one
+ * held-out page of them will do: a list kind of three pages), and a field's presence counts records,
+ * not pages.
  */
 import { applyRole, similarity, type FieldRecipe, type RoleRecipe } from './recipe';
 import { parseHtml } from '../outputs/dom';
+import { MIN_RECORDS } from './records';
 import { pageShingles, pageSignals } from './signals';
 import type { SamplePage } from './induce';
 
@@ -27,8 +29,9 @@ const LIST_PAGES_WITH_RECORDS = 0.8;
 const LIST_PAGES_IN_FULL = 0.5;
 
 export function verifyRole(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly SamplePage[]): Verification {
+  // A list is verified on its records: one held-out page of them is enough (a kind of three pages).
+  if (role.type === 'list' && heldOut.length >= 1) return verifyList(role, heldOut);
   if (heldOut.length < 2) return { ok: false, reason: 'too_few_pages', detail: `${heldOut.length} held-out page(s): at least 2 are needed to verify.` };
-  if (role.type === 'list') return verifyList(role, heldOut);
   const stable = new Set(role.stableTokens);
   const candidate: RoleRecipe = { ...role, minSimilarity: 0 };
   const signals = heldOut.map((page) => pageSignals(page.html, page.url, stable));
@@ -101,7 +104,7 @@ function verifyList(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly S
   // A last page of one record, found in the learned container, is a short page of the list: it counts
   // as found as long as most held-out pages show the list in full.
   const short = runs.filter((run) => run.items?.length === 1).length;
-  if (listed + short < heldOut.length * LIST_PAGES_WITH_RECORDS || listed < heldOut.length * LIST_PAGES_IN_FULL) {
+  if (listed + short < heldOut.length * LIST_PAGES_WITH_RECORDS || listed < heldOut.length * LIST_PAGES_IN_FULL || records.length < MIN_RECORDS) {
     return { ok: false, reason: 'not_verified', detail: `The list was found on ${listed} of ${heldOut.length} held-out pages${short ? ` (and one record on ${short} more)` : ''}.` };
   }
   const kept: FieldRecipe[] = [];
