@@ -73,8 +73,8 @@ export interface Applied {
   items?: Array<Map<string, string | number>>;
   /** Required fields the page did not give. */
   missing: string[];
-  /** For each field, the values of its sources that gave one (agreement checks). */
-  bySource: Map<string, Array<string | number>>;
+  /** For each field, what each of its sources gave, in the sources' order (agreement checks). */
+  bySource: Map<string, Array<string | number | undefined>>;
 }
 
 export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: string, signals?: PageSignals): Applied {
@@ -82,17 +82,16 @@ export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: str
   const page = signals ?? pageSignals(html, url, new Set(role.stableTokens), needsOf(role));
   const parsed: Parsed = {};
   const values = new Map<string, string | number>();
-  const bySource = new Map<string, Array<string | number>>();
+  const bySource = new Map<string, Array<string | number | undefined>>();
   const missing: string[] = [];
   for (const field of role.fields) {
-    const found: Array<string | number> = [];
+    const found: Array<string | number | undefined> = [];
     for (const source of field.sources) {
       const raw = sourceValue(source, page);
-      const value = raw === undefined ? undefined : normalize(raw, field.type, role.decimalMark, url);
-      if (value !== undefined) found.push(value);
+      found.push(raw === undefined ? undefined : normalize(raw, field.type, role.decimalMark, url));
     }
     bySource.set(field.name, found);
-    const [first] = found;
+    const first = found.find((value) => value !== undefined);
     if (first === undefined) {
       if (field.required) missing.push(field.name);
       continue;
@@ -111,7 +110,7 @@ function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: s
   const stable = new Set(role.stableTokens);
   const body = root.querySelector('body') ?? root;
   const items: Array<Map<string, string | number>> = [];
-  const bySource = new Map<string, Array<string | number>>();
+  const bySource = new Map<string, Array<string | number | undefined>>();
   const parsedItems: Parsed[] = [];
   for (const record of recordsAt(body, list.container, list.record, stable)) {
     const values: Map<string, RecordValue> = recordValues(record, stable);
