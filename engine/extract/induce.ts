@@ -89,6 +89,9 @@ const varies = (candidate: Candidate): boolean => {
   const values = [...candidate.values.values()];
   const distinct = new Set(values).size;
   if (labelled(candidate)) return distinct >= 1;
+  // `Sold by <a>…</a>` outside the chrome: a few dealers over many pages still vary.
+  const [source] = candidate.sources;
+  if (source?.kind === 'label' && source.shape === 'lead' && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step))) return distinct >= 2;
   return distinct >= 2 && (distinct / values.length >= 0.3 || values.every((value) => /^\d{1,3}$/.test(value.trim())));
 };
 

@@ -104,7 +104,7 @@ export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: str
 
 /**
  * A list kind: every record under the learned container, each read like a small detail page, in
- * document order; `next_page` when the kind links its pages and this page has a next one.
+ * document order; `next_page` when this page links its next one (`rel=next`).
  */
 function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: string): Applied {
   const stable = new Set(role.stableTokens);
@@ -132,7 +132,8 @@ function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: s
     parsedItems.push(parsed);
   }
   const parsed: Parsed = { items: parsedItems };
-  const next = list.nextPage ? nextPageHref(root) : undefined;
+  // A page linking its next page answers it, even when the pages sampled for the kind were all last pages.
+  const next = nextPageHref(root);
   const nextUrl = next === undefined ? undefined : normalize(next, 'url', role.decimalMark, url);
   if (nextUrl !== undefined) parsed.next_page = nextUrl;
   // No record at all, or a required field no record gives: the recipe may no longer match.

@@ -14,7 +14,7 @@
  */
 import { applyRole, similarity, type Applied, type FieldRecipe, type RoleRecipe } from './recipe';
 import { parseHtml } from '../outputs/dom';
-import { MIN_RECORDS, templateShingles } from './records';
+import { MIN_RECORDS, nextPageHref, templateShingles } from './records';
 import { pageShingles, pageSignals, type PageSignals } from './signals';
 import type { SamplePage } from './induce';
 
@@ -184,7 +184,8 @@ function verifyList(role: Omit<RoleRecipe, 'minSimilarity'>, heldOut: readonly S
   }
   return {
     ok: true,
-    role: { ...role, fields: kept, minSimilarity: threshold(role, roots.map((root) => pageShingles(root))) },
+    // The held-out pages may link a next page where the induction pages (last pages, say) did not.
+    role: { ...role, fields: kept, minSimilarity: threshold(role, roots.map((root) => pageShingles(root))), ...(role.list ? { list: { ...role.list, nextPage: role.list.nextPage || roots.some((root) => nextPageHref(root) !== undefined) } } : {}) },
     detail: `${kept.length} record fields verified on ${records.length} records of ${heldOut.length} held-out pages${defect}${dropped.length ? `; dropped: ${dropped.join(', ')}` : ''}.`,
   };
 }

@@ -45,7 +45,7 @@ function scoreHeldOut(site: GeneratedSite, grown: GeneratedSite, seed: string): 
 
 const sites: Array<{ name: string; site: () => GeneratedSite; grown: () => GeneratedSite; kinds: string[] }> = [
   { name: 'recipe-box (microdata, JSON-LD and plain recipe pages; a grid of cards; a list kind of three pages)', site: () => recipeBox(30), grown: () => recipeBox(45, 41, 5), kinds: ['category_list', 'collections_list', 'recipe_detail'] },
-  { name: 'auto-lot (price blocks in four forms; rails of up to twelve cars; paged search; a table per make)', site: () => autoLot(36), grown: () => autoLot(50), kinds: ['cars_detail', 'search_list', 'used_list'] },
+  { name: 'auto-lot (price blocks in four forms; rails of up to twelve cars; paged search; a table per make)', site: () => autoLot(36), grown: () => autoLot(50, 42, 7), kinds: ['cars_detail', 'search_list', 'used_list'] },
   { name: 'staff-hub (two layouts of job pages; team lists of cards alone; search results)', site: () => staffHub(5), grown: () => staffHub(8), kinds: ['jobs_detail', 'search_list', 'teams_list'] },
 ];
 
@@ -80,7 +80,7 @@ describe('Extract on kinds of many variants, prepared in process under several s
   });
 
   it('auto-lot: the current price in each form of the block, never a former, monthly or rail price; rail pages stay car pages', () => {
-    const grown = autoLot(50);
+    const grown = autoLot(50, 42, 7);
     const { prepared, roles } = scoreHeldOut(autoLot(36), grown, '');
     const forms = new Map<string, number>();
     for (const [page, role] of roles) {
@@ -97,7 +97,7 @@ describe('Extract on kinds of many variants, prepared in process under several s
   });
 
   it('auto-lot: search pages with and without `page=` are one kind; table rows give their columns under the header names', () => {
-    const { prepared } = scoreHeldOut(autoLot(36), autoLot(50), '');
+    const { prepared } = scoreHeldOut(autoLot(36), autoLot(50, 42, 7), '');
     const search = prepared.kinds.find((kind) => kind.role === 'search_list')!;
     expect(search.urls.some((url) => url.includes('&page=2'))).to.equal(true);
     expect(search.urls.some((url) => !url.includes('page='))).to.equal(true);
