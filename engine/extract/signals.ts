@@ -9,9 +9,11 @@
  * Anchor paths name ancestors by tag, `id`, `itemprop` and the class tokens the caller says are stable
  * across the kind's pages, never by sibling position, so a fact moved within its block keeps its path.
  */
-import { jsonLd } from '../outputs/autoparse/jsonld';
 import { collapseWhitespace, isElement, NOISE_TAGS, parseHtml, type HTMLElement, type Node } from '../outputs/dom';
 import { isDecoy } from './decoys';
+import { embeddedValues, jsonLdValues, type StructuredValue } from './structured';
+
+export type { StructuredValue };
 
 export interface LabelPair {
   /** The site's label as shown ("Living area"). */
@@ -23,14 +25,6 @@ export interface LabelPair {
   shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead';
   /** Anchor steps from the outermost ancestor to the value's element. */
   path: string[];
-}
-
-export interface StructuredValue {
-  source: 'jsonld' | 'embedded';
-  /** JSON-LD: the object's `@type`; embedded: the script that holds it. */
-  scope: string;
-  path: string;
-  value: string;
 }
 
 export interface PageSignals {
@@ -304,82 +298,6 @@ function leadRun(el: HTMLElement): { label: string; value: string } | undefined 
 }
 
 const BLOCKS = new Set(['p', 'div', 'ul', 'ol', 'li', 'table', 'dl', 'section', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr']);
-
-/** Scalar leaves of a JSON value as dot paths (arrays of scalars joined, arrays of objects by first item). */
-export function flatten(value: unknown, prefix = '', out: Array<[string, string]> = [], depth = 0): Array<[string, string]> {
-  if (depth > 8 || value === null || value === undefined) return out;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    const text = clean(String(value));
-    if (text && prefix) out.push([prefix, text]);
-    return out;
-  }
-  if (Array.isArray(value)) {
-    if (value.every((item) => typeof item !== 'object' || item === null)) {
-      const joined = value.map((item) => clean(String(item))).filter(Boolean);
-      if (joined.length > 0 && prefix) out.push([prefix, joined.join(', ')]);
-    } else if (value.length > 0) {
-      flatten(value[0], prefix, out, depth + 1);
-    }
-    return out;
-  }
-  if (typeof value === 'object') {
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-      if (key.startsWith('@') && key !== '@id') continue;
-      flatten(child, prefix ? `${prefix}.${key}` : key, out, depth + 1);
-    }
-  }
-  return out;
-}
-
-function typeOf(item: Record<string, unknown>): string {
-  const type = item['@type'];
-  return Array.isArray(type) ? String(type[0] ?? 'Thing') : typeof type === 'string' ? type : 'Thing';
-}
-
-function jsonLdValues(root: HTMLElement): StructuredValue[] {
-  const values: StructuredValue[] = [];
-  const items: unknown[] = [];
-  for (const block of jsonLd(root)) {
-    const graph = (block as { '@graph'?: unknown })?.['@graph'];
-    if (Array.isArray(graph)) items.push(...(graph as unknown[]));
-    else items.push(block);
-  }
-  for (const item of items) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
-    const scope = typeOf(item as Record<string, unknown>);
-    for (const [path, value] of flatten(item)) values.push({ source: 'jsonld', scope, path, value });
-  }
-  return values;
-}
-
-const STATE_ASSIGNMENT = /^\s*window\.(__[A-Z0-9_]+__)\s*=\s*(\{[\s\S]*\})\s*;?\s*$/;
-
-function embeddedValues(root: HTMLElement): StructuredValue[] {
-  const values: StructuredValue[] = [];
-  for (const script of root.querySelectorAll('script')) {
-    const type = (script.getAttribute('type') ?? '').toLowerCase();
-    const id = script.getAttribute('id');
-    let scope: string | undefined;
-    let json: string | undefined;
-    if (type === 'application/json' && id) {
-      scope = `script#${id}`;
-      json = script.rawText;
-    } else if (type === '' || type === 'text/javascript') {
-      const match = STATE_ASSIGNMENT.exec(script.rawText);
-      if (match) {
-        scope = `window.${match[1]}`;
-        json = match[2];
-      }
-    }
-    if (!scope || !json) continue;
-    try {
-      for (const [path, value] of flatten(JSON.parse(json))) values.push({ source: 'embedded', scope, path, value });
-    } catch {
-      // not JSON: not state
-    }
-  }
-  return values;
-}
 
 /** Tag paths of depth 3 under `body`, the subtrees in `skip` left out. */
 export function tagShingles(body: HTMLElement, skip?: ReadonlySet<HTMLElement>): Set<string> {
