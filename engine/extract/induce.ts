@@ -1,9 +1,10 @@
 /**
  * Induction: from a sample of pages of one kind, the fields that vary from page to page, found
  * independently by two families of evidence and joined where they agree:
- * - label pairs, keyed by label, shape and anchor path, counted only on pages where they give one
- *   value (a "similar listings" block repeats its labels with other values, so it never qualifies; a
- *   block shown twice with the same values does);
+ * - label pairs, keyed by label, shape and anchor path (label-candidates.ts: one anchor per variant of
+ *   the kind's pages, one field per label), counted only on pages where they give one value (a
+ *   "similar listings" block repeats its labels with other values, so it never qualifies; a block
+ *   shown twice with the same values does);
  * - structured data (JSON-LD, embedded state), keyed by scope and path.
  * Label-less text that is the same on every page is template, not data, and is dropped; a value a stable
  * label owns is data however few values the sample shows (a "Transmission" that is mostly "Automatic",
@@ -12,6 +13,8 @@
  * pages before it believes it (and says so in the record). A structured value that agrees
  * with a label pair on the pages where both appear becomes that field's second source; otherwise it is a
  * field of its own, named after its key. Names come from the site: its labels first, then its keys.
+ * The kind's signature (what recognises its pages) is the tag paths most sampled pages share besides
+ * their rails of records, which come and go from page to page.
  */
 import { parseHtml } from '../outputs/dom';
 import { templateShingles } from './records';

@@ -1,12 +1,14 @@
 /**
  * Page kinds from URL patterns and DOM structure together. URLs are first grouped by the shape of their
- * path; the pages of each group that were fetched are then compared by structure (their tag-path
- * shingles, less the site's chrome: shingles nearly every page has) and by type: a list page holds a
- * region of repeated records (records.ts), a detail page does not. A group whose pages fall into two
- * templates becomes two kinds, each remembering its structure so sampling keeps only its own pages
- * (`/p/<id>` for products and articles alike; flat slugs for both listings and area pages); groups of
- * one template under two URL shapes become one kind. Everything is sorted: the same pages give the
- * same kinds.
+ * path (paging keys aside); the pages of each group that were fetched are then compared by structure
+ * (their tag-path shingles, less the site's chrome, or as a whole) and by type: a list page's repeated
+ * records outweigh its own prose (records.ts), a detail page's do not, so a rail of related records
+ * does not make a detail page a list. A group whose pages fall into two templates becomes two kinds,
+ * each remembering its structure so sampling keeps only its own pages (`/p/<id>` for products and
+ * articles alike; flat slugs for both listings and area pages); variants of one template (optional
+ * blocks, rails, A/B wrappers) stay one kind, typed by most of its pages, and so do two layouts of
+ * detail pages that show the same labels. Groups of one template under two URL shapes become one kind.
+ * Everything is sorted: the same pages give the same kinds.
  */
 import { parseHtml } from '../outputs/dom';
 import type { Kind } from '../../core/extract/preparation';
@@ -31,7 +33,7 @@ export interface PageStructure {
   url: string;
   /** Tag-path shingles (depth 3), sorted. */
   shingles: string[];
-  /** The page is a list (search results, a category): most of its main text is repeated records. */
+  /** The page is a list (search results, a category): its repeated records outweigh its own prose. */
   list: boolean;
   /** Names of the labels the page shows (`price`, `bedrooms`), sorted. */
   labels?: string[];

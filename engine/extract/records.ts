@@ -1,12 +1,15 @@
 /**
  * List pages (search results, category listings): a region of repeated records, found the way MDR
  * finds data regions, simplified: children of one element that share their tag and classes, at least
- * three, each holding a link, alike in the tag paths below them. Side blocks (header, footer, nav,
- * aside) are never the page's list, so a detail page's "similar listings" do not make it a list page.
+ * three, each holding a link, alike in the tag paths below them; rows of a grid holding a few records
+ * each are one region. Side blocks (header, footer, nav, aside) are never the page's list, and a page
+ * is a list page only when its records outweigh its own prose, so a detail page's "similar listings",
+ * even inside its main element, do not make it a list page.
  *
  * A record's values are keyed by where they sit inside the record (the steps from the record down,
- * by tag and stable classes, never by position) and how they are read (text, link, image, the value
- * after a "Label:"), so the same key finds the same value in every record of the list.
+ * by tag and stable classes, never by position, but for siblings of one step: the cells of a table
+ * row by their column) and how they are read (text, link, image, the value after a "Label:"), so the
+ * same key finds the same value in every record of the list.
  */
 import { collapseWhitespace, isElement, NOISE_TAGS, type HTMLElement } from '../outputs/dom';
 import { ANY_TOKEN, anchorOf, anchorStep, classTokens, elementChildren, readText, tagShingles, type TokenFilter } from './signals';
