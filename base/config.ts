@@ -340,6 +340,12 @@ const variables = {
     description:
       'Plans that include Extract (`extract` on Fetch), comma-separated names among `free` and PLANS, or `*` for every plan. Fetch with `extract` on another plan answers 402 AUTH010, on which clients fall back to `autoparse`.',
   },
+  EXTRACT_SAMPLE_SEED: {
+    parse: text,
+    scope: 'worker',
+    description:
+      'A seed mixed into every choice of pages an Extract preparation makes (the discovery crawl, each kind\'s sample and its split): unset, the domain, kind and attempt alone decide. The same seed draws the same pages; benchmarks set others to measure how much an outcome depends on the sample.',
+  },
   KEY_CACHE_TTL_MS: {
     parse: integer(0, 600_000),
     fallback: '5000',

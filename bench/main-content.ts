@@ -1,16 +1,25 @@
 /**
  * Main-content extraction on the article extraction benchmark's developer split (120 news and blog
  * pages with their true article bodies), read at run time from ../shared/data/article-extraction
- * (relative to the project root; the data is not part of the repository). Scores our extractor and
- * Readability (@mozilla/readability on linkedom) in the same run with the folder README's metric:
- * bags of word 4-grams, per-page precision and recall, means over pages, F1 of the means, exact
- * token accuracy, and bootstrap standard deviations (1,000 resamples, fixed seed). Then pages per
- * second of each, interleaved rounds over all pages, parse included. Last, the structure our Markdown
- * keeps on the fixture pages (test/fixtures/main-content): headings, list items, tables and code
- * blocks of the article, against what the article holds.
+ * (relative to the project root; the data is not part of the repository).
  *
- *   npx tsx bench/main-content.ts [--seconds=10] [--worst=10] [--data=DIR] [--only=ours|readability]
+ * The pages are split into `--folds` folds (5) by a hash of their id, so the split never changes.
+ * Rules and thresholds of the extractor are tuned on the tuning folds only (`--tuning-folds`, 0,1,2);
+ * the result is the held-out folds (the others, 3 and 4), and only they are reported unless
+ * `--tuning` is given (then only the tuning folds are, and `--worst` lists their worst pages: the
+ * held-out pages are never listed).
+ *
+ * Scores our extractor and Readability (@mozilla/readability on linkedom) in the same run with the
+ * folder README's metric: bags of word 4-grams, per-page precision and recall, means over pages, F1 of
+ * the means, exact token accuracy, and bootstrap standard deviations (1,000 resamples, fixed seed); F1
+ * per held-out fold. Then pages per second of each, interleaved rounds over the scored pages, parse
+ * included. Last, the structure our Markdown keeps on the fixture pages (test/fixtures/main-content):
+ * headings, list items, tables and code blocks of the article, against what the article holds.
+ *
+ *   npx tsx bench/main-content.ts [--seconds=10] [--data=DIR] [--only=ours|readability]
+ *                                 [--folds=5] [--tuning-folds=0,1,2] [--tuning [--worst=10]]
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -25,7 +34,14 @@ const args = new Map(process.argv.slice(2).map((arg) => {
 }));
 const DATA = path.resolve(__dirname, '..', args.get('data') ?? '../shared/data/article-extraction');
 const SECONDS = Number(args.get('seconds') ?? 10);
-const WORST = Number(args.get('worst') ?? 0);
+const FOLDS = Number(args.get('folds') ?? 5);
+const TUNING_FOLDS = new Set(String(args.get('tuning-folds') ?? '0,1,2').split(',').map(Number));
+/** Score the tuning folds instead of the held-out ones (while changing the extractor). */
+const TUNING = args.has('tuning');
+const WORST = TUNING ? Number(args.get('worst') ?? 0) : 0;
+
+/** A page's fold: a hash of its id, so the split is the same on every run and machine. */
+const foldOf = (id: string): number => createHash('sha256').update(id).digest().readUInt32BE(0) % FOLDS;
 
 interface Item {
   id: string;
@@ -151,18 +167,25 @@ type ReadabilityDocument = ConstructorParameters<typeof Readability>[0];
 const fmt = (value: number): string => value.toFixed(3);
 
 function main(): void {
-  const items = loadItems();
-  console.log(`${items.length} pages from ${DATA}\n`);
+  const all = loadItems();
+  const scored = (fold: number): boolean => TUNING_FOLDS.has(fold) === TUNING;
+  const items = all.filter((item) => scored(foldOf(item.id)));
+  const folds = [...new Set(items.map((item) => foldOf(item.id)))].sort((a, b) => a - b);
+  const which = TUNING ? 'TUNING folds (what the extractor is tuned on; not a result)' : 'held-out folds (never tuned on)';
+  console.log(`${all.length} pages from ${DATA} in ${FOLDS} folds by a hash of their id; scored: ${which} ${folds.join(', ')}, ${items.length} pages; the other ${all.length - items.length} are left out\n`);
   console.log('| extractor | F1 | precision | recall | accuracy | pages/s |');
   console.log('|---|---|---|---|---|---|');
   const rows: string[] = [];
   const perPage = new Map<string, PageScore[]>();
+  const perFold: string[] = [];
   for (const extractor of EXTRACTORS) {
     const pages = items.map((item) => scorePage(item.id, item.truth, extractor.extract(item)));
     perPage.set(extractor.name, pages);
     const s = summarize(pages);
     const sd = bootstrap(pages);
     rows.push(`| ${extractor.name} | ${fmt(s.f1)} ± ${fmt(sd.f1)} | ${fmt(s.precision)} | ${fmt(s.recall)} | ${fmt(s.accuracy)} |`);
+    const byFold = folds.map((fold) => `fold ${fold} (${pages.filter((page) => foldOf(page.id) === fold).length} pages) ${fmt(summarize(pages.filter((page) => foldOf(page.id) === fold)).f1)}`);
+    perFold.push(`${extractor.name}: ${byFold.join(', ')}`);
   }
   // Throughput: warm-up, then interleaved rounds of every page so machine load hits both alike.
   const time = new Map<string, number>(EXTRACTORS.map((e) => [e.name, 0]));
@@ -179,6 +202,7 @@ function main(): void {
   }
   const rates = EXTRACTORS.map((e) => (done.get(e.name) ?? 0) / (time.get(e.name) ?? 1));
   rows.forEach((row, i) => console.log(`${row} ${(rates[i] ?? 0).toFixed(1)} |`));
+  console.log(`\nF1 per fold: ${perFold.join('; ')}`);
   if (rates.length === 2) console.log(`\nspeed ratio ours / Readability: ${((rates[0] ?? 0) / (rates[1] ?? 1)).toFixed(2)}×`);
   if (WORST > 0) {
     const ours = perPage.get(EXTRACTORS[0]?.name ?? '') ?? [];

@@ -43,7 +43,7 @@ export function createWorkerServices(roots: WorkerRoots) {
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline) }),
     crawl,
-    preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current }),
+    preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),
     /** One retention sweep (core/retention.ts); `progress` is called as it goes. */
     sweep: (progress: () => void) => sweep(db, config, new Date(), progress),

@@ -10,7 +10,7 @@
 import { problem } from '../../base/errors';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { servesVertical } from '../../engine';
-import { applyRole, classify, decodeHtml, detectCharset, extractEnvelope, pageShingles, parsePage, project, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
+import { decodeHtml, detectCharset, extractEnvelope, parsePage, project, recognise, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
 import type { FetchParams } from './params';
 import type { Shaped } from './respond';
 
@@ -55,8 +55,8 @@ export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc,
   const html = page.html ?? decodeHtml(page.body, page.contentType);
   // Parsed once: the page's signature picks the role, the same tree gives its fields.
   const root = parsePage(html);
-  const role = classify(recipe, page.finalUrl, { shingles: pageShingles(root) });
-  if (!role) {
+  const found = recognise(recipe, page.finalUrl, root);
+  if (!found) {
     const needsBrowser = !rendered && recipe.roles.some((candidate) => candidate.render === 'browser');
     throw needsBrowser
       ? problem('REQS007', `No prepared kind of page of ${recipe.domain} matches this page as fetched; its pages were prepared rendered: retry with js_render=true or mode=auto.`, {
@@ -64,7 +64,7 @@ export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc,
         })
       : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
   }
-  const applied = applyRole(role, root, page.finalUrl);
+  const { role, applied } = found;
   let parsed = params.extract === 'standard' ? (toStandard(role, applied) ?? {}) : applied.parsed;
   // A field asked for that this page does not give (another kind's, or an optional one) is named, never silently empty.
   let absent: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * Values that compete with the one a label owns, inside the label's own value element: a struck-through
- * former price (`<del>$250,000</del> $220,000`), a secondary monthly line (`Est. $1,197/mo`), a
- * parenthesised qualifier or subtitle (`Fortunate Harbor <span class="subtitle">(Paperback)</span>`). They are told apart by
+ * former price (`<del>$250,000</del> $220,000`), a secondary monthly line (`Est. $1,197/mo`), a badge
+ * beside the amount (`<span class="badge">Great deal</span>`), a parenthesised qualifier or subtitle (`Fortunate Harbor <span class="subtitle">(Paperback)</span>`). They are told apart by
  * structure and wording, never by position, and dropped from the value only when something else is
  * left: a field keeps its value rather than losing it to a decoy filter.
  */
@@ -9,7 +9,7 @@ import { isElement, type HTMLElement, type Node } from '../outputs/dom';
 
 const STRUCK_TAGS = new Set(['s', 'del', 'strike']);
 /** Class or id words of former prices and secondary lines, in the languages the label lexicon speaks. */
-const DECOY_WORDS = /(^|[-_\s])(old|was|former|before|strike|struck|crossed|regular|original|list|rrp|msrp|compare|subtitle|secondary|monthly|per-?month|mortgage|estimate|est|finance|instal?ments?|vorher|statt|ancien|avant|antes)([-_\s]|$)/i;
+const DECOY_WORDS = /(^|[-_\s])(old|was|former|before|strike|struck|crossed|regular|original|list|rrp|msrp|compare|subtitle|secondary|monthly|per-?month|mortgage|estimate|est|finance|instal?ments?|vorher|statt|ancien|avant|antes|badge|pill|chip|ribbon|sticker|flag|deal|discount|savings?)([-_\s]|$)/i;
 /** A monthly or estimated amount: `$197/mo`, `€ 850 / Monat`, `per month`, `Est. …`. */
 const SECONDARY_TEXT = /(\/\s*(mo|mon|month|monat|mois|mes|mese)\b|\bper\s+month\b|\bmonthly\b|\bpar\s+mois\b|\bpro\s+monat\b|\bal\s+mes\b|^\s*(est\.|estimated|ca\.)\s)/i;
 

@@ -1,6 +1,6 @@
 /**
  * What discovery reads from URLs alone: the shape of a URL's path (how many segments, the first one
- * when there are several, the query keys), which page URLs are worth a look, the sitemaps a domain
+ * when there are several, the query keys but those that page through a list), which page URLs are worth a look, the sitemaps a domain
  * publishes, and a deterministic order for sampling (a hash of the domain, the kind, the attempt and
  * the URL). Page kinds themselves also need the pages' structure: see kinds.ts.
  */
@@ -9,6 +9,8 @@ import { registrableDomain } from '../safety/domain';
 
 const ASSET = /\.(?:jpe?g|png|gif|webp|svg|ico|css|js|mjs|json|xml|txt|pdf|zip|gz|mp4|mp3|woff2?)$/i;
 const TRACKING = /^utm_|^(gclid|fbclid)$/;
+/** Query keys that page through one list (`?q=x` and `?q=x&page=2` are pages of one kind). */
+const PAGING = /^(page|p|pg|paged|pagenum|page_?number|offset|start|from|skip)$/i;
 
 export interface UrlShape {
   /** URLs with the same key have the same shape. */
@@ -22,9 +24,12 @@ export interface UrlShape {
 export function shapeOf(href: string): UrlShape {
   const url = new URL(href);
   const segments = url.pathname.split('/').filter(Boolean);
-  const keys = [...new Set([...url.searchParams.keys()].filter((key) => !TRACKING.test(key)))].sort();
+  const all = [...new Set([...url.searchParams.keys()].filter((key) => !TRACKING.test(key)))];
+  const keys = all.filter((key) => !PAGING.test(key)).sort();
   const first = segments[0] ?? '';
-  return { key: `${segments.length}|${segments.length > 1 ? first : ''}|${keys.join(',')}`, first, depth: segments.length, query: keys.length > 0 };
+  // Paging keys only mark the URL as a query's: `?q=x` and `?q=x&page=2` have one shape, `/about` another than `/search?page=2`.
+  const paged = keys.length === 0 && all.length > 0 ? '?' : '';
+  return { key: `${segments.length}|${segments.length > 1 ? first : ''}|${keys.join(',')}${paged}`, first, depth: segments.length, query: all.length > 0 };
 }
 
 /** Whether a URL may be a page (http(s), not an asset such as an image or a feed). */

@@ -12,7 +12,7 @@
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import type { Induction, SamplePage } from './induce';
 import { stableTokens, urlPatterns } from './induce';
-import { mainRegion, MIN_RECORDS, nextPageHref, recordsAt, recordValues, type RecordValue } from './records';
+import { columnNames, mainRegion, MIN_RECORDS, nextPageHref, recordsAt, recordValues, type RecordValue } from './records';
 import type { FieldRecipe, RoleRecipe } from './recipe';
 import { anchorOf, anchorSuffix, fieldName, pageShingles } from './signals';
 import { decimalMarkOf, inferType } from './values';
@@ -42,10 +42,12 @@ function fromClasses(classes: readonly string[], recordClasses: readonly string[
   return '';
 }
 
-/** The name a record value goes by, from what the site wrote around it. */
-function nameOf(value: RecordValue, recordClasses: readonly string[], firstLink: boolean): string {
+/** The name a record value goes by, from what the site wrote around it (a table's rows: their column's header). */
+function nameOf(value: RecordValue, recordClasses: readonly string[], firstLink: boolean, columns: ReadonlyMap<number, string>): string {
   if (value.take === 'label' && value.label) return fieldName(value.label);
-  if (value.take === 'href') return firstLink ? 'url' : `${fromClasses(value.classes, recordClasses) || 'link'}_url`;
+  const column = value.column !== undefined ? fieldName(columns.get(value.column) ?? '') : '';
+  if (value.take === 'href') return firstLink ? 'url' : `${column || fromClasses(value.classes, recordClasses) || 'link'}_url`;
+  if (column) return column;
   if (value.take === 'src') return fromClasses(value.classes, recordClasses) || 'image';
   if (value.itemprop) return fieldName(value.itemprop.replace(/([a-z0-9])([A-Z])/g, '$1_$2'));
   const own = fromClasses(value.classes, recordClasses);
@@ -82,7 +84,7 @@ function findList(pages: readonly Listed[], stable: ReadonlySet<string>): { cont
       const anchor = anchorSuffix(path, length);
       // The anchor must find this page's records and nothing besides them.
       const found = recordsAt(pages[index]!.body, anchor, record, stable);
-      if (found.length > 0 && found.every((el) => el.parentNode === mains[index]!.container)) counts.set(anchor, (counts.get(anchor) ?? 0) + 1);
+      if (found.length > 0 && found.every((el) => el.parentNode !== null && mains[index]!.containers.includes(el.parentNode))) counts.set(anchor, (counts.get(anchor) ?? 0) + 1);
     });
     // A short page (a last page of one or two records) shows no list region, yet is a page of the list
     // when the anchor finds its few records in one container: it supports the anchor, not refutes it.
@@ -109,7 +111,9 @@ export function induceList(roleName: string, samples: readonly SamplePage[], ren
   const list = findList(pages, stable);
   if (!list) return { ok: false, reason: 'nothing_varies', detail: `No list of records found in the same place on most of the ${samples.length} sampled pages.` };
 
-  const records = pages.flatMap((page) => recordsAt(page.body, list.container, list.record, stable).map((record) => ({ values: recordValues(record, stable), url: page.url })));
+  const elements = pages.flatMap((page) => recordsAt(page.body, list.container, list.record, stable));
+  const records = elements.map((record) => ({ values: recordValues(record, stable) }));
+  const columns = elements[0] ? columnNames(elements[0]) : new Map<number, string>();
   const byKey = new Map<string, { first: RecordValue; order: number; values: string[] }>();
   records.forEach(({ values }) => {
     let order = 0;
@@ -129,7 +133,7 @@ export function induceList(roleName: string, samples: readonly SamplePage[], ren
   const fields: FieldRecipe[] = [];
   const names = new Set<string>();
   for (const [key, entry] of candidates) {
-    let name = nameOf(entry.first, recordClasses, key === firstLink);
+    let name = nameOf(entry.first, recordClasses, key === firstLink, columns);
     const type = inferType(entry.values, mark);
     if (!name && type === 'price') name = 'price';
     if (!name) continue;

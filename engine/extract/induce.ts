@@ -1,9 +1,10 @@
 /**
  * Induction: from a sample of pages of one kind, the fields that vary from page to page, found
  * independently by two families of evidence and joined where they agree:
- * - label pairs, keyed by label, shape and anchor path, counted only on pages where they give one
- *   value (a "similar listings" block repeats its labels with other values, so it never qualifies; a
- *   block shown twice with the same values does);
+ * - label pairs, keyed by label, shape and anchor path (label-candidates.ts: one anchor per variant of
+ *   the kind's pages, one field per label), counted only on pages where they give one value (a
+ *   "similar listings" block repeats its labels with other values, so it never qualifies; a block
+ *   shown twice with the same values does);
  * - structured data (JSON-LD, embedded state), keyed by scope and path.
  * Label-less text that is the same on every page is template, not data, and is dropped; a value a stable
  * label owns is data however few values the sample shows (a "Transmission" that is mostly "Automatic",
@@ -12,9 +13,14 @@
  * pages before it believes it (and says so in the record). A structured value that agrees
  * with a label pair on the pages where both appear becomes that field's second source; otherwise it is a
  * field of its own, named after its key. Names come from the site: its labels first, then its keys.
+ * The kind's signature (what recognises its pages) is the tag paths most sampled pages share besides
+ * their rails of records, which come and go from page to page.
  */
-import { anchorSuffix, fieldName, pageClassTokens, pageSignals, type LabelPair, type PageSignals } from './signals';
-import type { FieldRecipe, RoleRecipe, Source } from './recipe';
+import { parseHtml } from '../outputs/dom';
+import { templateShingles } from './records';
+import { CHROME_STEP, labelCandidates, type Candidate } from './label-candidates';
+import { fieldName, pageClassTokens, pageSignals, type PageSignals } from './signals';
+import type { FieldRecipe, RoleRecipe } from './recipe';
 import { decimalMarkOf, inferType, normalize, type DecimalMark } from './values';
 
 export interface SamplePage {
@@ -34,63 +40,10 @@ const SIGNATURE_SHARE = 0.8;
 /** Structured keys that identify or configure rather than describe. */
 const NOISE_KEY = /(^|\.)(@id|id|_id|uuid|key|token|hash|sku|gtin\d*|build\w*|version|locale|lang|page|query|timestamp|csrf|nonce|context|runtimeConfig)$/i;
 
-interface Candidate {
-  key: string;
-  source: Source;
-  name: string;
-  label?: string;
-  /** Where a label candidate's first occurrence sits (chrome or not). */
-  path?: string[];
-  /** page index → raw value */
-  values: Map<number, string>;
-}
-
 export function stableTokens(pages: readonly SamplePage[]): Set<string> {
   const counts = new Map<string, number>();
   for (const page of pages) for (const token of pageClassTokens(page.html)) counts.set(token, (counts.get(token) ?? 0) + 1);
   return new Set([...counts].filter(([, count]) => count >= pages.length * STABLE_TOKEN_SHARE).map(([token]) => token));
-}
-
-const MAX_ANCHOR_STEPS = 8;
-
-/**
- * The shortest anchor (a suffix of the element's path) under which a label occurs once on most pages:
- * short enough to survive wrappers added around a block, long enough to tell the listing's own price
- * from the prices of the "similar listings" beside it.
- */
-function labelCandidates(signals: readonly PageSignals[]): Candidate[] {
-  const groups = new Map<string, Array<{ page: number; path: string[]; value: string; name: string; label: string; shape: LabelPair['shape'] }>>();
-  signals.forEach((page, index) => {
-    for (const pair of page.labels) {
-      const group = `${pair.label}|${pair.shape}`;
-      const list = groups.get(group) ?? [];
-      list.push({ page: index, path: pair.path, value: pair.value, name: pair.name, label: pair.label, shape: pair.shape });
-      groups.set(group, list);
-    }
-  });
-  const out: Candidate[] = [];
-  for (const occurrences of groups.values()) {
-    const first = occurrences[0]!;
-    for (let length = 1; length <= MAX_ANCHOR_STEPS; length++) {
-      const bySuffix = new Map<string, Map<number, string[]>>();
-      for (const occurrence of occurrences) {
-        const anchor = anchorSuffix(occurrence.path, length);
-        const pages = bySuffix.get(anchor) ?? new Map<number, string[]>();
-        pages.set(occurrence.page, [...(pages.get(occurrence.page) ?? []), occurrence.value]);
-        bySuffix.set(anchor, pages);
-      }
-      let best: { anchor: string; values: Map<number, string> } | undefined;
-      for (const [anchor, pages] of [...bySuffix].sort(([a], [b]) => a.localeCompare(b))) {
-        const values = new Map([...pages].filter(([, found]) => found.every((value) => value === found[0])).map(([page, found]): [number, string] => [page, found[0]!]));
-        if (!best || values.size > best.values.size) best = { anchor, values };
-      }
-      if (best && best.values.size >= signals.length * FIELD_SUPPORT) {
-        out.push({ key: `label|${first.label}|${first.shape}|${best.anchor}`, name: first.name, label: first.label, path: first.path, source: { kind: 'label', label: first.label, shape: first.shape, anchor: best.anchor }, values: best.values });
-        break;
-      }
-    }
-  }
-  return out;
 }
 
 function collect(signals: readonly PageSignals[]): Candidate[] {
@@ -102,8 +55,9 @@ function collect(signals: readonly PageSignals[]): Candidate[] {
   };
   signals.forEach((page, index) => {
     if (page.title) {
-      const anchor = anchorSuffix(page.title.path, 1);
-      add(`title|${anchor}`, () => ({ key: `title|${anchor}`, name: 'title', source: { kind: 'title', anchor } }), index, page.title.value);
+      // By its tag alone: the heading's classes and itemprop are what variants of a template change.
+      const anchor = (page.title.path[page.title.path.length - 1] ?? '').split(/[.#[]/, 1)[0] ?? '';
+      add(`title|${anchor}`, () => ({ key: `title|${anchor}`, name: 'title', sources: [{ kind: 'title', anchor }] }), index, page.title.value);
     }
     const seen = new Set<string>();
     for (const value of page.structured) {
@@ -111,14 +65,11 @@ function collect(signals: readonly PageSignals[]): Candidate[] {
       // The page's own address is where it was fetched, not data of the page.
       if (seen.has(key) || NOISE_KEY.test(value.path) || value.value.length > 500 || value.value === page.url) continue;
       seen.add(key);
-      add(key, () => ({ key, name: value.path, source: { kind: value.source, scope: value.scope, path: value.path } }), index, value.value);
+      add(key, () => ({ key, name: value.path, sources: [{ kind: value.source, scope: value.scope, path: value.path }] }), index, value.value);
     }
   });
-  return [...labelCandidates(signals), ...candidates.values()];
+  return [...labelCandidates(signals, FIELD_SUPPORT), ...candidates.values()];
 }
-
-/** Elements of the site's chrome: a label there (a footer's "Phone: …") labels the site, not the page. */
-const CHROME_STEP = /^(header|footer|nav|aside)\b|[.#][\w-]*(header|footer|nav|menu|breadcrumb|cookie|banner|sidebar)[\w-]*/i;
 
 /**
  * Shapes where a label owns its value: a term and its definition, a row, a label element and its value,
@@ -128,8 +79,10 @@ const CHROME_STEP = /^(header|footer|nav|aside)\b|[.#][\w-]*(header|footer|nav|m
 const OWNING_SHAPES: ReadonlySet<string> = new Set(['dl', 'table', 'pair', 'colon', 'inline']);
 
 /** A value its own label owns, outside the chrome: data, whatever the sample's spread of values. */
-const labelled = (candidate: Candidate): boolean =>
-  candidate.source.kind === 'label' && OWNING_SHAPES.has(candidate.source.shape) && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step));
+const labelled = (candidate: Candidate): boolean => {
+  const [source] = candidate.sources;
+  return source?.kind === 'label' && OWNING_SHAPES.has(source.shape) && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step));
+};
 
 /**
  * Data varies across pages; label-less template does not. Small counts (bedrooms) vary little but still
@@ -139,10 +92,16 @@ const varies = (candidate: Candidate): boolean => {
   const values = [...candidate.values.values()];
   const distinct = new Set(values).size;
   if (labelled(candidate)) return distinct >= 1;
+  // `Sold by <a>…</a>` outside the chrome: a few dealers over many pages still vary.
+  const [source] = candidate.sources;
+  if (source?.kind === 'label' && source.shape === 'lead' && !(candidate.path ?? []).some((step) => CHROME_STEP.test(step))) return distinct >= 2;
   return distinct >= 2 && (distinct / values.length >= 0.3 || values.every((value) => /^\d{1,3}$/.test(value.trim())));
 };
 
-const minorHeading = (candidate: Candidate): boolean => candidate.source.kind === 'title' && /(^|>)h2[^>]*$/.test(candidate.source.anchor);
+const minorHeading = (candidate: Candidate): boolean => {
+  const [source] = candidate.sources;
+  return source?.kind === 'title' && /(^|>)h2[^>]*$/.test(source.anchor);
+};
 
 const isConstant = (candidate: Candidate): boolean => new Set(candidate.values.values()).size === 1;
 
@@ -210,16 +169,16 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
 
   // DOM fields first: one per name, the best supported anchor.
   const dom = candidates
-    .filter((candidate) => candidate.source.kind === 'label' || candidate.source.kind === 'title')
+    .filter((candidate) => candidate.sources[0]?.kind === 'label' || candidate.sources[0]?.kind === 'title')
     .sort((a, b) => b.values.size - a.values.size || a.key.length - b.key.length || a.key.localeCompare(b.key));
   const fields = new Map<string, { candidate: Candidate; extra: Candidate[] }>();
   for (const candidate of dom) if (!fields.has(candidate.name)) fields.set(candidate.name, { candidate, extra: [] });
 
-  const structured = candidates.filter((candidate) => candidate.source.kind === 'jsonld' || candidate.source.kind === 'embedded').sort((a, b) => a.key.localeCompare(b.key));
-  const embeddedPrefix = commonPathPrefix(structured.filter((candidate) => candidate.source.kind === 'embedded').map((candidate) => candidate.name));
+  const structured = candidates.filter((candidate) => candidate.sources[0]?.kind === 'jsonld' || candidate.sources[0]?.kind === 'embedded').sort((a, b) => a.key.localeCompare(b.key));
+  const embeddedPrefix = commonPathPrefix(structured.filter((candidate) => candidate.sources[0]?.kind === 'embedded').map((candidate) => candidate.name));
   for (const candidate of structured) {
     const match = [...fields.values()].find((field) => agree(field.candidate, candidate, mark, urls));
-    const name = structuredName(candidate.name, candidate.source.kind === 'embedded' ? embeddedPrefix : '');
+    const name = structuredName(candidate.name, candidate.sources[0]?.kind === 'embedded' ? embeddedPrefix : '');
     if (match) {
       match.extra.push(candidate);
       // A page without an h1 names its heading by nothing of its own: the site's key for the same value does.
@@ -238,13 +197,14 @@ export function induceRole(roleName: string, pages: readonly SamplePage[], rende
       ...(candidate.label ? { label: candidate.label } : {}),
       type: inferType([...candidate.values.values()], mark),
       required: candidate.values.size >= pages.length * REQUIRED_SUPPORT,
-      sources: [candidate.source, ...extra.map((other) => other.source)],
+      sources: [...candidate.sources, ...extra.flatMap((other) => other.sources)],
       ...(isConstant(candidate) ? { constant: { pages: candidate.values.size, extra: 0 } } : {}),
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 
+  // What the kind's pages share besides their rails of records, which some pages of a kind lack.
   const shingleCounts = new Map<string, number>();
-  for (const page of signals) for (const shingle of page.shingles) shingleCounts.set(shingle, (shingleCounts.get(shingle) ?? 0) + 1);
+  for (const page of pages) for (const shingle of templateShingles(parseHtml(page.html))) shingleCounts.set(shingle, (shingleCounts.get(shingle) ?? 0) + 1);
   const signature = [...shingleCounts]
     .filter(([shingle, count]) => count >= pages.length * SIGNATURE_SHARE && !chrome.has(shingle))
     .map(([shingle]) => shingle)

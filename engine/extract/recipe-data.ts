@@ -7,7 +7,11 @@ export type FieldType = 'int' | 'decimal' | 'price' | 'url' | 'text';
 export type DecimalMark = '.' | ',';
 
 export type Source =
-  | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead'; anchor: string }
+  /**
+   * A value beside the site's label. `anchor` is a suffix of the path of the value's element, or with
+   * `parent` of the element holding label and value (the value's own element may move between pages).
+   */
+  | { kind: 'label'; label: string; shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead'; anchor: string; parent?: boolean }
   | { kind: 'title'; anchor: string }
   | { kind: 'jsonld'; scope: string; path: string }
   | { kind: 'embedded'; scope: string; path: string }
@@ -68,7 +72,8 @@ export interface DomainRecipe {
   domain: string;
   version: number;
   /**
-   * The induction that made the recipe (`extract-2` added list kinds). Recorded only: recipes of an
+   * The induction that made the recipe (`extract-2` added list kinds; `extract-3` anchors label fields
+   * on the element holding label and value, with one anchor per variant of a kind's pages). Recorded only: recipes of an
    * older one keep serving (a role without `type` is a detail kind) until a re-preparation.
    */
   algorithm: string;
@@ -77,7 +82,7 @@ export interface DomainRecipe {
   roles: RoleRecipe[];
 }
 
-export const ALGORITHM_VERSION = 'extract-2';
+export const ALGORITHM_VERSION = 'extract-3';
 
 
 /**

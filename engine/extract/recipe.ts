@@ -6,7 +6,7 @@
 import type { DomainRecipe, ListRecipe, RoleRecipe, Source } from './recipe-data';
 import { parseHtml, type HTMLElement } from '../outputs/dom';
 import { nextPageHref, recordKey, recordsAt, recordValues, type RecordValue } from './records';
-import { endsWithAnchor, pageSignals, type PageSignals, type SignalNeeds } from './signals';
+import { endsWithAnchor, pageShingles, pageSignals, type PageSignals, type SignalNeeds } from './signals';
 import { normalize } from './values';
 
 export type { DomainRecipe, FieldRecipe, RoleRecipe, Source } from './recipe-data';
@@ -16,12 +16,17 @@ export type Parsed = Record<string, unknown>;
 function sourceValue(source: Source, signals: PageSignals): string | undefined {
   switch (source.kind) {
     case 'label': {
-      const hits = signals.labels.filter((pair) => pair.label === source.label && pair.shape === source.shape && endsWithAnchor(pair.path, source.anchor));
+      const hits = signals.labels.filter((pair) => pair.label === source.label && pair.shape === source.shape && endsWithAnchor(source.parent ? pair.path.slice(0, -1) : pair.path, source.anchor));
       // The same block shown twice (a tab and its print copy) agrees with itself; different values are ambiguous.
       return hits.length > 0 && hits.every((hit) => hit.value === hits[0]!.value) ? hits[0]!.value : undefined;
     }
-    case 'title':
-      return signals.title && endsWithAnchor(signals.title.path, source.anchor) ? signals.title.value : undefined;
+    case 'title': {
+      if (!signals.title) return undefined;
+      // A bare tag names the heading whatever its classes (how recipes name it since extract-3).
+      const last = signals.title.path[signals.title.path.length - 1] ?? '';
+      const matches = /^[a-z0-9]+$/.test(source.anchor) ? last.split(/[.#[]/, 1)[0] === source.anchor : endsWithAnchor(signals.title.path, source.anchor);
+      return matches ? signals.title.value : undefined;
+    }
     case 'jsonld':
     case 'embedded': {
       const hit = signals.structured.find((value) => value.source === source.kind && value.scope === source.scope && value.path === source.path);
@@ -68,8 +73,8 @@ export interface Applied {
   items?: Array<Map<string, string | number>>;
   /** Required fields the page did not give. */
   missing: string[];
-  /** For each field, the values of its sources that gave one (agreement checks). */
-  bySource: Map<string, Array<string | number>>;
+  /** For each field, what each of its sources gave, in the sources' order (agreement checks). */
+  bySource: Map<string, Array<string | number | undefined>>;
 }
 
 export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: string, signals?: PageSignals): Applied {
@@ -77,17 +82,16 @@ export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: str
   const page = signals ?? pageSignals(html, url, new Set(role.stableTokens), needsOf(role));
   const parsed: Parsed = {};
   const values = new Map<string, string | number>();
-  const bySource = new Map<string, Array<string | number>>();
+  const bySource = new Map<string, Array<string | number | undefined>>();
   const missing: string[] = [];
   for (const field of role.fields) {
-    const found: Array<string | number> = [];
+    const found: Array<string | number | undefined> = [];
     for (const source of field.sources) {
       const raw = sourceValue(source, page);
-      const value = raw === undefined ? undefined : normalize(raw, field.type, role.decimalMark, url);
-      if (value !== undefined) found.push(value);
+      found.push(raw === undefined ? undefined : normalize(raw, field.type, role.decimalMark, url));
     }
     bySource.set(field.name, found);
-    const [first] = found;
+    const first = found.find((value) => value !== undefined);
     if (first === undefined) {
       if (field.required) missing.push(field.name);
       continue;
@@ -100,13 +104,13 @@ export function applyRole(role: RoleRecipe, html: string | HTMLElement, url: str
 
 /**
  * A list kind: every record under the learned container, each read like a small detail page, in
- * document order; `next_page` when the kind links its pages and this page has a next one.
+ * document order; `next_page` when this page links its next one (`rel=next`).
  */
 function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: string): Applied {
   const stable = new Set(role.stableTokens);
   const body = root.querySelector('body') ?? root;
   const items: Array<Map<string, string | number>> = [];
-  const bySource = new Map<string, Array<string | number>>();
+  const bySource = new Map<string, Array<string | number | undefined>>();
   const parsedItems: Parsed[] = [];
   for (const record of recordsAt(body, list.container, list.record, stable)) {
     const values: Map<string, RecordValue> = recordValues(record, stable);
@@ -128,7 +132,8 @@ function applyList(role: RoleRecipe, list: ListRecipe, root: HTMLElement, url: s
     parsedItems.push(parsed);
   }
   const parsed: Parsed = { items: parsedItems };
-  const next = list.nextPage ? nextPageHref(root) : undefined;
+  // A page linking its next page answers it, even when the pages sampled for the kind were all last pages.
+  const next = nextPageHref(root);
   const nextUrl = next === undefined ? undefined : normalize(next, 'url', role.decimalMark, url);
   if (nextUrl !== undefined) parsed.next_page = nextUrl;
   // No record at all, or a required field no record gives: the recipe may no longer match.
@@ -173,6 +178,42 @@ export function classify(recipe: Pick<DomainRecipe, 'roles'>, url: string, signa
     }
   }
   return best;
+}
+
+/** A page must hold this share of a role's signature before its fields are read as evidence of the role. */
+const EVIDENCE_FLOOR = 0.5;
+/** Share of a detail role's required fields (its heading aside) a page must give to be recognised by them. */
+const EVIDENCE_SHARE = 0.8;
+const EVIDENCE_FIELDS = 2;
+
+/** Whether what a role read of a page shows the page is of the role: most of its required fields, or records. */
+function evidenced(role: RoleRecipe, applied: Applied): boolean {
+  if (role.type === 'list') return (applied.items?.length ?? 0) >= 2 && applied.missing.length === 0;
+  const required = role.fields.filter((field) => field.required && field.sources[0]?.kind !== 'title');
+  const given = required.filter((field) => applied.values.has(field.name)).length;
+  return given >= EVIDENCE_FIELDS && given >= required.length * EVIDENCE_SHARE;
+}
+
+/**
+ * The role of a page and what it gives. First by the page's URL and signature (`classify`); a page of
+ * a role's URLs whose structure falls short of the role's threshold (a variant without a rail or an
+ * optional block its sample always had) is still the role's when it gives the role's own fields.
+ */
+export function recognise(recipe: Pick<DomainRecipe, 'roles'>, url: string, page: string | HTMLElement): { role: RoleRecipe; applied: Applied; by: 'structure' | 'fields' } | undefined {
+  const root = typeof page === 'string' ? parseHtml(page) : page;
+  const shingles = pageShingles(root);
+  const role = classify(recipe, url, { shingles });
+  if (role) return { role, applied: applyRole(role, root, url), by: 'structure' };
+  const candidates = recipe.roles
+    .filter((candidate) => urlMatches(candidate, url))
+    .map((candidate) => ({ candidate, score: similarity(candidate, shingles) }))
+    .filter(({ score }) => score >= EVIDENCE_FLOOR)
+    .sort((a, b) => b.score - a.score);
+  for (const { candidate } of candidates) {
+    const applied = applyRole(candidate, root, url);
+    if (evidenced(candidate, applied)) return { role: candidate, applied, by: 'fields' };
+  }
+  return undefined;
 }
 
 /**

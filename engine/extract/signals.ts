@@ -9,9 +9,11 @@
  * Anchor paths name ancestors by tag, `id`, `itemprop` and the class tokens the caller says are stable
  * across the kind's pages, never by sibling position, so a fact moved within its block keeps its path.
  */
-import { jsonLd } from '../outputs/autoparse/jsonld';
 import { collapseWhitespace, isElement, NOISE_TAGS, parseHtml, type HTMLElement, type Node } from '../outputs/dom';
 import { isDecoy } from './decoys';
+import { embeddedValues, jsonLdValues, type StructuredValue } from './structured';
+
+export type { StructuredValue };
 
 export interface LabelPair {
   /** The site's label as shown ("Living area"). */
@@ -23,14 +25,6 @@ export interface LabelPair {
   shape: 'dl' | 'table' | 'pair' | 'colon' | 'titled' | 'inline' | 'lead';
   /** Anchor steps from the outermost ancestor to the value's element. */
   path: string[];
-}
-
-export interface StructuredValue {
-  source: 'jsonld' | 'embedded';
-  /** JSON-LD: the object's `@type`; embedded: the script that holds it. */
-  scope: string;
-  path: string;
-  value: string;
 }
 
 export interface PageSignals {
@@ -185,7 +179,8 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
       const ownText = el.childNodes.filter((child) => !isElement(child)).map((child) => child.rawText).join('').trim();
       const leafLabel = ownText === '' && children.length <= MAX_PAIR_PARTS && elementChildren(children[0]!).length === 0;
       const parts = !leafLabel ? [] : children.length === 2 ? children : children.filter((child, index) => index === 0 || !isDecoy(child));
-      if (parts.length === 2 && elementChildren(parts[1]!).every((child) => isDecoy(child))) {
+      // A link or a button is something to follow or press, not a label ("Share" beside "Print").
+      if (parts.length === 2 && !ACTION_TAGS.has(parts[0]!.rawTagName ?? '') && inlineValue(parts[1]!)) {
         push(pair(readText(parts[0]!), valueText(parts[1]!), 'pair', parts[1]!, stable, wanted));
       }
     }
@@ -193,6 +188,8 @@ function labelPairs(body: HTMLElement, stable: TokenFilter, wanted: LabelFilter)
       for (const run of inlineRuns(el)) push(pair(run.label, run.value, 'inline', run.holder, stable, wanted));
       const lead = leadRun(el);
       if (lead) push(pair(lead.label, lead.value, 'lead', el, stable, wanted));
+      const colon = lead ? undefined : colonRun(el);
+      if (colon) push(pair(colon.label, colon.value, 'colon', el, stable, wanted));
     }
     // A leaf longer than a label and a value together holds no pair: its text is not even read.
     if (children.length === 0 && !['dd', 'td', 'th', 'dt'].includes(tag) && el.rawText.length <= 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) {
@@ -243,6 +240,41 @@ function inlineRuns(el: HTMLElement): Array<{ label: string; value: string; hold
   return runs;
 }
 
+const ACTION_TAGS: ReadonlySet<string> = new Set(['a', 'button']);
+
+/**
+ * Whether a pair's value element holds one value: text and inline elements (the amount in a
+ * `<strong>`, a link, a badge beside it), no block of its own. Decoys inside it are left out of it.
+ */
+function inlineValue(el: HTMLElement): boolean {
+  for (const child of elementChildren(el)) {
+    if (isDecoy(child)) continue;
+    if (BLOCKS.has(child.rawTagName ?? '') || elementChildren(child).some((inner) => !isDecoy(inner))) return false;
+  }
+  return true;
+}
+
+/**
+ * `<li>Cuisine: <span>Italian</span></li>`, `<p>Calories: <span class="kcal">320 kcal</span></p>`: the
+ * element's own text up to a colon is the label, and the inline content after it the value (decoys
+ * such as a former price left out).
+ */
+function colonRun(el: HTMLElement): { label: string; value: string } | undefined {
+  const nodes = el.childNodes.filter((node) => isElement(node) || node.rawText.trim() !== '');
+  const first = nodes[0];
+  if (!first || isElement(first) || nodes.length < 2) return undefined;
+  const colon = first.rawText.indexOf(':');
+  if (colon <= 0 || colon > 2 * MAX_LABEL_LENGTH || el.rawText.length > 2 * (MAX_LABEL_LENGTH + MAX_VALUE_LENGTH)) return undefined;
+  const parts = [first.rawText.slice(colon + 1)];
+  for (const node of nodes.slice(1)) {
+    if (!isElement(node)) parts.push(node.rawText);
+    else if (BLOCKS.has(node.rawTagName ?? '') || node.rawTagName === 'br') return undefined;
+    else if (!isDecoy(node)) parts.push(readText(node, (child) => isDecoy(child)));
+  }
+  const value = clean(decodeEntities(parts.join(' ')));
+  return value ? { label: clean(decodeEntities(first.rawText.slice(0, colon))), value } : undefined;
+}
+
 const LEAD_SEPARATOR = /^[\s,;&|/]*(and|und|et|y|e)?[\s,;&|/]*$/i;
 
 /**
@@ -267,88 +299,14 @@ function leadRun(el: HTMLElement): { label: string; value: string } | undefined 
 
 const BLOCKS = new Set(['p', 'div', 'ul', 'ol', 'li', 'table', 'dl', 'section', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr']);
 
-/** Scalar leaves of a JSON value as dot paths (arrays of scalars joined, arrays of objects by first item). */
-export function flatten(value: unknown, prefix = '', out: Array<[string, string]> = [], depth = 0): Array<[string, string]> {
-  if (depth > 8 || value === null || value === undefined) return out;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    const text = clean(String(value));
-    if (text && prefix) out.push([prefix, text]);
-    return out;
-  }
-  if (Array.isArray(value)) {
-    if (value.every((item) => typeof item !== 'object' || item === null)) {
-      const joined = value.map((item) => clean(String(item))).filter(Boolean);
-      if (joined.length > 0 && prefix) out.push([prefix, joined.join(', ')]);
-    } else if (value.length > 0) {
-      flatten(value[0], prefix, out, depth + 1);
-    }
-    return out;
-  }
-  if (typeof value === 'object') {
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-      if (key.startsWith('@') && key !== '@id') continue;
-      flatten(child, prefix ? `${prefix}.${key}` : key, out, depth + 1);
-    }
-  }
-  return out;
-}
-
-function typeOf(item: Record<string, unknown>): string {
-  const type = item['@type'];
-  return Array.isArray(type) ? String(type[0] ?? 'Thing') : typeof type === 'string' ? type : 'Thing';
-}
-
-function jsonLdValues(root: HTMLElement): StructuredValue[] {
-  const values: StructuredValue[] = [];
-  const items: unknown[] = [];
-  for (const block of jsonLd(root)) {
-    const graph = (block as { '@graph'?: unknown })?.['@graph'];
-    if (Array.isArray(graph)) items.push(...(graph as unknown[]));
-    else items.push(block);
-  }
-  for (const item of items) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
-    const scope = typeOf(item as Record<string, unknown>);
-    for (const [path, value] of flatten(item)) values.push({ source: 'jsonld', scope, path, value });
-  }
-  return values;
-}
-
-const STATE_ASSIGNMENT = /^\s*window\.(__[A-Z0-9_]+__)\s*=\s*(\{[\s\S]*\})\s*;?\s*$/;
-
-function embeddedValues(root: HTMLElement): StructuredValue[] {
-  const values: StructuredValue[] = [];
-  for (const script of root.querySelectorAll('script')) {
-    const type = (script.getAttribute('type') ?? '').toLowerCase();
-    const id = script.getAttribute('id');
-    let scope: string | undefined;
-    let json: string | undefined;
-    if (type === 'application/json' && id) {
-      scope = `script#${id}`;
-      json = script.rawText;
-    } else if (type === '' || type === 'text/javascript') {
-      const match = STATE_ASSIGNMENT.exec(script.rawText);
-      if (match) {
-        scope = `window.${match[1]}`;
-        json = match[2];
-      }
-    }
-    if (!scope || !json) continue;
-    try {
-      for (const [path, value] of flatten(JSON.parse(json))) values.push({ source: 'embedded', scope, path, value });
-    } catch {
-      // not JSON: not state
-    }
-  }
-  return values;
-}
-
-function tagShingles(body: HTMLElement): Set<string> {
+/** Tag paths of depth 3 under `body`, the subtrees in `skip` left out. */
+export function tagShingles(body: HTMLElement, skip?: ReadonlySet<HTMLElement>): Set<string> {
   const shingles = new Set<string>();
   const work: Array<[HTMLElement, string[]]> = [[body, []]];
   for (let entry = work.pop(); entry; entry = work.pop()) {
     const [el, trail] = entry;
     for (const child of elementChildren(el)) {
+      if (skip?.has(child)) continue;
       const next = [...trail.slice(-2), child.rawTagName ?? ''];
       shingles.add(next.join('>'));
       work.push([child, next]);
@@ -389,6 +347,12 @@ export function pageSignals(html: string | HTMLElement, url: string, stable: Tok
     ...(heading && headingText ? { title: { value: headingText, path: anchorOf(heading, stable) } } : {}),
     shingles: needs ? new Set() : tagShingles(body),
   };
+}
+
+/** The names of the labels a page shows (what tells two layouts of one kind of page to be one kind). */
+export function pageLabels(root: HTMLElement): string[] {
+  const body = root.querySelector('body') ?? root;
+  return [...new Set(labelPairs(body, ANY_TOKEN, undefined).map((pair) => pair.name))].sort();
 }
 
 /** Only the DOM signature of a page (what recognising its kind needs). */

@@ -11,6 +11,7 @@ import { Stack } from '../../scripts/stack/stack';
 import { FIXTURE_TLS_CERT } from '../fixtures/tls-site';
 import { EXTRACT_HOSTS } from '../fixtures/extract-sites/sites';
 import { CLASS_HOSTS } from '../fixtures/extract-sites/classes';
+import { VARIANT_HOSTS } from '../fixtures/extract-sites/variants';
 import { FIXTURE_DOMAIN, setExtractSitesAddress, setTestStack } from '../helpers/stack';
 
 let dataDir: string | undefined;
@@ -35,7 +36,7 @@ export async function mochaGlobalSetup(): Promise<void> {
     serviceEnv: {
       LOG_LEVEL: 'info',
       TARGET_ALLOWLIST: `127.0.0.1,::1,localhost,${sitesAddress}`,
-      HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...[...EXTRACT_HOSTS, ...CLASS_HOSTS].map((host) => `${host}=${sitesAddress}`)].join(','),
+      HOST_OVERRIDES: [`*.${FIXTURE_DOMAIN}=127.0.0.1`, `${FIXTURE_DOMAIN}=127.0.0.1`, ...[...EXTRACT_HOSTS, ...CLASS_HOSTS, ...VARIANT_HOSTS].map((host) => `${host}=${sitesAddress}`)].join(','),
       // Suites send keys that are not valid on purpose, all from loopback: test/hardening/random-keys.test.ts
       // checks the limit on failed key look-ups with an app of its own.
       AUTH_FAILURE_BURST: '100000',

@@ -8,30 +8,32 @@
  */
 import { normalizeLink, scopeOf, type UrlScope } from '../../crawls/urls';
 import type { Discovery } from '../preparation';
-import { exampleKind, chromeOf, kindsOf, looksLikePage, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure, type RobotsReader } from '../../../engine';
+import { exampleKind, chromeOf, kindsOf, looksLikePage, preparationSeed, sampleOrder, shapeBalanced, shapeOf, sitemapLocations, type Kind, type PageStructure, type RobotsReader } from '../../../engine';
 import { forEachLimited } from '../../crawls/work/pages';
 import type { Opened, PreparationPages } from './pages';
 
-const SITEMAP_URLS = 5_000;
-const SITEMAP_FILES = 5;
+export const SITEMAP_URLS = 5_000;
+export const SITEMAP_FILES = 5;
 /**
  * Pages the discovery crawl fetches at most, and how many links deep it goes. A sitemap already lists
  * the pages: the crawl then only looks for kinds the sitemap leaves out (search pages often are).
  */
-const CRAWL_PAGES = 30;
-const CRAWL_PAGES_WITH_SITEMAP = 10;
-const CRAWL_DEPTH = 3;
+export const CRAWL_PAGES = 30;
+export const CRAWL_PAGES_WITH_SITEMAP = 10;
+export const CRAWL_DEPTH = 3;
 /** Each group of URLs is judged on at least this many of its pages (when it has them). */
-const PAGES_PER_GROUP = 3;
-const TOP_UP_PAGES = 24;
+export const PAGES_PER_GROUP = 3;
+export const TOP_UP_PAGES = 24;
 const CONCURRENCY = 4;
 /** Pages linked from the home page read for the examples' siblings. */
-const EXAMPLE_HUBS = 10;
+export const EXAMPLE_HUBS = 10;
 
 interface Seen {
   structures: PageStructure[];
   /** URL → snapshot id of every page fetched. */
   fetched: Record<string, string>;
+  /** URLs tried that gave nothing usable (not found, not HTML, empty). */
+  unusable: Set<string>;
 }
 
 /**
@@ -56,7 +58,8 @@ class LinkForms {
   }
 }
 
-export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'rules'>) {
+/** `seed`: the installation's sample seed (engine/extract/sampling.ts), empty when unset. */
+export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'rules'>, seed = '') {
   /** The first origin of the domain that answers: https, then http; www. when the bare name does not. */
   async function home(domain: string): Promise<Extract<Opened, { ok: true }> | undefined> {
     for (const origin of [`https://${domain}`, `http://${domain}`, `https://www.${domain}`, `http://www.${domain}`]) {
@@ -86,7 +89,10 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const links: string[] = [];
     await forEachLimited([...urls], CONCURRENCY, async () => false, async (url) => {
       const page = await pages.open(url, withLinks);
-      if (!page.ok) return;
+      if (!page.ok) {
+        seen.unusable.add(url);
+        return;
+      }
       seen.fetched[url] = page.page.id;
       seen.structures.push({ ...page.structure, url });
       if (page.links) links.push(...forms.pages(page.links.hrefs, page.links.base));
@@ -99,14 +105,14 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const start = await home(domain);
     if (!start) return { ok: false, code: 'unpreparable', detail: `No page of ${domain} answered with usable HTML (https and http tried).` };
     const forms = new LinkForms(scopeOf(start.page.url));
-    const seen: Seen = { structures: [start.structure], fetched: {} };
+    const seen: Seen = { structures: [start.structure], fetched: {}, unusable: new Set() };
     const visited = new Set(forms.pages([start.page.url], start.page.url));
     const known = new Set(forms.pages(await sitemapUrls(new URL(start.page.url).origin), start.page.url));
     const budget = known.size > 0 ? CRAWL_PAGES_WITH_SITEMAP : CRAWL_PAGES;
     let frontier = start.links ? forms.pages(start.links.hrefs, start.links.base) : [];
     for (let depth = 1; depth <= CRAWL_DEPTH && frontier.length > 0 && visited.size < budget; depth++) {
       for (const url of frontier) known.add(url);
-      const next = shapeBalanced(frontier.filter((url) => !visited.has(url)), budget - visited.size, `${domain}|crawl|${depth}`);
+      const next = shapeBalanced(frontier.filter((url) => !visited.has(url)), budget - visited.size, preparationSeed(seed, domain, 'crawl', depth));
       for (const url of next) visited.add(url);
       frontier = (await visit(next, seen, forms, depth < CRAWL_DEPTH)).filter((url) => !visited.has(url));
     }
@@ -120,12 +126,12 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
       const group = groups.get(key)!;
       const have = group.filter((url) => seen.fetched[url] !== undefined).length;
       if (group.length >= PAGES_PER_GROUP && have < PAGES_PER_GROUP) {
-        topUp.push(...sampleOrder(group.filter((url) => seen.fetched[url] === undefined), `${domain}|structure`).slice(0, PAGES_PER_GROUP - have));
+        topUp.push(...sampleOrder(group.filter((url) => seen.fetched[url] === undefined), preparationSeed(seed, domain, 'structure')).slice(0, PAGES_PER_GROUP - have));
       }
     }
     await visit(topUp.slice(0, TOP_UP_PAGES), seen, forms, false);
 
-    const kinds = kindsOf([...known], seen.structures).map((kind) => withFetched(kind, seen.fetched));
+    const kinds = kindsOf([...known], seen.structures, seen.unusable).map((kind) => withFetched(kind, seen.fetched));
     if (kinds.length === 0) {
       return { ok: false, code: 'discovery_failed', detail: `Found ${known.size} page(s) on ${domain} but no kind of page with enough of them; resubmit with example_urls.` };
     }
@@ -140,7 +146,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
     const forms = new LinkForms(scopeOf(urls[0]!));
     // The examples are met first: their siblings' twins are them.
     forms.pages(urls, origin);
-    const seen: Seen = { structures: [], fetched: {} };
+    const seen: Seen = { structures: [], fetched: {}, unusable: new Set() };
     const known = new Set(forms.pages(await sitemapUrls(origin), origin));
     const start = await pages.open(`${origin}/`, true);
     if (start.ok) {
@@ -150,7 +156,7 @@ export function discovery(pages: PreparationPages, robots: Pick<RobotsReader, 'r
       // Pages one link from home (area lists, categories) link to the examples' siblings; flat URL
       // shapes hold several kinds, so pages of the examples' own shape are read too.
       const exampleUrls = new Set(urls);
-      const others = shapeBalanced(linked.filter((link) => !exampleUrls.has(link)), EXAMPLE_HUBS, `${domain}|examples`);
+      const others = shapeBalanced(linked.filter((link) => !exampleUrls.has(link)), EXAMPLE_HUBS, preparationSeed(seed, domain, 'examples'));
       for (const link of await visit(others, seen, forms, true)) known.add(link);
     }
     const opened: Array<Extract<Opened, { ok: true }>> = [];

@@ -8,7 +8,7 @@
 import { ALGORITHM_VERSION, type RoleRecipe } from '../../../engine';
 import { endPreparation } from '../ends';
 import { extractCollections, recipeId, type PreparationState, type RoleStatus } from '../store';
-import { belongs, induceList, induceRole, pageStructure, sampleOrder, standardMapping, verifyRole, type Kind } from '../../../engine';
+import { belongs, EXTRA_PAGES, induceList, induceRole, pageStructure, preparationSeed, SAMPLE_PAGES, SAMPLE_TRIES, sampleOrder, splitSample, standardMapping, verifyRole, type Kind } from '../../../engine';
 import type { Discovery, Draft, FinishInput, RoleOutcome, Sample } from '../preparation';
 import type { Db } from 'mongodb';
 import type { RobotsReader } from '../../../engine';
@@ -20,14 +20,7 @@ import { preparationPages } from './pages';
 
 export { EXTRACT_SNAPSHOTS } from './pages';
 
-const SAMPLE_PAGES = 14;
-/** URLs of a kind tried at most for one sample (pages of another template under the same URLs are skipped). */
-const SAMPLE_TRIES = 3 * SAMPLE_PAGES;
 const CONCURRENCY = 3;
-/** Pages read in addition when a labelled field looks constant on the induction pages. */
-const EXTRA_PAGES = 6;
-/** Share of a sample a recipe is induced from; the rest verifies it. A list's records multiply its pages. */
-const INDUCE_SHARE: Record<Kind['type'], number> = { detail: 0.6, list: 0.5 };
 
 export interface PreparationDeps {
   db: Db;
@@ -37,12 +30,15 @@ export interface PreparationDeps {
   runtime: CrawlRuntime;
   /** The step running now, for its signal and heartbeats. */
   current: () => WorkContext;
+  /** EXTRACT_SAMPLE_SEED: a preparation's samples are drawn from the domain, kind and attempt, and this. */
+  seed?: string;
 }
 
 export function preparationSteps(deps: PreparationDeps) {
   const { domains, recipes } = extractCollections(deps.db);
   const pages = preparationPages(deps.db, deps.runtime, deps.current);
-  const discover = discovery(pages, deps.robots);
+  const seedBase = deps.seed ?? '';
+  const discover = discovery(pages, deps.robots, seedBase);
 
   /** Snapshots of up to `limit` pages of the kind, in the attempt's order, a few at a time. */
   async function takeSample(kind: Kind, ordered: readonly string[], limit: number): Promise<{ ids: string[]; unusable: number; other: number; rendered: number; tried: Set<string> }> {
@@ -90,18 +86,17 @@ export function preparationSteps(deps: PreparationDeps) {
 
     /** Fetches the attempt's sample of a kind and splits it: part to induce from, the rest to verify on. */
     async sample(domain: string, kind: Kind, attempt: number): Promise<Sample> {
-      const seed = `${domain}|${kind.role}|${attempt}`;
+      const seed = preparationSeed(seedBase, domain, kind.role, attempt);
       const ordered = sampleOrder(kind.urls, seed);
       const { ids, unusable, other, rendered, tried } = await takeSample(kind, ordered, SAMPLE_PAGES);
-      const ordering = sampleOrder(ids, `${seed}|split`);
-      const cut = Math.ceil(ordering.length * INDUCE_SHARE[kind.type]);
+      const { induce, verify } = splitSample(ids, kind.type, seed);
       const spare = ordered.filter((url) => !tried.has(url)).slice(0, 2 * EXTRA_PAGES);
       return {
         role: kind.role,
         type: kind.type,
         url: kind.urls[0] ?? '',
-        induce: ordering.slice(0, cut),
-        verify: ordering.slice(cut),
+        induce,
+        verify,
         unusable,
         other,
         rendered: rendered * 2 > ids.length,

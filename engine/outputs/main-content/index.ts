@@ -7,6 +7,7 @@
 import { type HTMLElement, documentBase, documentParts, parseHtml, tagOf } from '../dom';
 import { joinBlocks, renderBlocks } from '../markdown/blocks';
 import { plainTextOf } from '../plaintext';
+import { headlineOf } from './anchors';
 import { type ArticleMetadata, articleMetadata } from './metadata';
 import { cleanArticle, stripFurniture } from './prune';
 import { scoreBlocks } from './score';
@@ -32,12 +33,16 @@ const ARTICLE_MIN = 140;
 interface Attempt {
   content: HTMLElement;
   chars: number;
+  /** The article sits next to the page's headline. */
+  anchored: boolean;
 }
 
-function attempt(body: HTMLElement, unlikely: boolean, weighClasses: boolean): Attempt | undefined {
+function attempt(body: HTMLElement, unlikely: boolean, weighClasses: boolean, title: string | null): Attempt | undefined {
+  // Found before furniture goes: a headline in a `<header>` still marks where the article is.
+  const headline = headlineOf(body, title);
   stripFurniture(body, { unlikely });
   const stats = new StatsCache();
-  const scored = scoreBlocks(body, stats, { weighClasses });
+  const scored = scoreBlocks(body, stats, { weighClasses, ...(headline ? { headline } : {}) });
   if (scored.blocks.length === 0) return undefined;
   let content: HTMLElement;
   if (scored.blocks.length === 1 && scored.blocks[0]) content = scored.blocks[0];
@@ -48,7 +53,7 @@ function attempt(body: HTMLElement, unlikely: boolean, weighClasses: boolean): A
   }
   cleanArticle(content, stats, scored.scores);
   stats.invalidate(content);
-  return { content, chars: stats.of(content).chars };
+  return { content, chars: stats.of(content).chars, anchored: scored.anchored === true };
 }
 
 export function findMainContent(html: string, url: string): MainContent {
@@ -57,11 +62,12 @@ export function findMainContent(html: string, url: string): MainContent {
   const base = documentBase(root, url);
   const metadata = articleMetadata(root, head, body);
   // The first attempt works on this parse; retries and the fallback need the page as it was.
-  let best = attempt(body, true, true);
+  let best = attempt(body, true, true, metadata.title);
   if (!best || best.chars < RETRY_BELOW) {
     for (const [unlikely, weigh] of [[false, true], [false, false]] as const) {
-      const next = attempt(documentParts(parseHtml(html)).body, unlikely, weigh);
-      if (next && (!best || next.chars > best.chars)) best = next;
+      const next = attempt(documentParts(parseHtml(html)).body, unlikely, weigh, metadata.title);
+      // A short story next to its headline stays itself: a longer block elsewhere is a neighbour.
+      if (next && (!best || (next.chars > best.chars && (next.anchored || !best.anchored)))) best = next;
       if (best && best.chars >= RETRY_BELOW) break;
     }
   }

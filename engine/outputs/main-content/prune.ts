@@ -5,6 +5,7 @@
  * image strips), in the manner of Readability's conditional cleaning.
  */
 import { type HTMLElement, BLOCK_TAGS, NOISE_TAGS, isElement, isHidden, tagOf } from '../dom';
+import { articleParts } from './anchors';
 import { FURNITURE_TAGS, classWeight, hasFurnitureRole, isUnlikely, structuredHint } from './signals';
 import type { StatsCache } from './stats';
 
@@ -125,8 +126,9 @@ function isByline(el: HTMLElement, stats: StatsCache): boolean {
   return BYLINE.test(words) && stats.of(el).chars < 200;
 }
 
-/** Removes furniture blocks inside the article, deepest first, in place. */
+/** Removes furniture blocks inside the article, deepest first, in place; the article's parts (anchors.ts) stay. */
 export function cleanArticle(article: HTMLElement, stats: StatsCache, scores: Map<HTMLElement, number>): void {
+  const parts = articleParts(article, stats);
   const order: HTMLElement[] = [];
   const stack: HTMLElement[] = [article];
   for (let el = stack.pop(); el; el = stack.pop()) {
@@ -138,7 +140,7 @@ export function cleanArticle(article: HTMLElement, stats: StatsCache, scores: Ma
     const el = order[i] as HTMLElement;
     const tag = tagOf(el);
     const parent = el.parentNode;
-    if (!parent) continue;
+    if (!parent || parts.has(el)) continue;
     const remove =
       isByline(el, stats) ||
       (CONDITIONAL_TAGS.has(tag) && isBoilerplate(el, tag, stats, scores.get(el) ?? 0)) ||

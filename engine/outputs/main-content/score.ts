@@ -6,6 +6,7 @@
  * top blocks share one, and joined by siblings that score close to it, is the article.
  */
 import { type HTMLElement, NodeType, isElement, tagOf } from '../dom';
+import { besideHeadline, isTeaser, nextToHeadline, partsAncestor } from './anchors';
 import { ARTICLE_BODY_HINT, classWeight, structuredHint, tagWeight } from './signals';
 import type { StatsCache } from './stats';
 
@@ -18,6 +19,8 @@ const INLINE_BLOCK_BREAKERS: ReadonlySet<string> = new Set([
   'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul', 'tr', 'td', 'tbody', 'thead',
 ]);
 const MIN_PARAGRAPH = 25;
+/** What a teaser's summary paragraph counts for, against a paragraph of prose. */
+const TEASER_CREDIT = 0.25;
 const ANCESTOR_LEVELS = 5;
 /** A second block scoring this share of the best one, within this many levels of it, is another part of the article. */
 const SPLIT_PART = 0.6;
@@ -29,11 +32,15 @@ export interface Scored {
   blocks: HTMLElement[];
   top?: HTMLElement;
   topScore: number;
+  /** The article is the one next to the page's headline. */
+  anchored?: boolean;
 }
 
 export interface ScoreOptions {
   /** Weigh class/id words (off in the last retry). */
   weighClasses: boolean;
+  /** The page's headline (anchors.ts): the article is the prose next to it. */
+  headline?: HTMLElement;
 }
 
 /** Characters of an element's own inline text, outside its block children. */
@@ -63,12 +70,18 @@ export function scoreBlocks(body: HTMLElement, stats: StatsCache, options: Score
     const tag = tagOf(el);
     return tagWeight(tag) + structuredHint(el, tag) + (options.weighClasses ? classWeight(el) : 0);
   };
-  const credit = (paragraph: HTMLElement, points: number, selfIsParent: boolean): void => {
+  // Points each candidate got from teasers' summaries and from prose: a candidate made mostly of
+  // teasers is a rail of other stories, never another part of the article.
+  const teaserPoints = new Map<HTMLElement, number>();
+  const prosePoints = new Map<HTMLElement, number>();
+  const credit = (paragraph: HTMLElement, points: number, selfIsParent: boolean, teaser = false): void => {
     let node: HTMLElement | null = selfIsParent ? paragraph : paragraph.parentNode;
     for (let level = 0; node && level < ANCESTOR_LEVELS; level++, node = node.parentNode) {
       if (tagOf(node) === '' || tagOf(node) === 'html') break;
       const divider = level === 0 ? 1 : level === 1 ? 2 : level * 3;
       scores.set(node, (scores.get(node) ?? initial(node)) + points / divider);
+      const tally = teaser ? teaserPoints : prosePoints;
+      tally.set(node, (tally.get(node) ?? 0) + points / divider);
     }
   };
 
@@ -77,7 +90,9 @@ export function scoreBlocks(body: HTMLElement, stats: StatsCache, options: Score
     const tag = tagOf(el);
     if (PARAGRAPH_TAGS.has(tag)) {
       const { chars, commas } = stats.of(el);
-      if (chars >= MIN_PARAGRAPH) credit(el, 1 + commas + Math.min(Math.floor(chars / 100), 3), false);
+      // A teaser's summary (under a linked headline) is another story's, not prose of this page.
+      const teaser = tag === 'p' && isTeaser(el, stats);
+      if (chars >= MIN_PARAGRAPH) credit(el, (teaser ? TEASER_CREDIT : 1) * (1 + commas + Math.min(Math.floor(chars / 100), 3)), false, teaser);
       continue;
     }
     // A cell's own text is a paragraph of its row; a container's own text, a paragraph of the container.
@@ -101,17 +116,36 @@ export function scoreBlocks(body: HTMLElement, stats: StatsCache, options: Score
     }
   }
   if (!top) return { scores, blocks: [], topScore: 0 };
-  top = widen(top, topScore, ranked, scores);
+  ranked.sort((a, b) => b[1] - a[1]);
+  // A longer block away from the headline (a rail of teasers, the next article) is a neighbour.
+  const near = besideHeadline(options.headline, top, ranked, (el) => prosePoints.get(el) ?? 0, stats);
+  const fence = near ? top : undefined;
+  if (near) {
+    top = near;
+    topScore = scores.get(near) ?? topScore;
+  }
+  const rail = (el: HTMLElement): boolean => (teaserPoints.get(el) ?? 0) > (prosePoints.get(el) ?? 0);
+  top = widen(top, topScore, ranked, scores, fence, rail);
+  // A body split around mid-article asides is every part of it.
+  top = partsAncestor(top, stats, fence) ?? top;
   topScore = scores.get(top) ?? topScore;
-  return { scores, blocks: withSiblings(top, topScore, scores, stats), top, topScore };
+  return { scores, blocks: withSiblings(top, topScore, scores, stats, fence), top, topScore, anchored: nextToHeadline(options.headline, top) };
 }
 
-/** Moves up to a common ancestor of several strong candidates, or to a parent that scores as well. */
-function widen(top: HTMLElement, topScore: number, ranked: [HTMLElement, number][], scores: Map<HTMLElement, number>): HTMLElement {
-  ranked.sort((a, b) => b[1] - a[1]);
-  const strong = ranked.slice(1, 5).filter(([, score]) => score >= topScore * 0.75).map(([el]) => el);
+/**
+ * Moves up to a common ancestor of several strong candidates, or to a parent that scores as well; never
+ * to one holding `fence` (a longer block the headline showed to be a neighbour of the article), and
+ * never for a `rail` of teasers.
+ */
+function widen(top: HTMLElement, topScore: number, ranked: [HTMLElement, number][], scores: Map<HTMLElement, number>, fence?: HTMLElement, rail: (el: HTMLElement) => boolean = () => false): HTMLElement {
+  const open = (el: HTMLElement): boolean => tagOf(el) !== 'body' && tagOf(el) !== 'html' && !(fence && (contains(el, fence) || contains(fence, el)));
+  const strong = ranked
+    .filter(([el]) => el !== top && open(el) && !rail(el))
+    .slice(0, 4)
+    .filter(([, score]) => score >= topScore * 0.75)
+    .map(([el]) => el);
   if (strong.length >= 3) {
-    for (let parent = top.parentNode; parent && tagOf(parent) !== 'html' && tagOf(parent) !== 'body'; parent = parent.parentNode) {
+    for (let parent = top.parentNode; parent && open(parent); parent = parent.parentNode) {
       let contained = 0;
       for (const el of strong) if (contains(parent, el)) contained++;
       if (contained >= 3) {
@@ -123,16 +157,16 @@ function widen(top: HTMLElement, topScore: number, ranked: [HTMLElement, number]
   // An article split into parts (one block per chunk) has parts scoring nearly as high close by.
   for (const [el, score] of ranked) {
     if (score < topScore * SPLIT_PART) break;
-    if (el === top || contains(top, el) || contains(el, top)) continue;
+    if (el === top || contains(top, el) || contains(el, top) || !open(el) || rail(el)) continue;
     let ancestor: HTMLElement | null = top.parentNode;
     for (let level = 1; ancestor && level <= SPLIT_LEVELS && !contains(ancestor, el); level++) ancestor = ancestor.parentNode;
-    if (ancestor && contains(ancestor, el) && tagOf(ancestor) !== 'body' && tagOf(ancestor) !== 'html') top = ancestor;
+    if (ancestor && contains(ancestor, el) && open(ancestor)) top = ancestor;
     break;
   }
   // A parent scoring higher than the candidate holds more of the article.
   let last = scores.get(top) ?? topScore;
   const threshold = last / 3;
-  for (let parent = top.parentNode; parent && tagOf(parent) !== 'body' && tagOf(parent) !== 'html'; parent = parent.parentNode) {
+  for (let parent = top.parentNode; parent && open(parent); parent = parent.parentNode) {
     const score = scores.get(parent);
     if (score === undefined) continue;
     if (score < threshold) break;
@@ -140,7 +174,7 @@ function widen(top: HTMLElement, topScore: number, ranked: [HTMLElement, number]
     last = score;
   }
   // An only child says nothing its parent does not.
-  while (top.parentNode && tagOf(top.parentNode) !== 'body' && tagOf(top.parentNode) !== 'html' && top.parentNode.childNodes.filter(isElement).length === 1) {
+  while (top.parentNode && open(top.parentNode) && top.parentNode.childNodes.filter(isElement).length === 1) {
     top = top.parentNode;
   }
   return top;
@@ -151,8 +185,8 @@ function contains(ancestor: HTMLElement, el: HTMLElement): boolean {
   return false;
 }
 
-/** The candidate and those of its siblings that score near it or read as prose. */
-function withSiblings(top: HTMLElement, topScore: number, scores: Map<HTMLElement, number>, stats: StatsCache): HTMLElement[] {
+/** The candidate and those of its siblings that score near it or read as prose (never the neighbour `fence`). */
+function withSiblings(top: HTMLElement, topScore: number, scores: Map<HTMLElement, number>, stats: StatsCache, fence?: HTMLElement): HTMLElement[] {
   const parent = top.parentNode;
   // The page's own articleBody marker says where the article ends: no sibling joins it.
   if (!parent || tagOf(top) === 'body' || structuredHint(top, tagOf(top)) >= ARTICLE_BODY_HINT) return [top];
@@ -165,6 +199,7 @@ function withSiblings(top: HTMLElement, topScore: number, scores: Map<HTMLElemen
       blocks.push(sibling);
       continue;
     }
+    if (fence && contains(sibling, fence)) continue;
     let bonus = 0;
     if (topClass !== '' && sibling.getAttribute('class') === topClass) bonus += topScore * 0.2;
     const score = scores.get(sibling);

@@ -59,6 +59,16 @@ describe('main content', () => {
     expect(mainContentText('<html><body></body></html>', 'https://example.test/')).to.equal('');
   });
 
+  it('takes a short story over a longer rail of teasers even when it has no headline to be found by', () => {
+    const page = MAIN_CONTENT_CASES.find((c) => c.name === 'short-brief');
+    if (!page) throw new Error('no short-brief case');
+    const untitled = page.html.replace(/<meta property="og:title"[^>]*>/, '').replace(/<title>[^<]*<\/title>/, '<title>Northfield Gazette</title>').replace(/<h1>[^<]*<\/h1>/, '');
+    expect(findMainContent(untitled, page.url).metadata.title).to.equal('Northfield Gazette');
+    const text = mainContentText(untitled, page.url);
+    expect(text).to.contain('The central library will stay open until eight');
+    expect(text).to.not.contain('The operator says new buses');
+  });
+
   it('prefers the block the page marks as its article body', () => {
     const filler = (label: string): string => `<p>${label} paragraph with enough words, commas, and length to score as prose in any block of the page.</p>`.repeat(4);
     const html = `<body><div class="a">${filler('Unmarked')}${filler('More unmarked')}</div><div itemprop="articleBody">${filler('Marked')}</div></body>`;

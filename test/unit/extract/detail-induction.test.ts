@@ -226,7 +226,7 @@ describe('Extract verification: what is refused', () => {
     expect(verified.detail).to.equal('No field held on 8 held-out pages.');
   });
 
-  it("drops a field the held-out pages do not give, and keeps the others", () => {
+  it('drops a field the held-out pages do not give, keeps the others, and names the vanished field a defect in the detail', () => {
     const site = acmeHomes();
     const induced = induceRole('x', samples(site, site.details.slice(0, INDUCE)));
     if (!induced.ok) throw new Error(induced.detail);
@@ -236,7 +236,7 @@ describe('Extract verification: what is refused', () => {
     if (!verified.ok) throw new Error(verified.detail);
     expect(verified.role.fields.map((field) => field.name)).to.not.include('year_built');
     expect(verified.role.fields.map((field) => field.name)).to.include.members(['price', 'bedrooms', 'title']);
-    expect(verified.detail).to.match(/dropped: year_built \(presence 0\.00\)/);
+    expect(verified.detail).to.match(/defect: year_built read on none of the 6 held-out pages/);
   });
 
   it('keeps only the first source of a field whose two sources disagree on the held-out pages', () => {
@@ -259,7 +259,7 @@ describe('Extract verification: what is refused', () => {
     if (!induced.ok) throw new Error(induced.detail);
     const verified = verifyRole(induced.role, samples(casa, casa.details.slice(0, VERIFY)));
     expect(verified).to.deep.include({ ok: false, reason: 'not_verified' });
-    expect(verified.detail).to.match(/^No field held on 4 held-out pages; dropped: baujahr \(presence 0\.00\)/);
+    expect(verified.detail).to.match(/^No field held on 4 held-out pages; read on none: baujahr, /);
   });
 
   it('learns a recognition threshold every held-out page reaches', () => {

@@ -116,7 +116,9 @@ describe('Extract discovery on the generated sites', () => {
   it('groups URLs by shape and samples them in an order fixed by the seed', () => {
     const site = acmeHomes();
     expect(shapeOf(urlOf(site, site.details[0]!))).to.deep.include({ key: '2|property|', first: 'property', depth: 2, query: false });
-    expect(shapeOf(urlOf(site, '/search?page=2'))).to.deep.include({ key: '1||page', depth: 1, query: true });
+    expect(shapeOf(urlOf(site, '/search?page=2'))).to.deep.include({ key: '1||?', depth: 1, query: true });
+    // A list's next pages are of its first page's shape: only the paging key differs.
+    expect(shapeOf('http://auto-lot.test/search?make=ford&page=2').key).to.equal(shapeOf('http://auto-lot.test/search?make=ford').key);
     const urls = [...site.pages.keys()].map((path) => urlOf(site, path));
     expect(sampleOrder(urls, 'acme|1')).to.deep.equal(sampleOrder([...urls].reverse(), 'acme|1'));
     expect(sampleOrder(urls, 'acme|1')).to.not.deep.equal(sampleOrder(urls, 'acme|2'));
