@@ -6,7 +6,8 @@
  *   respect_robots: the origin's robots.txt first (engine/robots); a disallowed URL is never fetched
  *   fixed: run the configuration's engine once (the target's status is the caller's business)
  *   auto:  runLadder(plain → js_render → premium → both), `beforeRung` may veto a rung (credits)
- *   each try: through the installation's host gate (engine/politeness), which the answer feeds back
+ *   each try: through the installation's host gate (engine/politeness), each hop of a plain fetch at
+ *   its own host's turn and each answer fed back against the host that gave it
  */
 import type { ErrorCode } from '../base/errors';
 import type { Logger } from '../base/log';
@@ -15,8 +16,8 @@ import type { FetchEngine } from './http/engine';
 import { configurationOf } from './escalation/configurations';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { FAILURES, type FailureKind } from './failures';
-import type { EngineMethod, EngineProxyInfo } from './types';
-import { HostPaused, type GateAnswer, type HostGate } from './politeness';
+import { engineError, type EngineMethod, type EngineProxyInfo, type HopGate } from './types';
+import { isHostWait, type GateAnswer, type HostGate, type HostWait, type Park } from './politeness';
 import type { RobotsReader } from './robots';
 
 export interface RetrievalDeps {
@@ -61,8 +62,10 @@ export interface RetrieveRequest {
   account?: string;
   /** Ask the origin's robots.txt first; a disallowed URL fails with `robots_disallowed`, nothing tried. */
   respectRobots?: boolean;
-  /** Longest wait for a host paused by its 429/503 answers; longer fails at once as `host_paused` (synchronous callers). */
-  maxHostPauseMs?: number;
+  /** Longest wait for a host's turn, every wait together (a pause, a Crawl-delay, a rate, a full host); longer fails at once as `host_paused` (synchronous callers). */
+  maxHostWaitMs?: number;
+  /** Waits at hosts run inside it: the caller gives back its shared slots meanwhile (Batch tasks). */
+  park?: Park;
 }
 
 export interface Page {
@@ -155,6 +158,7 @@ export function createRetrieval(deps: RetrievalDeps) {
         premiumProxy: rung.premiumProxy,
         proxyCountry: request.proxyCountry,
         sessionId: request.sessionId,
+        ...(gate ? { hops: hopsOf(request) } : {}),
       },
       request.signal,
     );
@@ -224,16 +228,45 @@ export function createRetrieval(deps: RetrievalDeps) {
 
   const fetcherFor = (rung: Rung) => (rung.engine === 'rendered' ? fetchRendered : fetchPlain);
 
+  const hostWaitDetail = (wait: HostWait): string =>
+    wait.reason === 'paused'
+      ? `${wait.host} answered 429 or 503 and is paused for every request for ${Math.max(1, Math.ceil((wait.until - Date.now()) / 1000))} s more; try again after that.`
+      : `${wait.host} is busy with other requests (its concurrency, rate or Crawl-delay) for longer than this request waits; try again in ${Math.max(1, Math.ceil((wait.until - Date.now()) / 1000))} s.`;
+
+  const entryOf = (request: RetrieveRequest) => ({
+    account: request.account ?? request.reuseKey ?? '',
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.maxHostWaitMs !== undefined ? { maxWaitMs: request.maxHostWaitMs } : {}),
+    ...(request.park ? { park: request.park } : {}),
+  });
+
+  /** The gate as the plain engine asks it, hop by hop: a refusal as the engine's failure; the store away, the hop goes ungated. */
+  function hopsOf(request: RetrieveRequest): HopGate | undefined {
+    if (!gate) return undefined;
+    return {
+      async enter(url) {
+        try {
+          return { ok: true, ...(await gate.enter(url, entryOf(request))) };
+        } catch (error) {
+          if (isHostWait(error)) return engineError('host_paused', hostWaitDetail(error), { url });
+          if (request.signal?.aborted) return engineError('aborted', 'The request was cancelled while it waited for its turn at the host.', { url });
+          log.warn('host gate unavailable', { error: (error as Error).message });
+          return { ok: true, done: () => undefined };
+        }
+      },
+    };
+  }
+
   async function vetted(request: RetrieveRequest, rung: Rung): Promise<Page | RetrievalFailure> {
     if (request.beforeRung && !(await request.beforeRung(rung))) return VETOED;
-    if (!gate) return fetcherFor(rung)(request, rung);
+    // Plain fetches pass the gate hop by hop inside the engine.
+    if (rung.engine !== 'rendered' || !gate) return fetcherFor(rung)(request, rung);
+    // A browser follows redirects itself: its first host waits its turn, and the answer counts for the host that gave it.
     let ticket;
     try {
-      ticket = await gate.enter(request.url, request.account ?? request.reuseKey ?? '', request.signal, request.maxHostPauseMs);
+      ticket = await gate.enter(request.url, entryOf(request));
     } catch (error) {
-      if (error instanceof HostPaused) {
-        return failure('host_paused', `${error.host} answered 429 or 503 and is paused for every request for ${Math.ceil((error.until - Date.now()) / 1000)} s more; try again after that.`);
-      }
+      if (isHostWait(error)) return failure('host_paused', hostWaitDetail(error));
       if (request.signal?.aborted) return failure('aborted', 'The request was cancelled while it waited for its turn at the host.');
       // The gate's store is away: the request goes as it would have without the gate.
       log.warn('host gate unavailable', { error: (error as Error).message });
@@ -242,7 +275,7 @@ export function createRetrieval(deps: RetrievalDeps) {
     let answer: GateAnswer | undefined;
     try {
       const outcome = await fetcherFor(rung)(request, rung);
-      if (outcome.ok) answer = { status: outcome.status, headers: outcome.headers };
+      if (outcome.ok) answer = { status: outcome.status, headers: outcome.headers, url: outcome.finalUrl };
       return outcome;
     } finally {
       ticket.done(answer);

@@ -12,6 +12,7 @@ import { HostGate, type HostGateStore } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
 import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
 import type { TargetGuard } from './safety';
+import type { HopGate } from './types';
 
 export interface FetchService {
   engine: FetchEngine;
@@ -52,16 +53,18 @@ export function createFetchService(options: { config: Config; log: Logger; store
     userAgent: config.robotsUserAgent,
     cacheMs,
     errorMs: config.robotsErrorMinutes * 60_000,
-    // robots.txt is a request to the host like any other: it takes its turn at the gate.
+    // robots.txt is a request to the host like any other: each of its hops takes its turn at the gate.
     async fetchText(url) {
-      let ticket;
-      try {
-        ticket = await gate.enter(url, '', undefined);
-      } catch {
-        ticket = undefined;
-      }
-      const result = await engine.fetch({ url });
-      ticket?.done(result.ok ? { status: result.status, headers: result.headers } : undefined);
+      const hops: HopGate = {
+        async enter(hop) {
+          try {
+            return { ok: true, ...(await gate.enter(hop, { account: '' })) };
+          } catch {
+            return { ok: true, done: () => undefined };
+          }
+        },
+      };
+      const result = await engine.fetch({ url, hops });
       if (!result.ok) return { ok: false, detail: result.error.detail };
       return { ok: true, status: result.status, body: result.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8') };
     },

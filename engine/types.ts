@@ -34,6 +34,15 @@ export interface EngineRequest {
   timeouts?: Partial<EngineTimeouts>;
   /** Lower cap than `FETCH_MAX_BYTES` for this request (a plan limit); never raises it. */
   maxBytes?: number;
+  /** Every hop of the request (its redirects included) asks its own host's turn here and says how that host answered. */
+  hops?: HopGate;
+}
+
+/** What one hop gets at its host's turn: a ticket to hand the hop's answer back, or a failure (the caller would not wait, or went away). */
+export type HopTurn = { ok: true; done(answer?: { status: number; headers: ReadonlyArray<readonly [string, string]> }): void } | EngineFailure;
+
+export interface HopGate {
+  enter(url: string): Promise<HopTurn>;
 }
 
 export interface EngineProxyInfo {
@@ -71,6 +80,8 @@ export type EngineErrorKind =
   | 'proxy_failed'
   | 'proxy_unavailable'
   | 'aborted'
+  /** The host's turn comes later than the caller waits (paused after 429/503, or busy). */
+  | 'host_paused'
   | 'internal';
 
 export interface EngineError {

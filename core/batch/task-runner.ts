@@ -2,6 +2,8 @@
  * How a Batch task is fetched, as the worker receives it: the Fetch route's own parsing, retrieval and
  * shaping behind one function (core/fetch/task.ts builds it), with billing left to the caller.
  */
+import type { Park } from '../../engine';
+
 export type TaskResultType = 'html' | 'json' | 'markdown' | 'plaintext' | 'pdf';
 
 export interface TaskFetch {
@@ -12,6 +14,8 @@ export interface TaskFetch {
   reuseKey: string;
   /** Reserve up to `credits` in total for this task; false: the account cannot pay, do not try. */
   afford(credits: number): Promise<boolean>;
+  /** Waits at the task's host run inside it: the slice gives back the run's and the worker's slots meanwhile. */
+  park?: Park;
 }
 
 export type TaskOutcome =

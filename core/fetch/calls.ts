@@ -12,11 +12,11 @@ import { holdCredits } from './billing';
 import type { FetchJob, FetchPipeline, FetchResult } from './pipeline';
 
 /**
- * A caller waits on the line for its answer: a host paused by its own 429/503 answers for longer than
- * this is answered at once (RESP001, retryable) rather than holding the request; Batch tasks and crawl
- * pages wait the pause out.
+ * A caller waits on the line for its answer: a host whose turn comes later than this (paused by its
+ * own 429/503 answers, or busy: its concurrency, rate or Crawl-delay) is answered at once (RESP001,
+ * retryable) rather than holding the request; Batch tasks and crawl pages wait their turn.
  */
-const SYNC_HOST_PAUSE_MS = 5_000;
+const SYNC_HOST_WAIT_MS = 5_000;
 
 /** AUTH010, before anything is fetched or charged: clients of `extract` fall back to `autoparse` on it. */
 function extractNotInPlan(plans: Pick<PlanCatalogue, 'withExtract'>, principal: Principal): ApiError {
@@ -37,7 +37,7 @@ export async function fetchForAccount(
 ): Promise<FetchResult> {
   if (job.params.extract && !principal.plan.extract) throw extractNotInPlan(accounts.plans, principal);
   const billing = holdCredits(accounts.charging, principal);
-  const result = await pipeline.run({ maxHostPauseMs: SYNC_HOST_PAUSE_MS, ...job, reuseKey: principal.accountId }, billing);
+  const result = await pipeline.run({ maxHostWaitMs: SYNC_HOST_WAIT_MS, ...job, reuseKey: principal.accountId }, billing);
   if (!result.ok && result.vetoed) return { ...result, error: billing.refusal() ?? result.error };
   return result;
 }

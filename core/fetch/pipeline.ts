@@ -11,7 +11,7 @@
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { failureOf, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { failureOf, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache } from '../extract/recipes';
@@ -43,8 +43,10 @@ export interface FetchJob {
   signal?: AbortSignal;
   /** Whose rendered pages may share a browser context (engine/browser/pool.ts). */
   reuseKey?: string;
-  /** Longest wait for a host its 429/503 answers paused (engine/politeness); unset: as long as the pause. */
-  maxHostPauseMs?: number;
+  /** Longest wait for a host's turn, every wait together (engine/politeness); unset: as long as it takes. */
+  maxHostWaitMs?: number;
+  /** Waits at hosts run inside it, so the caller's shared slots are given back meanwhile (Batch tasks). */
+  park?: Park;
 }
 
 export type RetrievedPage =
@@ -101,6 +103,8 @@ export interface RetrievePageRequest {
   respectRobots?: boolean;
   /** An answer to return as it is, without escalating (a crawl's `Retry-After`). */
   acceptAsIs?: (page: Page) => boolean;
+  maxHostWaitMs?: number;
+  park?: Park;
 }
 
 export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache }): FetchPipeline {
@@ -142,7 +146,8 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             signal: job.signal,
             reuseKey: job.reuseKey,
             ...(params.respectRobots ? { respectRobots: true } : {}),
-            ...(job.maxHostPauseMs !== undefined ? { maxHostPauseMs: job.maxHostPauseMs } : {}),
+            ...(job.maxHostWaitMs !== undefined ? { maxHostWaitMs: job.maxHostWaitMs } : {}),
+            ...(job.park ? { park: job.park } : {}),
           },
           (credits) => billing.afford(credits),
         );

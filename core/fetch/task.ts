@@ -47,7 +47,7 @@ export function createTaskRunner(pipeline: FetchPipeline): TaskRunner {
       if (!isApiError(error)) throw error;
       return { ok: false, vetoed: false, retryable: false, interrupted: false, error: failed(error) };
     }
-    const result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey }, affordCredits((credits) => task.afford(credits)));
+    const result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey, ...(task.park ? { park: task.park } : {}) }, affordCredits((credits) => task.afford(credits)));
     if (!result.ok) {
       const { vetoed, retryable, interrupted } = result;
       return { ok: false, vetoed, retryable, interrupted, error: vetoed ? { code: 'payment_required', status: 402, detail: result.error.detail } : failed(result.error) };

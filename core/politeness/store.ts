@@ -18,6 +18,8 @@ import type { HostGateStore, HostState } from '../../engine';
 
 export interface SlotDoc {
   _id: string;
+  /** When the slot's request starts (its interval's start, or later). */
+  at: Date;
   expires_at: Date;
 }
 
@@ -99,8 +101,13 @@ export class MongoHostGateStore implements HostGateStore {
     await this.collections.state.replaceOne({ _id: doc._id }, doc, { upsert: true });
   }
 
-  async takeSlot(id: string, expiresAt: number): Promise<boolean> {
-    return insertedOnce(this.collections.slots.insertOne({ _id: id, expires_at: new Date(expiresAt) }));
+  async takeSlot(id: string, at: number, expiresAt: number): Promise<boolean> {
+    return insertedOnce(this.collections.slots.insertOne({ _id: id, at: new Date(at), expires_at: new Date(expiresAt) }));
+  }
+
+  async slotStart(id: string): Promise<number | undefined> {
+    const doc = await this.collections.slots.findOne({ _id: id });
+    return doc?.at?.getTime();
   }
 
   async lastSlot(prefix: string): Promise<string | undefined> {

@@ -14,7 +14,7 @@ import net from 'node:net';
 import type { Dispatcher } from 'undici';
 import type { TargetGuard } from '../safety';
 import { bareHost } from '../safety';
-import { engineError, type EngineProxyInfo, type EngineResult } from '../types';
+import { engineError, type EngineProxyInfo, type EngineResult, type HopGate } from '../types';
 import { headerValue } from './headers';
 import { nextHop, type Hop } from './redirects';
 import { sendHop } from './transport';
@@ -28,6 +28,8 @@ export interface AttemptOptions {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   signal: AbortSignal;
+  /** Each hop's turn at its host (the installation's host gate), its answer handed back. */
+  hops?: HopGate;
 }
 
 /** Thrown errors (network, aborts) propagate to the engine, which classifies them. */
@@ -38,44 +40,52 @@ export async function runAttempt(first: Hop, options: AttemptOptions): Promise<E
   for (;;) {
     const origin = await connectOrigin(hop.url, options);
     if (!origin.ok) return engineError(origin.kind, origin.reason, { url: hop.url.href, ...proxyField });
+    // Each hop waits for its own host's turn, and its answer (a 429 at the end of a chain included) counts for that host only.
+    const turn = options.hops ? await options.hops.enter(hop.url.href) : undefined;
+    if (turn && !turn.ok) return turn;
+    let answer: { status: number; headers: Array<[string, string]> } | undefined;
+    try {
+      const response = await sendHop({
+        url: hop.url,
+        origin: origin.value,
+        method: hop.method,
+        headers: hop.headers,
+        ...(hop.body ? { body: hop.body } : {}),
+        dispatcher: options.dispatcher,
+        headersTimeoutMs: options.headersTimeoutMs,
+        bodyTimeoutMs: options.bodyTimeoutMs,
+        signal: options.signal,
+      });
+      answer = { status: response.status, headers: response.headers };
 
-    const response = await sendHop({
-      url: hop.url,
-      origin: origin.value,
-      method: hop.method,
-      headers: hop.headers,
-      ...(hop.body ? { body: hop.body } : {}),
-      dispatcher: options.dispatcher,
-      headersTimeoutMs: options.headersTimeoutMs,
-      bodyTimeoutMs: options.bodyTimeoutMs,
-      signal: options.signal,
-    });
-
-    const next = nextHop(hop, response.status, headerValue(response.headers, 'location'));
-    if (next !== undefined) {
-      await response.discard();
-      if (!next.ok) return engineError('protocol_error', next.detail, { url: hop.url.href, ...proxyField });
-      if (redirects.length >= options.maxRedirects) {
-        return engineError('too_many_redirects', `more than ${options.maxRedirects} redirects`, { url: hop.url.href, ...proxyField });
+      const next = nextHop(hop, response.status, headerValue(response.headers, 'location'));
+      if (next !== undefined) {
+        await response.discard();
+        if (!next.ok) return engineError('protocol_error', next.detail, { url: hop.url.href, ...proxyField });
+        if (redirects.length >= options.maxRedirects) {
+          return engineError('too_many_redirects', `more than ${options.maxRedirects} redirects`, { url: hop.url.href, ...proxyField });
+        }
+        redirects.push(hop.url.href);
+        hop = next.hop;
+        continue;
       }
-      redirects.push(hop.url.href);
-      hop = next.hop;
-      continue;
-    }
 
-    const body = await response.read(options.maxBytes);
-    if (!body.ok) return engineError(body.kind, body.detail, { url: hop.url.href, ...proxyField });
-    const contentType = headerValue(response.headers, 'content-type');
-    return {
-      ok: true,
-      status: response.status,
-      headers: response.headers,
-      body: body.body,
-      ...(contentType !== undefined ? { contentType } : {}),
-      finalUrl: hop.url.href,
-      redirects,
-      ...proxyField,
-    };
+      const body = await response.read(options.maxBytes);
+      if (!body.ok) return engineError(body.kind, body.detail, { url: hop.url.href, ...proxyField });
+      const contentType = headerValue(response.headers, 'content-type');
+      return {
+        ok: true,
+        status: response.status,
+        headers: response.headers,
+        body: body.body,
+        ...(contentType !== undefined ? { contentType } : {}),
+        finalUrl: hop.url.href,
+        redirects,
+        ...proxyField,
+      };
+    } finally {
+      turn?.done(answer);
+    }
   }
 }
 

@@ -143,6 +143,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
         headersTimeoutMs: timeouts.headersMs,
         bodyTimeoutMs: timeouts.bodyMs,
         signal,
+        ...(request.hops ? { hops: request.hops } : {}),
       });
     } catch (error) {
       const extra = { url: request.url, ...(proxyInfo ? { proxy: proxyInfo } : {}) };

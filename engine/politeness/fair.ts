@@ -19,6 +19,11 @@ export class FairTurns {
     return this.active === 0 && this.queues.size === 0;
   }
 
+  /** A turn is free now: `take` would not wait. */
+  get free(): boolean {
+    return this.active < this.limit && this.queues.size === 0;
+  }
+
   setLimit(limit: number): void {
     this.limit = limit;
     this.wake();

@@ -5,11 +5,17 @@
  *   turn in this process (FairTurns: the host's concurrency, accounts in rotation)
  *   └─ governed host? (a rate, a Crawl-delay or a back-off in force)
  *        ├─ wait out the back-off (host_state, read at most every second)
- *        ├─ take one of the host's leases (host_leases: its concurrency across processes)
+ *        ├─ take one of the host's leases (host_leases: its concurrency across processes, the
+ *        │  accounts waiting for one taking turns)
  *        └─ take the next free start slot (host_slots, insert-only, unique per interval); woken
  *           too late for it, take another rather than crowd the next one
- *   fetch; then `done(answer)`: a 429/503 pauses the host for everyone (Retry-After, doubling on each
- *   in a row, at most HOST_BACKOFF_MAX_MS); a good answer after a pause steps the back-off down.
+ *   fetch; then `done(answer)`: a 429/503 pauses the host that gave it for everyone (Retry-After,
+ *   doubling on each in a row, at most HOST_BACKOFF_MAX_MS); a good answer after a pause steps the
+ *   back-off down. Each hop of a redirect chain enters for its own host (engine/http/attempt.ts).
+ *
+ * Waiting never holds a caller's shared slots: every wait runs inside the caller's `park` (a Batch
+ * task gives back its run's and the worker's slots for it), and a caller on the line gives a
+ * `maxWaitMs` past which it is refused at once (HostWait) rather than kept waiting.
  *
  * A host with none of the three costs no database call: the common case of many hosts stays as fast
  * as before. Why the store rather than a workflow per busy host: a slot is one insert (about a
@@ -31,6 +37,23 @@ export interface HostGateOptions extends BudgetRules {
 export interface GateAnswer {
   status: number;
   headers: ReadonlyArray<readonly [string, string]>;
+  /** The URL that answered, when it is not the one that entered (a browser's redirects): its host is the one observed. */
+  url?: string;
+}
+
+/**
+ * Runs a wait of the caller's request: the caller gives back what it holds that others need (a Batch
+ * task its run's and the worker's slots) and takes it again after.
+ */
+export type Park = <T>(wait: () => Promise<T>) => Promise<T>;
+
+export interface GateEntry {
+  /** Whose request: accounts take turns at a busy host. */
+  account: string;
+  signal?: AbortSignal;
+  /** Longest the caller waits for the host, every wait together (a pause, a Crawl-delay, a rate, a full host); past it, HostWait at once. */
+  maxWaitMs?: number;
+  park?: Park;
 }
 
 export interface GateTicket {
@@ -67,12 +90,29 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-/** The host is paused (it answered 429 or 503) for longer than the caller would wait. */
-export class HostPaused extends Error {
-  constructor(readonly host: string, readonly until: number) {
-    super(`${host} is paused until ${new Date(until).toISOString()}`);
+/**
+ * The host's turn comes later than the caller would wait: `paused` after its 429/503 answers, `busy`
+ * with requests (its concurrency, rate or Crawl-delay). `until`: when it is expected, if known.
+ */
+export class HostWait extends Error {
+  readonly kind = 'host-wait';
+  constructor(
+    readonly host: string,
+    readonly reason: 'paused' | 'busy',
+    readonly until: number,
+  ) {
+    super(`${host} is ${reason} until ${new Date(until).toISOString()}`);
   }
 }
+
+export const isHostWait = (error: unknown): error is HostWait => typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'host-wait';
+
+interface Entry extends GateEntry {
+  /** Epoch ms past which the caller does not wait (Infinity: it waits). */
+  deadline: number;
+}
+
+const unparked: Park = (wait) => wait();
 
 export class HostGate {
   private readonly keys: GateKeys;
@@ -81,7 +121,7 @@ export class HostGate {
   private readonly policies = new Map<string, Policy>();
   private readonly reading = new Map<string, Promise<Policy>>();
   /** Last slot this process took per host and interval: where to look first. */
-  private readonly lastSlot = new Map<string, number>();
+  private readonly lastSlot = new Map<string, { index: number; at: number }>();
   private lastSweep = 0;
   /** Back-offs this process started (metrics). */
   backoffsStarted = 0;
@@ -94,12 +134,13 @@ export class HostGate {
     this.now = options.now ?? Date.now;
   }
 
-  /** Waits for the host's turn for `account`; call `done` with the answer (or without, on failure). */
-  async enter(url: string, account: string, signal?: AbortSignal, maxPauseMs?: number): Promise<GateTicket> {
+  /** Waits for the host's turn; call `done` with the answer (or without, on failure). Throws HostWait past the caller's wait. */
+  async enter(url: string, entry: GateEntry): Promise<GateTicket> {
     const releases: Array<() => void> = [];
     const keys = this.keys.of(new URL(url));
+    const full: Entry = { ...entry, deadline: entry.maxWaitMs === undefined ? Infinity : this.now() + entry.maxWaitMs };
     try {
-      for (const key of keys) releases.push(await this.enterKey(key, account, signal, maxPauseMs));
+      for (const key of keys) releases.push(await this.enterKey(key, full));
     } catch (error) {
       for (const release of releases.reverse()) release();
       throw error;
@@ -111,9 +152,20 @@ export class HostGate {
         if (finished) return;
         finished = true;
         for (const release of releases.reverse()) release();
-        if (answer) void this.observe(hostKey.key, answer).catch(() => undefined);
+        if (!answer) return;
+        // The answer counts against the host that gave it: a redirect's end is not its start.
+        const answered = answer.url ? this.hostOf(answer.url) : hostKey.key;
+        if (answered) void this.observe(answered, answer).catch(() => undefined);
       },
     };
+  }
+
+  private hostOf(url: string): string | undefined {
+    try {
+      return this.keys.of(new URL(url))[0]?.key;
+    } catch {
+      return undefined;
+    }
   }
 
   /** A robots.txt's Crawl-delay for the host of `url`, shared with every process. */
@@ -135,16 +187,17 @@ export class HostGate {
     return count;
   }
 
-  private async enterKey(key: GateKey, account: string, signal?: AbortSignal, maxPauseMs?: number): Promise<() => void> {
+  private async enterKey(key: GateKey, entry: Entry): Promise<() => void> {
     let turns = this.turns.get(key.key);
     if (!turns) {
       turns = new FairTurns(key.budget.concurrency);
       this.turns.set(key.key, turns);
     }
-    const giveTurn = await turns.take(account, signal);
+    const held = turns;
+    const giveTurn = held.free ? await held.take(entry.account) : await this.waiting(key.key, entry, (signal) => held.take(entry.account, signal));
     const release = (): void => {
       giveTurn();
-      if (turns.idle && this.turns.get(key.key) === turns) this.turns.delete(key.key);
+      if (held.idle && this.turns.get(key.key) === held) this.turns.delete(key.key);
     };
     try {
       let policy = await this.policy(key.key);
@@ -153,17 +206,19 @@ export class HostGate {
       if (interval() === 0 && !paused()) return release;
       // A back-off may be stretched while we wait: look again when it ends.
       while (paused()) {
-        if (maxPauseMs !== undefined && policy.backoffUntil - this.now() > maxPauseMs) throw new HostPaused(key.key, policy.backoffUntil);
-        await sleep(policy.backoffUntil - this.now(), signal);
+        if (policy.backoffUntil > entry.deadline) throw new HostWait(key.key, 'paused', policy.backoffUntil);
+        const until = policy.backoffUntil;
+        await (entry.park ?? unparked)(() => sleep(until - this.now(), entry.signal));
         policy = await this.policy(key.key);
       }
       // The lease first: a request that holds its slot is ready to start the moment the slot comes.
-      const giveLease = await this.lease(key.key, key.budget.concurrency, signal);
+      const giveLease = await this.lease(key.key, key.budget.concurrency, entry);
       try {
         const every = Math.round(interval());
         for (let round = 0; every > 0; round++) {
-          const at = await this.slot(key.key, every, signal);
-          if (at > this.now()) await sleep(at - this.now(), signal);
+          const at = await this.slot(key.key, every, entry.signal);
+          if (at > entry.deadline) throw new HostWait(key.key, 'busy', at);
+          if (at > this.now()) await (entry.park ?? unparked)(() => sleep(at - this.now(), entry.signal));
           // Woken late (a busy process): starting now would crowd the next slot's request, so take a later one.
           if (this.now() - at <= every / 2 || round >= 3) break;
         }
@@ -210,17 +265,27 @@ export class HostGate {
   }
 
   /** The next free start slot of the host at `every` ms apart, taken for this request: its time. */
+  /**
+   * Slots are the intervals of `every` ms since the epoch, one request start each. The slot under way
+   * may be taken too (a host asked nothing for a while goes at once, a Crawl-delay's first request
+   * included); a slot's start is its interval's or later, and never less than `every` after the start
+   * of the slot before it (each records its start).
+   */
   private async slot(key: string, every: number, signal?: AbortSignal): Promise<number> {
     this.sweep();
     const prefix = `${key}|${every}|`;
     const hintKey = `${key}|${every}`;
-    let index = Math.max(Math.ceil(this.now() / every), (this.lastSlot.get(hintKey) ?? 0) + 1);
+    const idOf = (index: number): string => `${prefix}${String(index).padStart(14, '0')}`;
+    let index = Math.max(Math.floor(this.now() / every), (this.lastSlot.get(hintKey)?.index ?? -1) + 1);
     for (let tries = 0; ; tries++) {
       if (signal?.aborted) throw new Error('aborted');
-      if (await this.store.takeSlot(`${prefix}${String(index).padStart(14, '0')}`, index * every + SLOT_KEEP_MS)) {
-        this.lastSlot.set(hintKey, index);
+      const hint = this.lastSlot.get(hintKey);
+      const previous = hint?.index === index - 1 ? hint.at : await this.store.slotStart(idOf(index - 1));
+      const at = Math.max(this.now(), index * every, previous === undefined ? 0 : previous + every);
+      if (await this.store.takeSlot(idOf(index), at, at + SLOT_KEEP_MS)) {
+        this.lastSlot.set(hintKey, { index, at });
         if (this.lastSlot.size > 10_000) this.lastSlot.clear();
-        return index * every;
+        return at;
       }
       // Taken by another process: after two misses, ask where the taken slots end.
       if (tries >= 1) {
@@ -234,11 +299,31 @@ export class HostGate {
     }
   }
 
-  /** One of the host's `size` leases, renewed while held; released by `_id` and token. */
-  private async lease(key: string, size: number, signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Runs a wait of the caller's (its turn, a lease) inside its `park`, until its deadline at most: past
+   * it, HostWait `busy`.
+   */
+  private async waiting<T>(host: string, entry: Entry, wait: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+    const park = entry.park ?? unparked;
+    if (entry.deadline === Infinity) return park(() => wait(entry.signal));
+    const timeUp = new AbortController();
+    const timer = setTimeout(() => timeUp.abort(), Math.max(0, entry.deadline - this.now()));
+    const signal = entry.signal ? AbortSignal.any([entry.signal, timeUp.signal]) : timeUp.signal;
+    try {
+      return await park(() => wait(signal));
+    } catch (error) {
+      if (timeUp.signal.aborted && !entry.signal?.aborted) throw new HostWait(host, 'busy', entry.deadline);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One of the host's `size` leases, renewed while held; released by `_id` and token. Waiting for one is parked. */
+  private async lease(key: string, size: number, entry: Entry): Promise<() => void> {
     const token = randomUUID();
     const ids = Array.from({ length: size }, (_, index) => `${key}|${index}`);
-    for (;;) {
+    const tryTake = async (): Promise<(() => void) | undefined> => {
       const first = Math.floor(Math.random() * size);
       for (let step = 0; step < size; step++) {
         const id = ids[(first + step) % size]!;
@@ -252,10 +337,19 @@ export class HostGate {
           void this.store.releaseLease(id, token).catch(() => undefined);
         };
       }
-      // Every lease held: those of a process that died expire.
-      await this.store.expireLeases(ids, this.now());
-      await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
-    }
+      return undefined;
+    };
+    const taken = await tryTake();
+    if (taken) return taken;
+    return this.waiting(key, entry, async (signal) => {
+      for (;;) {
+        // Every lease held: those of a process that died expire.
+        await this.store.expireLeases(ids, this.now());
+        await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
+        const lease = await tryTake();
+        if (lease) return lease;
+      }
+    });
   }
 
   /** Records what the host answered: 429/503 pause it for everyone; a good answer after a pause steps back. */

@@ -23,8 +23,10 @@ export interface HostGateStore {
   /** A good answer after a pause: the back-off steps down to `level` (0 clears it). */
   stepBackoff(host: string, level: number, now: number): Promise<void>;
   writeDelay(host: string, delay: { ms: number; until: number }, now: number): Promise<void>;
-  /** Takes the start slot `id`; false when another request holds it. */
-  takeSlot(id: string, expiresAt: number): Promise<boolean>;
+  /** Takes the start slot `id`, its request starting `at`; false when another request holds it. */
+  takeSlot(id: string, at: number, expiresAt: number): Promise<boolean>;
+  /** When the request of slot `id` starts, if the slot is taken. */
+  slotStart(id: string): Promise<number | undefined>;
   /** The highest slot id taken under `prefix`, if any. */
   lastSlot(prefix: string): Promise<string | undefined>;
   /** Deletes slots past their expiry (any process may; twice is harmless). */

@@ -88,6 +88,8 @@ export class CrawlClient {
   /** Polls until the crawl has ended, then reads every result until `next_cursor` is null. */
   async finish(crawlId: string, options: { limit?: number; timeoutMs?: number } = {}): Promise<{ crawl: Json; results: Json[]; reads: number }> {
     const deadline = Date.now() + (options.timeoutMs ?? 240_000);
+    // A result read while the crawl runs may not be fetched yet (content_status pending): read them all once it has ended.
+    await this.until(crawlId, (crawl) => crawl.status !== 'running', options.timeoutMs ?? 240_000);
     const results: Json[] = [];
     let cursor: string | undefined;
     let reads = 0;

@@ -39,6 +39,7 @@ import type { SliceInput, SliceSummary } from '../../run-types';
 import { ids, type BatchStore, type BatchTask, type FetchedBy, type ResultDoc, type TaskResult } from '../../store';
 import type { RunControl } from '../run-control';
 import { startingItems } from './items';
+import { SliceParking } from './parking';
 import { billKey, creditsOfPart, progressOf, type SliceProgress } from './progress';
 import { summarize } from './summary';
 import { runTask, type TaskDeps } from './task';
@@ -55,6 +56,8 @@ export interface SliceDeps extends TaskDeps {
 
 /** How often a slice flushes its bodies and heartbeats its progress (ms). */
 const PROGRESS_MS = 2_000;
+/** A slice whose every task has waited at its host this long gives up its turn (parking.ts). */
+const YIELD_AFTER_MS = 30_000;
 
 export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: WorkContext): Promise<SliceSummary> {
   const part = input.part ?? 0;
@@ -108,6 +111,15 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
     };
     progress = setInterval(() => void report().catch(() => undefined), PROGRESS_MS);
     let next = 0;
+    const parking = new SliceParking({
+      limits: deps.limits,
+      runControl: () => deps.runControl(input.runId),
+      yieldAfterMs: YIELD_AFTER_MS,
+      // Every task of the slice waits at its host: the part ends as a pause does, its tasks pending.
+      onYield: () => {
+        paused = true;
+      },
+    });
     const lane = async (): Promise<void> => {
       for (;;) {
         if (refused !== undefined || interrupted || paused || input.closing || attempt.signal.aborted || next >= todo.length) return;
@@ -121,12 +133,13 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         const index = todo[next++];
         if (index === undefined) return;
         const task = slice.tasks[index] as BatchTask;
-        const releases: Array<() => void> = [];
-        for (const limit of deps.limits) releases.push(await limit.acquire());
-        const release = (): void => releases.reverse().forEach((free) => free());
+        // The task's slots, given back while it waits at its host (parking.ts).
+        const turn = await parking.begin();
         const taskSignal = signals.open();
         try {
-          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, taskSignal.signal);
+          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, AbortSignal.any([taskSignal.signal, turn.signal]), turn.park);
+          // Its wait was given up (the run stopped, or the slice yields its turn): it stays pending.
+          if (item.interrupted && turn.signal.aborted && !taskSignal.signal.aborted) continue;
           if (item.interrupted) {
             interrupted = true;
             continue;
@@ -140,11 +153,11 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
           finished.set(index, { body: item.body !== undefined });
         } finally {
           taskSignal.done();
-          release();
+          turn.end();
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, todo.length)) }, lane));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, todo.length)) }, lane)).finally(() => parking.close());
     clearInterval(progress);
     if (interrupted || attempt.signal.aborted) {
       // The bodies stored so far stay named by the last heartbeat: the next attempt starts from them.

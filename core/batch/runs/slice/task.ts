@@ -1,4 +1,5 @@
 /** One task of a slice: its fetches under the task retry rule, each billed through the slice part's bill. */
+import type { Park } from '../../../../engine';
 import { retryDelayMs } from '../../../jobs/retry-rules';
 import type { SliceBill } from '../../../jobs/charges';
 import type { SliceInput } from '../../run-types';
@@ -28,7 +29,8 @@ export interface TaskRun {
   interrupted?: boolean;
 }
 
-export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal): Promise<TaskRun> {
+/** `park`: waits (at the host, between attempts) run inside it, so the slice's shared slots are given back meanwhile. */
+export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal, park: Park = (wait) => wait()): Promise<TaskRun> {
   const attempts: TaskResult['attempts'] = [];
   let outcome: TaskOutcome | undefined;
   for (let attempt = 1; attempt <= deps.taskRetry.maximumAttempts; attempt++) {
@@ -39,6 +41,7 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
       params,
       signal,
       reuseKey: input.accountId,
+      park,
       afford: async (credits) => {
         if (credits <= reserved) return true;
         const ok = await bill.need(credits - reserved);
@@ -50,7 +53,7 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
     if (reserved > credits) bill.giveBack(reserved - credits);
     attempts.push({ startedAt, endedAt: Date.now(), credits, ...(outcome.ok ? {} : { errorCode: outcome.error.code }) });
     if (outcome.ok || !outcome.retryable || outcome.interrupted || signal.aborted || attempt === deps.taskRetry.maximumAttempts) break;
-    await new Promise((resolve) => setTimeout(resolve, retryDelayMs(deps.taskRetry, attempt)));
+    await park(() => new Promise((resolve) => setTimeout(resolve, retryDelayMs(deps.taskRetry, attempt))));
     if ((await deps.runControl(input.runId)) === 'stop') break;
   }
   if (!outcome) throw new Error('no attempt was made');

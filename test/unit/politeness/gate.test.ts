@@ -1,0 +1,109 @@
+/**
+ * The host gate's rules on a store kept in memory (the database's implementation, core/politeness/store.ts,
+ * is exercised by the stack suites): slots that let a quiet host go at once and keep every start a
+ * Crawl-delay apart, waits run inside the caller's park, a caller's longest wait, and answers counted
+ * against the host that gave them.
+ */
+import { expect } from 'chai';
+import { HostGate, isHostWait, type HostGateStore, type HostState, type Park } from '../../../engine/politeness';
+
+class MemoryGateStore implements HostGateStore {
+  readonly slots = new Map<string, number>();
+  readonly leases = new Map<string, string>();
+  readonly backoffs = new Map<string, { until: number; level: number; status: number }>();
+  readonly delays = new Map<string, { ms: number; until: number }>();
+
+  async readState(host: string): Promise<HostState> {
+    const backoff = this.backoffs.get(host);
+    const delay = this.delays.get(host);
+    return { ...(backoff ? { backoff } : {}), ...(delay ? { delay } : {}) };
+  }
+  async writeBackoff(host: string, backoff: { until: number; level: number; status: number }): Promise<void> {
+    this.backoffs.set(host, backoff);
+  }
+  async stepBackoff(host: string, level: number): Promise<void> {
+    const backoff = this.backoffs.get(host);
+    if (level === 0) this.backoffs.delete(host);
+    else if (backoff) backoff.level = level;
+  }
+  async writeDelay(host: string, delay: { ms: number; until: number }): Promise<void> {
+    this.delays.set(host, delay);
+  }
+  async takeSlot(id: string, at: number): Promise<boolean> {
+    if (this.slots.has(id)) return false;
+    this.slots.set(id, at);
+    return true;
+  }
+  async slotStart(id: string): Promise<number | undefined> {
+    return this.slots.get(id);
+  }
+  async lastSlot(prefix: string): Promise<string | undefined> {
+    return [...this.slots.keys()].filter((id) => id.startsWith(prefix)).sort().pop();
+  }
+  async sweepSlots(): Promise<void> {}
+  async takeLease(id: string, token: string): Promise<boolean> {
+    if (this.leases.has(id)) return false;
+    this.leases.set(id, token);
+    return true;
+  }
+  async renewLease(): Promise<void> {}
+  async releaseLease(id: string, token: string): Promise<void> {
+    if (this.leases.get(id) === token) this.leases.delete(id);
+  }
+  async expireLeases(): Promise<void> {}
+}
+
+/** A gate whose clock stands still at `at`: its schedule is exact (its waits still take real time). */
+const gateOf = (store: HostGateStore, at: number) => new HostGate(store, { defaults: { rate: 0, concurrency: 4 }, named: [], backoffMaxMs: 60_000, now: () => at });
+
+describe('host gate, with its store in memory', () => {
+  it('lets a Crawl-delayed host’s first request go at once and keeps every start the delay apart', async () => {
+    const store = new MemoryGateStore();
+    // Between two boundaries of the delay's grid: the first request must not wait for the next one.
+    const now = 1_000_000_000_075;
+    const gate = gateOf(store, now);
+    const url = 'http://quiet.example/a';
+    await gate.crawlDelay(url, 150, 60_000);
+    for (let n = 0; n < 3; n++) (await gate.enter(url, { account: 'a' })).done({ status: 200, headers: [] });
+    expect([...store.slots.values()].sort((a, b) => a - b)).to.deep.equal([now, now + 150, now + 300]);
+  });
+
+  it('runs every wait inside the caller’s park, and refuses past the caller’s longest wait', async () => {
+    const store = new MemoryGateStore();
+    const gate = gateOf(store, Date.now());
+    const url = 'http://slow.example/a';
+    await gate.crawlDelay(url, 300, 60_000);
+    (await gate.enter(url, { account: 'a' })).done();
+    let parked = 0;
+    const park: Park = async (wait) => {
+      parked++;
+      return wait();
+    };
+    (await gate.enter(url, { account: 'a', park })).done();
+    expect(parked).to.equal(1);
+    const refusal = await gate.enter(url, { account: 'a', maxWaitMs: 50 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isHostWait(refusal), String(refusal)).to.equal(true);
+    expect(refusal).to.include({ reason: 'busy', host: 'slow.example' });
+  });
+
+  it('pauses the host that answered 429, not the one the request entered by, and tells a caller that waits less how long', async () => {
+    const store = new MemoryGateStore();
+    const now = Date.now();
+    const gate = gateOf(store, now);
+    const ticket = await gate.enter('http://first.example/hop', { account: 'a' });
+    ticket.done({ status: 429, headers: [['retry-after', '30']], url: 'http://second.example/limited' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([...store.backoffs.keys()]).to.deep.equal(['second.example']);
+    (await gate.enter('http://first.example/page', { account: 'a', maxWaitMs: 1_000 })).done();
+    const refusal = await gate.enter('http://second.example/page', { account: 'a', maxWaitMs: 1_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isHostWait(refusal)).to.equal(true);
+    expect(refusal).to.include({ reason: 'paused', host: 'second.example' });
+    expect((refusal as { until: number }).until).to.equal(now + 30_000);
+  });
+});
