@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { openAccounts, type AccountsHandle } from '../helpers/app';
 import { testStack } from '../helpers/stack';
 import { runChaos } from './drive';
@@ -20,7 +21,7 @@ describe('Chaos: every component killed once under mixed traffic', function () {
     process.stdout.write(`      chaos seed ${seed}\n`);
     const stack = testStack();
     const report = await runChaos(
-      { api: () => stack.urls.api, pid: (name) => stack.component(name).pid, accounts: handle.accounts, db: handle.db.db },
+      { api: () => stack.urls.api, pid: (name) => stack.component(name).pid, accounts: handle.accounts, db: handle.db.db, apiLog: () => readFileSync(stack.component('api').logFile, 'utf8') },
       { seed, durationMs: 100_000, fetchLanes: 2, jobTasks: 40, jobEveryMs: 8_000, crawlPages: 12, crawlEveryMs: 15_000, log: (line) => process.stdout.write(`      ${line}\n`) },
     );
     process.stdout.write(`      ${JSON.stringify({ ...report, problems: undefined })}\n`);

@@ -35,6 +35,8 @@ export interface ChaosTarget {
   db: Db;
   /** Host of the crawl fixture site, resolved to loopback by the stack's HOST_OVERRIDES (`*.fixture.test`). */
   crawlSiteName?: string;
+  /** The API's log as written so far: a 5xx other than 503 is reported with the lines of its request. */
+  apiLog?: () => string;
 }
 
 export interface ChaosOptions {
@@ -116,6 +118,8 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
   const log = options.log ?? (() => undefined);
   const random = seeded(options.seed);
   const answers: Record<string, number> = {};
+  /** Request ids of answers 5xx other than 503. */
+  const serverErrors: string[] = [];
   const count = (label: string) => (answers[label] = (answers[label] ?? 0) + 1);
   const problems: string[] = [];
 
@@ -144,7 +148,11 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
       } catch {
         parsed = { text: text.slice(0, 200) };
       }
-      if (response.status >= 500 && response.status !== 503) log(`${response.status} on ${method} ${path.split('?')[0]}: ${text.slice(0, 300)}`);
+      if (response.status >= 500 && response.status !== 503) {
+        log(`${response.status} on ${method} ${path.split('?')[0]}: ${text.slice(0, 300)}`);
+        const request = /urn:service:request:([0-9a-f-]+)/.exec(text)?.[1];
+        if (request) serverErrors.push(request);
+      }
       return { status: response.status, body: parsed, headers: response.headers };
     } catch {
       count('unanswered');
@@ -410,6 +418,9 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
     .filter(([status]) => Number(status) >= 500 && status !== '503')
     .reduce((sum, [, n]) => sum + n, 0);
   if (fiveHundreds > 0) problems.push(`${fiveHundreds} answers 5xx other than 503: ${JSON.stringify(answers)}`);
+  // What the API logged of each of them, so that a rare one can be understood from the run that met it.
+  const apiLines = target.apiLog?.().split('\n') ?? [];
+  for (const request of serverErrors) problems.push(`request ${request}: ${apiLines.filter((line) => line.includes(request)).join(' | ').slice(0, 2000)}`);
 
   await Promise.all([site.close(), crawlSite.close(), receiver.close()]);
   return {
