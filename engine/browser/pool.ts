@@ -2,7 +2,8 @@
  * The browser pool of one process (the API and the worker each own one; with `share`, the first of them
  * to render hosts the machine's browser and the other's renders come to its pool: share.ts).
  *
- *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES) ──▶ current browser (launched lazily)
+ *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES; an owner at most its share, owners in turn:
+ *                slots.ts) ──▶ current browser (launched lazily)
  *            ──▶ new context (proxy, viewport, device) or the spare made ahead with the same options
  *            ──▶ new page ──▶ prepare(page) (the request gate) ──▶ work(lease)
  *            ──▶ finally: close page and context, free the slot
@@ -105,6 +106,10 @@ export interface PageRequest<P = undefined> {
   signal?: AbortSignal;
   /** Requests with the same key (and the same context options) may use one context in turn. */
   reuseKey?: string;
+  /** Whose request this is (the caller's account): its requests hold at most `share` pages at once (slots.ts). */
+  owner?: string;
+  /** Pages the owner's requests may hold at once (cut to 1..maxPages); unset: all of them. */
+  share?: number;
   /**
    * Readies the context and page `work` used for the next request with the same key; false (or a
    * throw) closes them instead. Called only when `work` succeeded and its browser is still serving.
@@ -206,7 +211,7 @@ export class BrowserPool {
   }
 
   private async onPage<T, P>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
-    const release = await this.slots.acquire(request.deadline, request.signal);
+    const release = await this.slots.acquire({ owner: request.owner, share: request.share, deadline: request.deadline, signal: request.signal });
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
     let reuseKey: string | undefined;
