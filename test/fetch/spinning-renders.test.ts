@@ -12,7 +12,7 @@
  *   for one account at once, its pages at the site are never more than its share.
  *
  * The API and the worker are restarted with a 12 s render deadline and the free plan's
- * `deadline_renders` at 2, and restarted as they were afterwards.
+ * `deadline_renders` at 3, and restarted as they were afterwards.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -85,7 +85,7 @@ describe('renders of one account against the machine’s browser', function () {
       }
       res.end('<!doctype html><html><body><h1>Ordinary</h1><script>document.body.insertAdjacentHTML("beforeend", "<p id=late>LATE</p>")</script></body></html>');
     });
-    await restart({ RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS), PLAN_LIMITS: `${DEFAULT_PLAN_LIMITS},free:deadline_renders=2` });
+    await restart({ RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS), PLAN_LIMITS: `${DEFAULT_PLAN_LIMITS},free:deadline_renders=3` });
   });
 
   after(async () => {
@@ -115,20 +115,25 @@ describe('renders of one account against the machine’s browser', function () {
     expect(otherEndedAt, 'the other account’s render ended before any of the abuser’s').to.be.below(Math.min(...ended.map(({ endedAt }) => endedAt)));
     expect(counts.mostSpinning, 'the abuser’s pages at the site at once').to.equal(SHARE);
     expect(await abuser.used(), 'renders that ran to the deadline are not charged').to.equal(0);
+    // Two of them ran to the deadline on their pages, three waited for one: two counted, below the 3 allowed.
+    expect((await abuser.fetch({ url: at('/ordinary'), js_render: 'true' })).status).to.equal(200);
   });
 
   it('refuses the renders of an account whose renders ran to the deadline as often as its plan allows, on every surface', async () => {
     const account = await fetchAccount();
     const spinner = fetchClient(testStack().urls.api, account);
-    const spun = await Promise.all([0, 1].map((n) => spinner.fetch({ url: at(`/spin?deadline=${n}`), js_render: 'true' }).then((response) => response.status)));
-    expect(spun).to.deep.equal([504, 504]);
+    const spin = (n: number) => spinner.fetch({ url: at(`/spin?deadline=${n}`), js_render: 'true' }).then((response) => response.status);
+    expect(await Promise.all([spin(0), spin(1)])).to.deep.equal([504, 504]);
+    // Two of the three allowed: the account still renders.
+    expect((await spinner.fetch({ url: at('/ordinary?before'), js_render: 'true' })).status).to.equal(200);
+    expect(await spin(2)).to.equal(504);
 
     // Fetch: a fixed render, and mode=auto once it would render, are 429 naming the limit.
     const refused = await spinner.fetch({ url: at('/ordinary'), js_render: 'true' });
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
     const problem = (await refused.json()) as { code: string; limit: string; allowed: number };
-    expect([problem.code, problem.limit, problem.allowed]).to.deep.equal(['rate_limited', 'deadline_renders', 2]);
+    expect([problem.code, problem.limit, problem.allowed]).to.deep.equal(['rate_limited', 'deadline_renders', 3]);
     const auto = await spinner.fetch({ url: at('/scripted'), mode: 'auto' });
     expect([auto.status, ((await auto.json()) as { limit: string }).limit]).to.deep.equal([429, 'deadline_renders']);
     // Plain fetches go on, and another account renders.
@@ -169,8 +174,8 @@ describe('renders of one account against the machine’s browser', function () {
     const crawl = await crawls.until(crawlId, (body) => body.status !== 'running');
     expect(crawl.status, JSON.stringify(crawl)).to.equal('failed');
     expect(hits('/scripted') - before, 'fetched plain, never rendered').to.equal(1);
-    // Two plain fetches (Fetch and the Batch task), nothing else.
-    await eventually(async () => (await spinner.used()) === 2, 50, 200);
+    // One render before the limit, two plain fetches (Fetch and the Batch task), nothing else.
+    await eventually(async () => (await spinner.used()) === 7, 50, 200);
   });
 
   it('holds an account’s share for the machine while the API and the worker both render for it', async () => {
