@@ -175,10 +175,22 @@ export interface AccountLimits {
   requestBurst: number;
   /** Authenticated requests of the account in flight at once, per API process. */
   requestsInFlight: number;
+  /** Browser pages the account's renders hold at once on a machine; unset: half of `BROWSER_MAX_PAGES` (never more than it). */
+  renderPages?: number;
+  /** The account's renders that may run to the render deadline per `DEADLINE_RENDER_WINDOW_MS`; past it, its renders are refused (429). */
+  deadlineRenders: number;
 }
 
-/** The request budget's members, filled in when ACCOUNT_LIMITS leaves them out. */
-const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'> = { requestsPerSecond: 200, requestBurst: 400, requestsInFlight: 200 };
+/** Members filled in when ACCOUNT_LIMITS leaves them out: the request budget's and the deadline renders'. */
+const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'deadlineRenders'> = {
+  requestsPerSecond: 200,
+  requestBurst: 400,
+  requestsInFlight: 200,
+  deadlineRenders: 5,
+};
+
+/** Limits that may stay unset (a default of their own applies). */
+const OPTIONAL_LIMITS: ReadonlySet<keyof AccountLimits> = new Set(['scheduleIntervalSeconds', 'renderPages']);
 
 const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   mcp_sessions: 'mcpSessions',
@@ -190,6 +202,8 @@ const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   requests_per_second: 'requestsPerSecond',
   request_burst: 'requestBurst',
   requests_in_flight: 'requestsInFlight',
+  render_pages: 'renderPages',
+  deadline_renders: 'deadlineRenders',
 };
 
 /** `name=value` pairs (sizes as `byteSize`), each a limit of `AccountLimits`. */
@@ -206,7 +220,7 @@ function limitPairs(raw: string, separator: string): Partial<AccountLimits> {
 
 const accountLimits: Parser<AccountLimits> = (raw) => {
   const limits = { ...REQUEST_BUDGET_DEFAULTS, ...limitPairs(raw, ',') };
-  const missing = Object.entries(LIMIT_NAMES).find(([, member]) => member !== 'scheduleIntervalSeconds' && limits[member] === undefined);
+  const missing = Object.entries(LIMIT_NAMES).find(([, member]) => !OPTIONAL_LIMITS.has(member) && limits[member] === undefined);
   return missing ? fail(`${missing[0]} is missing`) : (limits as AccountLimits);
 };
 
@@ -274,14 +288,15 @@ const variables = {
   },
   ACCOUNT_LIMITS: {
     parse: accountLimits,
-    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200',
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200,deadline_renders=5',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`.',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`. And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`.',
   },
   PLAN_LIMITS: {
     parse: planLimits,
-    fallback: 'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20',
+    fallback:
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:deadline_renders=20,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:deadline_renders=100',
     scope: 'all',
     description: 'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`).',
   },
@@ -631,7 +646,8 @@ const variables = {
     parse: integer(1, 64),
     fallback: '4',
     scope: 'all',
-    description: 'Browser pool: pages rendering at once in this process; further renders wait for a slot.',
+    description:
+      'Browser pool: pages rendering at once on the machine (in each process with `BROWSER_SHARE=false`); further renders wait for a page. Each account holds at most its plan\'s `render_pages` of them (ACCOUNT_LIMITS).',
   },
   BROWSER_RETIRE_AFTER_PAGES: {
     parse: integer(1, 100_000),
@@ -662,6 +678,13 @@ const variables = {
     fallback: '60000',
     scope: 'all',
     description: 'Deadline of one browser render: slot wait, navigation, waits, instructions and capture (`CTX0002`).',
+  },
+  DEADLINE_RENDER_WINDOW_MS: {
+    parse: integer(1_000, 86_400_000),
+    fallback: '600000',
+    scope: 'all',
+    description:
+      'The window in which an account\'s renders that ran to their deadline are counted against its plan\'s `deadline_renders` (ACCOUNT_LIMITS): a render counts when it held its browser page for at least half of `RENDER_TIMEOUT_MS` and ended at the deadline. Counted for the whole service (in the database); a render that waited for a page most of its time does not count.',
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),

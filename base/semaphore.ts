@@ -1,8 +1,8 @@
 /**
  * The one counting semaphore: a first-come queue where a freed turn passes straight to the next
- * waiter, so a newcomer never overtakes the queue. Used for per-crawl and per-run page limits, the
- * worker's Batch limit, and the browser pool's open pages (which also give up at a deadline, on abort,
- * or when the pool closes).
+ * waiter, so a newcomer never overtakes the queue. Used for per-crawl and per-run page limits and the
+ * worker's Batch limit; a waiter may also give up at a deadline or on abort, and `close` fails them all.
+ * (The browser pool's pages are shared per account, served in turn: engine/browser/slots.ts.)
  */
 
 export type Release = () => void;

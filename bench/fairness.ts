@@ -12,6 +12,10 @@
  * 3. `/healthz` p99 polled while four 25 MB CSV inputs are uploaded at once (goal < 50 ms), and then
  *    while four jobs are created from them.
  *
+ * `--kinds` chooses the abuse kinds, comma-separated (default: all): `holdings` (1 and 3 above),
+ * `spinning-renders` (fairness-renders.ts: another tenant's Fetch and renders beside five renders of a
+ * free account that never yield; `--spin-seconds`, `--spin-rounds`, `--spin-rate`, `--spin-render-concurrency`).
+ *
  * Everything runs on a private stack (FerretDB, Temporal, worker, API) on loopback.
  */
 import { fork } from 'node:child_process';
@@ -28,8 +32,25 @@ import { createLogger } from '../base/log';
 import { loadConfig as configFrom } from '../base/config';
 import { processTree } from '../scripts/stack/proc';
 import { startBenchStack } from './crawl';
+import { spinningRenders } from './fairness-renders';
 
-const { values: options } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, rounds: { type: 'string' }, 'abuser-rps': { type: 'string' }, 'input-mb': { type: 'string' } } });
+const { values: options } = parseArgs({
+  options: {
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    'abuser-rps': { type: 'string' },
+    'input-mb': { type: 'string' },
+    kinds: { type: 'string' },
+    'spin-seconds': { type: 'string' },
+    'spin-rounds': { type: 'string' },
+    'spin-rate': { type: 'string' },
+    'spin-render-concurrency': { type: 'string' },
+  },
+});
+const KINDS = ['holdings', 'spinning-renders'];
+const kinds = new Set((options.kinds ?? KINDS.join(',')).split(',').map((kind) => kind.trim()));
+for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kinds: "${kind}" is not one of ${KINDS.join(', ')}`);
 const loadAtStart = loadavg().map((n) => n.toFixed(2)).join(' ');
 const rate = Math.min(200, Math.max(1, Number(options.rate ?? 20)));
 const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 10)));
@@ -93,6 +114,24 @@ async function main(): Promise<void> {
   const abuser = await makeAccount('free', abuserRps);
   const loader = await makeAccount('free');
   const apiPid = () => bench.stack.component('api').pid;
+
+  if (kinds.has('spinning-renders')) {
+    const report = await spinningRenders({
+      api: bench.api,
+      keys: { other: await makeAccount('free'), abuser: await makeAccount('free') },
+      seconds: Math.min(55, Math.max(5, Number(options['spin-seconds'] ?? 40))),
+      rounds: Math.min(20, Math.max(1, Number(options['spin-rounds'] ?? 3))),
+      rate: Math.min(200, Math.max(1, Number(options['spin-rate'] ?? 20))),
+      renderConcurrency: Math.min(4, Math.max(1, Number(options['spin-render-concurrency'] ?? 1))),
+    });
+    for (const line of report) console.log(line);
+  }
+  if (!kinds.has('holdings')) {
+    await db.close();
+    await bench.close();
+    site.close();
+    return;
+  }
 
   /** The steady account's Fetch latencies over `seconds` at `rate` per second. */
   const steadyRun = async (): Promise<number[]> => {

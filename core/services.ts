@@ -15,6 +15,7 @@ import { createCrawlCommands } from './crawls/commands';
 import { createExtractCommands } from './extract/commands';
 import { fetchRecipes } from './extract/recipes';
 import { createFetchPipeline } from './fetch/pipeline';
+import { createRenderRules } from './fetch/render-rules';
 import { mcpSessionCommands } from './mcp/commands';
 import { createOAuthCommands } from './oauth/commands';
 import { hostsInBackoff } from './politeness/paused';
@@ -41,8 +42,8 @@ export function createServices(roots: ServiceRoots) {
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
   return {
     extract,
-    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract) }),
+    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, and the accounts' render terms. */
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract), renders: createRenderRules({ db: db.db, accounts, config, log }) }),
     crawls: createCrawlCommands({
       db: db.db,
       accounts,

@@ -14,6 +14,7 @@ import { createBatchWorker } from './batch/worker';
 import { createCrawlWork, autoPageFetcher } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
+import { createRenderRules } from './fetch/render-rules';
 import { createTaskRunner } from './fetch/task';
 import type { WorkContext } from './jobs/work';
 import { reconcile } from './reconcile';
@@ -38,7 +39,7 @@ export interface WorkerRoots {
 
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, renders: createRenderRules({ db, accounts, config, log }) });
   const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline) }),

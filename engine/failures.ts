@@ -41,6 +41,8 @@ export const FAILURES = {
   aborted: row('CTX0002', 'caller', false, false, false),
   /** Under mode=auto, the account could not pay for the next configuration. */
   vetoed: row('AUTH004', 'caller', false, false),
+  /** The caller's plan refuses its renders for now (they ran to the render deadline too often): later will do. */
+  renders_throttled: row('rate_limited', 'caller', false, true),
   /** The caller asked to respect robots.txt, and the origin's disallows the URL (or cannot be read for now). */
   robots_disallowed: row('REQS009', 'caller', false, false),
 

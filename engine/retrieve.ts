@@ -58,6 +58,8 @@ export interface RetrieveRequest {
   acceptAsIs?: (page: Page) => boolean;
   /** Renders with the same key (the caller's account) may take turns on a browser context, cleared in between. */
   reuseKey?: string;
+  /** Browser pages the renders with this `reuseKey` may hold at once (the caller's share of the machine's); unset: all. */
+  renderPages?: number;
   /** Whose request this is, for the host gate's turns between accounts (default: `reuseKey`). */
   account?: string;
   /** Ask the origin's robots.txt first; a disallowed URL fails with `robots_disallowed`, nothing tried. */
@@ -95,6 +97,8 @@ export interface RetrievalError {
   code: ErrorCode;
   detail: string;
   parameter?: string;
+  /** A render that got its browser page and failed: how long it held it (engine/browser/types.ts). */
+  heldPageMs?: number;
 }
 
 export interface RetrievalFailure {
@@ -186,11 +190,16 @@ export function createRetrieval(deps: RetrievalDeps) {
         headers: request.headers,
         ...(proxy.proxy ? { proxy: proxy.proxy } : {}),
         ...(request.reuseKey !== undefined ? { reuseKey: request.reuseKey } : {}),
+        ...(request.renderPages !== undefined ? { pageShare: request.renderPages } : {}),
         signal: request.signal,
       },
       { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },
     );
-    if (!result.ok) return failure(result.error.kind, result.error.detail, result.error.parameter);
+    if (!result.ok) {
+      const { kind, detail, parameter, heldPageMs } = result.error;
+      const failed = failure(kind, detail, parameter);
+      return heldPageMs === undefined ? failed : { ok: false, error: { ...failed.error, heldPageMs } };
+    }
     const contentType = result.headers.find(([name]) => name === 'content-type')?.[1];
     return {
       ok: true,

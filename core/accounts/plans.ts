@@ -2,6 +2,9 @@
  * Plans, their limits and capabilities, from config: the free plan (FREE_PLAN_*) and the operator's
  * paid plans (PLANS); EXTRACT_PLANS says which include Extract. An account names its plan and may
  * carry operator overrides of credits and concurrency.
+ *
+ * A plan's `render_pages` is resolved here against the machine: unset, half of BROWSER_MAX_PAGES (one
+ * account never holds the whole browser), and never below 1 nor above BROWSER_MAX_PAGES.
  */
 import type { AccountLimits, Config } from '../../base/config';
 
@@ -19,8 +22,8 @@ export interface Plan {
   price: number;
   /** `extract` on Fetch is included (else 402 AUTH010). */
   extract: boolean;
-  /** What the account may hold at once (ACCOUNT_LIMITS with the plan's PLAN_LIMITS on top). */
-  limits: AccountLimits;
+  /** What the account may hold at once (ACCOUNT_LIMITS with the plan's PLAN_LIMITS on top; `renderPages` resolved). */
+  limits: AccountLimits & { renderPages: number };
 }
 
 export interface PlanOverrides {
@@ -34,8 +37,11 @@ export interface PlanOverrides {
 
 export type PlanConfig = Pick<
   Config,
-  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots' | 'extractPlans' | 'accountLimits' | 'planLimits'
+  'freePlanCredits' | 'freePlanConcurrency' | 'plans' | 'activeJobsLimit' | 'preparationSlots' | 'extractPlans' | 'accountLimits' | 'planLimits' | 'browserMaxPages'
 >;
+
+/** Browser pages of an account with `asked` (unset: half the machine's), within 1 and the machine's `maxPages`. */
+export const renderPagesOf = (asked: number | undefined, maxPages: number): number => Math.max(1, Math.min(maxPages, asked ?? Math.floor(maxPages / 2)));
 
 export const FREE_PLAN = 'free';
 
@@ -44,7 +50,10 @@ export class PlanCatalogue {
 
   constructor(config: PlanConfig) {
     const extract = (name: string) => config.extractPlans.includes('*') || config.extractPlans.includes(name);
-    const limits = (name: string): AccountLimits => ({ ...config.accountLimits, ...(config.planLimits[name] ?? {}) });
+    const limits = (name: string): Plan['limits'] => {
+      const merged = { ...config.accountLimits, ...(config.planLimits[name] ?? {}) };
+      return { ...merged, renderPages: renderPagesOf(merged.renderPages, config.browserMaxPages) };
+    };
     this.plans.set(FREE_PLAN, {
       name: FREE_PLAN,
       credits: config.freePlanCredits,

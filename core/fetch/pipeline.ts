@@ -7,11 +7,15 @@
  *     ─> retrievePage (fixed configuration, or mode=auto asking billing.afford per rung)
  *     ─> target status (RESP002 / RESP001 unless passed through) ─> shape ─> billing.settle
  *
+ * Renders go with the account's terms (render-rules.ts, the account being `reuseKey`): its share of
+ * the browser's pages, and a refusal (429 naming `deadline_renders`) once its renders ran to the
+ * deadline as often as its plan allows in the window; a render that does is counted, not charged.
+ *
  * `retrievePage` is the single place a target URL is fetched for a caller; crawls take its page as is.
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { failureOf, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { FAILURES, failureOf, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache } from '../extract/recipes';
@@ -19,6 +23,7 @@ import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
+import type { RenderRules } from './render-rules';
 
 /** How a Fetch is paid; the strategy is the caller's. */
 export interface FetchBilling {
@@ -51,8 +56,11 @@ export interface FetchJob {
 
 export type RetrievedPage =
   | { ok: true; page: Page; rung: Rung }
-  /** `vetoed`: the ladder stopped because billing refused a configuration. */
-  | { ok: false; error: RetrievalError; vetoed: boolean };
+  /**
+   * `vetoed`: the ladder stopped because billing refused a configuration. `refusal`: the account's
+   * render terms refused a render (render-rules.ts), the problem to answer with.
+   */
+  | { ok: false; error: RetrievalError; vetoed: boolean; refusal?: ApiError };
 
 export type FetchResult =
   | { ok: true; shaped: Shaped; cost: number; page: Page; rung: Rung; extractWarning?: string }
@@ -98,6 +106,7 @@ export interface RetrievePageRequest {
   sessionId?: number;
   browser?: FetchParams['browser'];
   signal?: AbortSignal;
+  /** The caller's account: whose rendered pages may share a browser context, and whose render terms apply. */
   reuseKey?: string;
   /** Ask the site's robots.txt first: a disallowed URL fails with `robots_disallowed`, nothing fetched. */
   respectRobots?: boolean;
@@ -107,18 +116,35 @@ export interface RetrievePageRequest {
   park?: Park;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; renders?: RenderRules }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
+    const account = request.reuseKey;
+    const rules = account === undefined ? undefined : deps.renders;
+    const mayRender = request.mode.kind === 'auto' || request.mode.jsRender;
+    const renderPages = rules && account !== undefined && mayRender ? await rules.pagesOf(account) : undefined;
     let vetoed = false;
+    let refusal: ApiError | undefined;
     const result = await deps.retrieval.retrieve({
       ...request,
+      ...(renderPages !== undefined ? { renderPages } : {}),
       beforeRung: async (rung) => {
+        if (rules && account !== undefined && rung.engine === 'rendered') {
+          refusal = await rules.refusal(account);
+          if (refusal) return false;
+        }
         const affordable = await afford(rung.cost);
         vetoed ||= !affordable;
         return affordable;
       },
     });
-    if (!result.ok) return { ok: false, error: result.error, vetoed: vetoed && result.error.kind === 'vetoed' };
+    if (!result.ok) {
+      if (refusal && result.error.kind === 'vetoed') {
+        const error: RetrievalError = { kind: 'renders_throttled', code: FAILURES.renders_throttled.code, detail: refusal.detail };
+        return { ok: false, error, vetoed: false, refusal };
+      }
+      if (rules && account !== undefined) await rules.failed(account, result.error);
+      return { ok: false, error: result.error, vetoed: vetoed && result.error.kind === 'vetoed' };
+    }
     return { ok: true, page: result.page, rung: result.rung };
   };
 
@@ -153,6 +179,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         );
         if (!retrieved.ok) {
           const { kind } = retrieved.error;
+          if (retrieved.refusal) return { ok: false, error: retrieved.refusal, vetoed: false, retryable: failureOf(kind).retry, interrupted: false };
           return {
             ok: false,
             error: retrievalProblem(retrieved.error),

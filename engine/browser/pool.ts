@@ -2,7 +2,8 @@
  * The browser pool of one process (the API and the worker each own one; with `share`, the first of them
  * to render hosts the machine's browser and the other's renders come to its pool: share.ts).
  *
- *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES) ──▶ current browser (launched lazily)
+ *   withPage ──▶ wait for a page slot (BROWSER_MAX_PAGES; an owner at most its share, owners in turn:
+ *                slots.ts) ──▶ current browser (launched lazily)
  *            ──▶ new context (proxy, viewport, device) or the spare made ahead with the same options
  *            ──▶ new page ──▶ prepare(page) (the request gate) ──▶ work(lease)
  *            ──▶ finally: close page and context, free the slot
@@ -34,7 +35,8 @@ import { childEnvironment, type Config } from '../../base/config';
 import type { Logger } from '../../base/log';
 import { makePage, type Made } from './contexts';
 import { chromiumArgs, findChromium, type HostOverride } from './flags';
-import { BROWSER_MARK, killPids, markedProcesses } from './processes';
+import { BusyRenderers } from './demote';
+import { BROWSER_MARK, killPids, markedProcesses, sessionProcesses } from './processes';
 import { Slots } from './slots';
 import { SpareContext } from './spare';
 import { stopWith } from './types';
@@ -71,6 +73,8 @@ export interface BrowserPoolOptions {
   idleCloseMs?: number;
   /** The spare is made only when renders come at most this far apart, and closed when none takes it in this time (spare.ts). */
   spareLifeMs?: number;
+  /** Once a page has been open this long, renderers that keep a core busy get the lowest CPU priority (demote.ts); 0: never. */
+  demoteAfterMs?: number;
   log?: Logger;
   hooks?: PoolHooks;
   /** One browser for the processes of the service on this machine (share.ts); unset: this pool's own. */
@@ -105,6 +109,10 @@ export interface PageRequest<P = undefined> {
   signal?: AbortSignal;
   /** Requests with the same key (and the same context options) may use one context in turn. */
   reuseKey?: string;
+  /** Whose request this is (the caller's account): its requests hold at most `share` pages at once (slots.ts). */
+  owner?: string;
+  /** Pages the owner's requests may hold at once (cut to 1..maxPages); unset: all of them. */
+  share?: number;
   /**
    * Readies the context and page `work` used for the next request with the same key; false (or a
    * throw) closes them instead. Called only when `work` succeeded and its browser is still serving.
@@ -114,6 +122,8 @@ export interface PageRequest<P = undefined> {
 
 /** The spare's life when `spareLifeMs` is not given: renders further apart than this do not need one ahead. */
 const SPARE_LIFE_MS = 10_000;
+/** When `demoteAfterMs` is not given: well past an ordinary render (the settle after load is capped at 3 s). */
+const DEMOTE_AFTER_MS = 2_000;
 
 interface Managed {
   id: string;
@@ -170,10 +180,13 @@ export class BrowserPool {
 
   /** Set when the pool is shared with the service's other processes: renders go through it (render.ts). */
   readonly share: RenderShare | undefined;
+  private readonly busy: BusyRenderers | undefined;
 
   constructor(private readonly options: BrowserPoolOptions) {
     this.share = options.share ? new RenderShare(options.share) : undefined;
     this.slots = new Slots(options.maxPages);
+    const demoteAfterMs = options.demoteAfterMs ?? DEMOTE_AFTER_MS;
+    this.busy = demoteAfterMs > 0 ? new BusyRenderers({ processes: () => sessionProcesses(this.leaders()), afterMs: demoteAfterMs, log: options.log }) : undefined;
     this.spare = new SpareContext(options.spareLifeMs ?? SPARE_LIFE_MS, (closing) => this.track(closing));
   }
 
@@ -206,7 +219,8 @@ export class BrowserPool {
   }
 
   private async onPage<T, P>(request: PageRequest<P>, work: (lease: PageLease<P>) => Promise<T>): Promise<T> {
-    const release = await this.slots.acquire(request.deadline, request.signal);
+    const release = await this.slots.acquire({ owner: request.owner, share: request.share, deadline: request.deadline, signal: request.signal });
+    const watched = this.busy?.pageOpened();
     let managed: Managed | undefined;
     let context: BrowserContext | undefined;
     let reuseKey: string | undefined;
@@ -248,6 +262,7 @@ export class BrowserPool {
         else this.open.delete(reuseKey);
       }
       if (context) await context.close().catch(() => undefined);
+      watched?.();
       if (managed && !handedOff) this.pageDone(managed);
       if (!handedOff) release();
     }
@@ -348,6 +363,18 @@ export class BrowserPool {
     return [...this.marks];
   }
 
+  /** Main processes of the browsers alive: their sessions hold their helpers. */
+  private leaders(): Set<number> {
+    const pids = new Set<number>();
+    for (const managed of this.browsers) if (managed.pid !== undefined) pids.add(managed.pid);
+    return pids;
+  }
+
+  /** Renderers given the lowest CPU priority so far for keeping a core busy (demote.ts). */
+  get demoted(): number {
+    return this.busy?.count ?? 0;
+  }
+
   /** Live process ids of every browser this pool launched (helpers included). */
   processIds(): number[] {
     return markedProcesses(this.marks).map(({ pid }) => pid);
@@ -362,6 +389,7 @@ export class BrowserPool {
     await this.share?.close();
     this.closed = true;
     clearTimeout(this.idleTimer);
+    this.busy?.stop();
     this.slots.close();
     await this.launching?.catch(() => undefined);
     for (const stop = Date.now() + graceMs; this.slots.inUse > 0 && Date.now() < stop; ) await new Promise((resolve) => setTimeout(resolve, 20));

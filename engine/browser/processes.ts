@@ -135,6 +135,20 @@ export function markedProcesses(marks: ReadonlySet<string>, options: { zombies?:
   return found;
 }
 
+/**
+ * Live processes of the sessions led by `leaders` (browsers' main processes): a browser's helpers, found
+ * from /proc stat alone (no environment read), for looks that are repeated while pages render.
+ */
+export function sessionProcesses(leaders: ReadonlySet<number>): Array<{ pid: number; start: number; leader: boolean }> {
+  if (leaders.size === 0) return [];
+  const found: Array<{ pid: number; start: number; leader: boolean }> = [];
+  for (const pid of allPids()) {
+    const stat = readStat(pid);
+    if (stat && leaders.has(stat.session) && stat.state !== 'Z' && stat.state !== 'X') found.push({ pid, start: stat.start, leader: stat.session === pid });
+  }
+  return found;
+}
+
 /** Resident memory of the given processes together, in bytes (processes gone meanwhile count 0). */
 export function residentBytes(pids: readonly number[]): number {
   let total = 0;
@@ -228,7 +242,7 @@ export class CpuMeter {
 }
 
 /** What a helper process is, from its command line (rewritten by Chromium into one string). */
-function kindOf(pid: number): string {
+export function kindOf(pid: number): string {
   let command: string;
   try {
     command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');

@@ -117,6 +117,8 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
   if (!verdict.allowed) return renderFailure('target_forbidden', verdict.reason, { url: url.href });
   const deadline = Date.now() + (request.timeoutMs ?? limits.timeoutMs);
   const mark = stepClock(deps.trace);
+  /** When the render got its page: a failure says how long it held it (`heldPageMs`). */
+  let paged: number | undefined;
   try {
     const pageRequest = {
       context: (browser: Browser) => contextOptions(request, browser),
@@ -124,14 +126,22 @@ async function renderHere(request: RenderRequest, deps: RenderDeps): Promise<Ren
       warmable: isDefaultConfiguration(request),
       deadline,
       signal: request.signal,
+      owner: request.reuseKey,
+      share: request.pageShare,
       // print media emulation (PDF) would outlive the request.
       ...(request.reuseKey !== undefined && !request.pdf ? { reuseKey: request.reuseKey, recycle: readyForReuse } : {}),
     };
-    const result = await deps.pool.withPage(pageRequest, (lease) => renderOnPage(lease, request, url, limits, deadline, deps, mark));
+    const result = await deps.pool.withPage(pageRequest, (lease) => {
+      paged = Date.now();
+      return renderOnPage(lease, request, url, limits, deadline, deps, mark);
+    });
     mark('release');
     return result;
   } catch (error) {
-    if (isRenderStop(error)) return error.failure;
+    if (isRenderStop(error)) {
+      const { failure } = error;
+      return paged === undefined ? failure : { ...failure, error: { ...failure.error, heldPageMs: Date.now() - paged } };
+    }
     deps.log?.error('render failed unexpectedly', { error, url: url.href });
     return renderFailure('internal', 'the page could not be rendered', { url: url.href });
   }

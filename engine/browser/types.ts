@@ -84,6 +84,12 @@ export interface RenderRequest {
    * caller's account. Without it every render gets a fresh context.
    */
   reuseKey?: string;
+  /**
+   * Pages the renders with this `reuseKey` may hold at once on the machine's browser (the caller's
+   * share; cut to 1..BROWSER_MAX_PAGES); further ones wait, and waiting keys are served in turn. Unset:
+   * every page.
+   */
+  pageShare?: number;
 }
 
 /** One XHR/fetch call of the page, shaped as `json_response` carries it. */
@@ -158,6 +164,11 @@ export interface RenderError {
   /** The request parameter at fault, for `invalid_parameter`. */
   parameter?: string;
   url?: string;
+  /**
+   * How long the render held its browser page, when it got one and then failed: a `timeout` with
+   * most of the deadline here spent the machine's time, one with little waited for a page.
+   */
+  heldPageMs?: number;
 }
 
 export interface RenderFailure {
