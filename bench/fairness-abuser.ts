@@ -1,17 +1,21 @@
 /**
- * The abusive account of bench/fairness.ts, in its own process so that its loops never share the
+ * The abusive side of bench/fairness.ts, in its own process so that its loops never share the
  * measuring process's event loop. Driven over IPC: `{ run: true }` starts (or resumes) the loops,
  * `{ run: false }` pauses them and answers the answers counted so far by status, `{ stop: true }` ends.
  *
- * Arguments: `--api <url> --key <key> --page <url> --loops <n>` (each loop kind runs n times at once).
+ * Arguments: `--api <url> --keys <key,key,...> --site <url> --kind <kind> --loops <n>`, where the kind
+ * is one of ABUSES below (each loop runs n times at once per key; `--site` is the bench's local site:
+ * `/steady`, `/nested`, `/limited`).
  */
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { api: { type: 'string' }, key: { type: 'string' }, page: { type: 'string' }, loops: { type: 'string' } } });
+const { values } = parseArgs({ options: { api: { type: 'string' }, keys: { type: 'string' }, site: { type: 'string' }, kind: { type: 'string' }, loops: { type: 'string' } } });
 const api = values.api ?? '';
-const key = values.key ?? '';
-const page = values.page ?? '';
-const parallel = Math.min(8, Math.max(1, Number(values.loops ?? 2)));
+const keys = (values.keys ?? '').split(',').filter(Boolean);
+const site = values.site ?? '';
+const kind = values.kind ?? 'creations';
+const parallel = Math.min(16, Math.max(1, Number(values.loops ?? 2)));
 
 const statuses = new Map<string, number>();
 const count = (what: string, status: number, code?: string): void => {
@@ -20,7 +24,7 @@ const count = (what: string, status: number, code?: string): void => {
 };
 /** The problem code of a refusal (REST: `code`; MCP: `error.data.code`), so budget and limit refusals are told apart. */
 const codeOf = (status: number, text: string): string | undefined => {
-  if (status !== 429) return undefined;
+  if (status < 400) return undefined;
   try {
     const body = JSON.parse(text) as { code?: string; error?: { data?: { code?: string } } };
     return body.code ?? body.error?.data?.code;
@@ -28,6 +32,85 @@ const codeOf = (status: number, text: string): string | undefined => {
     return undefined;
   }
 };
+const json = (key: string) => ({ 'X-API-Key': key, 'Content-Type': 'application/json' });
+const fetchOf = (key: string, url: string, extra: string) => `${api}/v1/?apikey=${key}&url=${encodeURIComponent(url)}${extra}`;
+
+type Loop = (key: string) => Promise<void>;
+
+/**
+ * What each kind of abuse sends, per loop. `once` runs when the phase starts (jobs to a paused host
+ * are made once and then wait); `loops` run for as long as the phase is on.
+ */
+const ABUSES: Record<string, { once?: (key: string) => Promise<void>; loops: Loop[] }> = {
+  /** Creations an account is limited in: MCP sessions, scheduled jobs, CSV inputs. */
+  creations: {
+    loops: [
+      async (key) => {
+        const response = await fetch(`${api}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'abuser', version: '1' } } }),
+        });
+        count('mcp session', response.status, codeOf(response.status, await response.text()));
+      },
+      async (key) => {
+        const response = await fetch(`${api}/v1/jobs`, { method: 'POST', headers: json(key), body: JSON.stringify({ type: 'scheduled', schedule: { rate: { every: 1, unit: 'minute' } }, tasks: [{ url: `${site}/steady` }] }) });
+        count('scheduled job', response.status, codeOf(response.status, await response.text()));
+      },
+      async (key) => {
+        const created = await fetch(`${api}/v1/job_inputs`, { method: 'POST', headers: json(key), body: JSON.stringify({ type: 'csv', csv: { fields: { url: 0 } } }) });
+        const text = await created.text();
+        count('input', created.status, codeOf(created.status, text));
+        const body = (created.status === 201 ? JSON.parse(text) : {}) as { upload?: { url: string } };
+        if (body.upload) {
+          const uploaded = await fetch(body.upload.url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: `${site}/steady\n`.repeat(1000) });
+          await uploaded.arrayBuffer();
+          count('upload', uploaded.status);
+        }
+      },
+    ],
+  },
+  /** Reads within the account's request budget, as fast as it lets them: job listings. */
+  flood: {
+    loops: [
+      async (key) => {
+        const response = await fetch(`${api}/v1/jobs?limit=100`, { headers: { 'X-API-Key': key } });
+        count('job listing', response.status, codeOf(response.status, await response.text()));
+      },
+    ],
+  },
+  /** Well-formed keys nobody was given, each a key look-up if nothing stops it first. */
+  keys: {
+    loops: [
+      async () => {
+        const response = await fetch(`${api}/v1/jobs`, { headers: { 'X-API-Key': randomBytes(20).toString('hex') } });
+        count('random key', response.status, codeOf(response.status, await response.text()));
+      },
+    ],
+  },
+  /** A 9.8 MB page nested 900,000 deep, as main content, Markdown and css_extractor in turn. */
+  pages: {
+    loops: [
+      async (key) => {
+        const shapes = ['&main_content=true', '&response_type=markdown', `&css_extractor=${encodeURIComponent('{"t":"p"}')}`];
+        const response = await fetch(fetchOf(key, `${site}/nested`, shapes[Math.floor(Math.random() * shapes.length)]!));
+        count('nested page', response.status, codeOf(response.status, await response.text()));
+      },
+    ],
+  },
+  /** Batch jobs at a host that answers 429 for ten minutes, made once: their tasks wait at the gate. */
+  paused: {
+    once: async (key) => {
+      for (let job = 0; job < 3; job++) {
+        const tasks = Array.from({ length: 100 }, (_, n) => ({ url: `${site}/limited/${job}/${n}` }));
+        const response = await fetch(`${api}/v1/jobs`, { method: 'POST', headers: json(key), body: JSON.stringify({ type: 'regular', status: 'closed', tasks }) });
+        count('paused-host job', response.status, codeOf(response.status, await response.text()));
+      }
+    },
+    loops: [],
+  },
+};
+
 let running = false;
 let ended = false;
 // One promise all paused loops wait on, replaced after each wake.
@@ -39,44 +122,21 @@ const wakeAll = (): void => {
   paused = new Promise<void>((resolve) => (wake = resolve));
 };
 
-const json = { 'X-API-Key': key, 'Content-Type': 'application/json' };
-const kinds: Array<() => Promise<void>> = [
-  async () => {
-    const response = await fetch(`${api}/mcp`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'abuser', version: '1' } } }),
-    });
-    count('mcp session', response.status, codeOf(response.status, await response.text()));
-  },
-  async () => {
-    const response = await fetch(`${api}/v1/jobs`, { method: 'POST', headers: json, body: JSON.stringify({ type: 'scheduled', schedule: { rate: { every: 1, unit: 'minute' } }, tasks: [{ url: page }] }) });
-    count('scheduled job', response.status, codeOf(response.status, await response.text()));
-  },
-  async () => {
-    const created = await fetch(`${api}/v1/job_inputs`, { method: 'POST', headers: json, body: JSON.stringify({ type: 'csv', csv: { fields: { url: 0 } } }) });
-    const text = await created.text();
-    count('input', created.status, codeOf(created.status, text));
-    const body = (created.status === 201 ? JSON.parse(text) : {}) as { upload?: { url: string } };
-    if (body.upload) {
-      const uploaded = await fetch(body.upload.url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: `${page}\n`.repeat(1000) });
-      await uploaded.arrayBuffer();
-      count('upload', uploaded.status);
-    }
-  },
-];
+const abuse = ABUSES[kind];
+if (!abuse) throw new Error(`unknown abuse kind ${kind}: one of ${Object.keys(ABUSES).join(', ')}`);
+let started = false;
 
-async function loop(kind: () => Promise<void>): Promise<void> {
+async function loop(work: Loop, key: string): Promise<void> {
   while (!ended) {
     if (!running) {
       await resumed();
       continue;
     }
-    await kind().catch(() => count('error', 0));
+    await work(key).catch(() => count('error', 0));
   }
 }
 
-const loops = kinds.flatMap((kind) => Array.from({ length: parallel }, () => loop(kind)));
+const loops = keys.flatMap((key) => abuse.loops.flatMap((work) => Array.from({ length: parallel }, () => loop(work, key))));
 process.on('message', (message: { run?: boolean; stop?: boolean }) => {
   if (message.stop) {
     ended = true;
@@ -86,6 +146,10 @@ process.on('message', (message: { run?: boolean; stop?: boolean }) => {
     return;
   }
   running = message.run === true;
+  if (running && !started && abuse.once) {
+    started = true;
+    void Promise.all(keys.map((key) => abuse.once?.(key).catch(() => count('error', 0))));
+  }
   if (running) wakeAll();
   if (!running) process.send?.({ statuses: Object.fromEntries(statuses) });
 });

@@ -1,24 +1,28 @@
 /**
  * `npx tsx bench/fairness.ts`: whether one account can slow the service for another.
  *
- * 1. A second account runs Fetch at a steady rate (`--rate`/s for `--seconds`) against a local page,
- *    alone, then the same while a first account (the free plan) opens MCP sessions, creates scheduled
- *    jobs and allocates and uploads CSV inputs as fast as it can, `--rounds` times in turn (so both
- *    sides see the same machine load). The abuser runs in its own process (fairness-abuser.ts), never
- *    on this process's event loop. Printed: the second account's p50/p99 beside the abuser against
- *    alone (goal: p99 ratio ≤ 1.2), the first account's answers by status, the machine's load, and the
- *    API process's RSS growth over the rounds (goal < 100 MB). `--abuser-rps` gives the abuser its own
- *    request budget, to see the steady account's latency against what an abuser may send.
- * 3. `/healthz` p99 polled while four 25 MB CSV inputs are uploaded at once (goal < 50 ms), and then
- *    while four jobs are created from them.
+ * 1. A steady tenant runs Fetch at `--rate`/s against a local page, alone, then beside an abusive
+ *    account doing one kind of abuse, in alternating rounds (`--rounds` of `--seconds` each side, after
+ *    one warm-up round that is not counted), so both sides see the same machine. Per kind: the steady
+ *    tenant's p50 and p99 beside the abuse against alone (goals ≤ 1.5× and ≤ 3×, p99 over at least
+ *    5,000 answers a side), the abuser's answers by status, and the CPU each side cost. The kinds
+ *    (`--kinds`, comma-separated; bench/fairness-abuser.ts says what each sends):
+ *      creations  MCP sessions, scheduled jobs and CSV inputs as fast as the account may make them
+ *      flood      job listings within the account's request budget, as fast as it lets them
+ *      keys       requests with random well-formed keys
+ *      pages      a 9.8 MB page nested 900,000 deep, as main content, Markdown and css_extractor
+ *      paused     nine Batch jobs of three free accounts at a host that answers 429 for ten minutes;
+ *                 here the tenant also runs a 60-task Batch job at a healthy host each round, timed
+ *      spinning-renders  five renders of a free account whose page's script never yields, beside the
+ *                 tenant's plain and rendered Fetch (fairness-renders.ts; `--spin-seconds`,
+ *                 `--spin-rounds`, `--spin-rate`, `--spin-render-concurrency`)
+ * 2. With `--inputs`: `/healthz` p99 polled while four 25 MB CSV inputs are uploaded at once (goal
+ *    < 50 ms), and then while four jobs are made from them.
  *
- * `--kinds` chooses the abuse kinds, comma-separated (default: all): `holdings` (1 and 3 above),
- * `spinning-renders` (fairness-renders.ts: another tenant's Fetch and renders beside five renders of a
- * free account that never yield; `--spin-seconds`, `--spin-rounds`, `--spin-rate`, `--spin-render-concurrency`).
- *
+ * The abuser runs in its own process (fairness-abuser.ts), never on this process's event loop.
  * Everything runs on a private stack (FerretDB, Temporal, worker, API) on loopback.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -39,22 +43,23 @@ const { values: options } = parseArgs({
     rate: { type: 'string' },
     seconds: { type: 'string' },
     rounds: { type: 'string' },
-    'abuser-rps': { type: 'string' },
-    'input-mb': { type: 'string' },
     kinds: { type: 'string' },
+    'abuser-rps': { type: 'string' },
+    inputs: { type: 'boolean' },
+    'input-mb': { type: 'string' },
     'spin-seconds': { type: 'string' },
     'spin-rounds': { type: 'string' },
     'spin-rate': { type: 'string' },
     'spin-render-concurrency': { type: 'string' },
   },
 });
-const KINDS = ['holdings', 'spinning-renders'];
-const kinds = new Set((options.kinds ?? KINDS.join(',')).split(',').map((kind) => kind.trim()));
-for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kinds: "${kind}" is not one of ${KINDS.join(', ')}`);
 const loadAtStart = loadavg().map((n) => n.toFixed(2)).join(' ');
-const rate = Math.min(200, Math.max(1, Number(options.rate ?? 20)));
-const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 10)));
-const rounds = Math.min(10, Math.max(1, Number(options.rounds ?? 3)));
+const rate = Math.min(200, Math.max(1, Number(options.rate ?? 50)));
+const seconds = Math.min(120, Math.max(5, Number(options.seconds ?? 20)));
+const rounds = Math.min(20, Math.max(1, Number(options.rounds ?? 5)));
+const KINDS = ['creations', 'flood', 'keys', 'pages', 'paused', 'spinning-renders'];
+const kinds = (options.kinds ?? KINDS.join(',')).split(',').map((kind) => kind.trim()).filter(Boolean);
+for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kinds: "${kind}" is not one of ${KINDS.join(', ')}`);
 /** The abuser's own request budget (requests per second, burst twice that); unset: its plan's. */
 const abuserRps = options['abuser-rps'] === undefined ? undefined : Math.max(1, Number(options['abuser-rps']));
 const inputBytes = Math.min(60, Math.max(1, Number(options['input-mb'] ?? 25))) * 1024 * 1024;
@@ -95,45 +100,59 @@ function cpuSeconds(pid: number | undefined): number {
   return ticks / 100;
 }
 
-async function main(): Promise<void> {
-  const site = http.createServer((_req, res) => {
+/** The steady tenant's numbers beside one kind of abuse. */
+interface KindReport {
+  kind: string;
+  alone: number[];
+  beside: number[];
+  roundRatios: string[];
+  statuses: Record<string, number>;
+  cpu: { alone: { api: number; db: number; worker: number; abuser: number }; beside: { api: number; db: number; worker: number; abuser: number } };
+  /** `paused`: the tenant's Batch job of 60 tasks at a healthy host, seconds per round. */
+  batch?: { alone: number[]; beside: number[] };
+}
+
+/** The local site: a steady page, the hostile nested page, and a host that answers 429 for ten minutes. */
+async function startSite(): Promise<{ url: string; close(): void }> {
+  const depth = 900_000;
+  const nested = Buffer.from(`<html><body>${'<div>'.repeat(depth)}<p>deep</p>${'</div>'.repeat(depth)}</body></html>`);
+  const site = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (path.startsWith('/limited')) {
+      res.writeHead(429, { 'Retry-After': '600', 'Content-Type': 'text/plain' });
+      res.end('slow down');
+      return;
+    }
+    if (path === '/robots.txt') {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.end('<html><head><title>Steady</title></head><body><h1>A steady page</h1><p>Some text.</p></body></html>');
+    res.end(path === '/nested' ? nested : `<html><head><title>Steady</title></head><body><h1>A steady page</h1><p>${path}</p></body></html>`);
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const page = `http://127.0.0.1:${(site.address() as AddressInfo).port}/steady`;
+  return { url: `http://127.0.0.1:${(site.address() as AddressInfo).port}`, close: () => site.close() };
+}
+
+async function main(): Promise<void> {
+  const site = await startSite();
+  // The /limited host is a host of its own (another name, same port): its pause is not the steady page's.
+  const limitedSite = site.url.replace('127.0.0.1', 'limited.fixture.test');
   const bench = await startBenchStack({ MONGODB_DATABASE: 'fetchplane_fairness_bench', TEMPORAL_TASK_QUEUE: 'fetchplane-fairness-bench', BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: '60' });
   const config = configFrom(bench.stack.component('api').spec.env);
   const db = await openDatabase(config, createLogger('error'), { indexes: SERVICE_INDEXES });
   const accounts = createAccounts({ db: db.db, config, log: createLogger('error') });
   const makeAccount = async (plan: string, budget?: number) => {
-    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, concurrency: 50, ...(budget ? { requestsPerSecond: budget, requestBurst: 2 * budget } : {}) } });
+    const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, ...(budget ? { requestsPerSecond: budget, requestBurst: 2 * budget } : {}) } });
     return (await accounts.store.createKey(account._id, {})).key;
   };
   const steady = await makeAccount('free');
-  const abuser = await makeAccount('free', abuserRps);
   const loader = await makeAccount('free');
-  const apiPid = () => bench.stack.component('api').pid;
+  const pid = (name: 'api' | 'ferretdb' | 'worker') => bench.stack.component(name).pid;
+  const page = `${site.url}/steady`;
 
-  if (kinds.has('spinning-renders')) {
-    const report = await spinningRenders({
-      api: bench.api,
-      keys: { other: await makeAccount('free'), abuser: await makeAccount('free') },
-      seconds: Math.min(55, Math.max(5, Number(options['spin-seconds'] ?? 40))),
-      rounds: Math.min(20, Math.max(1, Number(options['spin-rounds'] ?? 3))),
-      rate: Math.min(200, Math.max(1, Number(options['spin-rate'] ?? 20))),
-      renderConcurrency: Math.min(4, Math.max(1, Number(options['spin-render-concurrency'] ?? 1))),
-    });
-    for (const line of report) console.log(line);
-  }
-  if (!kinds.has('holdings')) {
-    await db.close();
-    await bench.close();
-    site.close();
-    return;
-  }
-
-  /** The steady account's Fetch latencies over `seconds` at `rate` per second. */
+  /** The steady tenant's Fetch latencies over `seconds` at `rate` per second. */
   const steadyRun = async (): Promise<number[]> => {
     const latencies: number[] = [];
     const pending: Array<Promise<void>> = [];
@@ -145,7 +164,7 @@ async function main(): Promise<void> {
       pending.push(
         (async () => {
           const t0 = performance.now();
-          const response = await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(page)}`);
+          const response = await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(`${page}?n=${n}`)}`);
           await response.arrayBuffer();
           if (response.status === 200) latencies.push(performance.now() - t0);
         })(),
@@ -154,58 +173,134 @@ async function main(): Promise<void> {
     await Promise.all(pending);
     return latencies;
   };
-
-  // The abuser runs in its own process: its loops must not share this process's event loop.
-  const abuserProcess = fork(path.join(__dirname, 'fairness-abuser.ts'), ['--api', bench.api, '--key', abuser, '--page', page, '--loops', '2'], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const fromAbuser = <T>(test: (message: T) => boolean): Promise<T> =>
-    new Promise((resolve) => {
-      const listener = (message: T) => {
-        if (!test(message)) return;
-        abuserProcess.off('message', listener);
-        resolve(message);
-      };
-      abuserProcess.on('message', listener);
-    });
-  await fromAbuser<{ ready?: boolean }>((message) => message.ready === true);
-
-  // Warm-up, then alternating rounds: alone, beside the abuser; the same machine load for both.
-  await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(page)}`).then((response) => response.arrayBuffer());
-  const alone: number[] = [];
-  const contended: number[] = [];
-  const roundRatios: string[] = [];
-  let statuses: Record<string, number> = {};
-  // CPU seconds of the API, FerretDB and the abuser's process, alone and beside, summed over the rounds.
-  const cpu = { alone: { api: 0, db: 0, abuser: 0 }, beside: { api: 0, db: 0, abuser: 0 } };
-  const cpuNow = () => ({ api: cpuSeconds(apiPid()), db: cpuSeconds(bench.stack.component('ferretdb').pid), abuser: cpuSeconds(abuserProcess.pid) });
-  const addCpu = (into: typeof cpu.alone, from: ReturnType<typeof cpuNow>, to: ReturnType<typeof cpuNow>) => {
-    into.api += to.api - from.api;
-    into.db += to.db - from.db;
-    into.abuser += to.abuser - from.abuser;
+  /** The tenant's Batch job of 60 tasks at the healthy host: seconds from creation to completion. */
+  const batchRun = async (round: number, side: string): Promise<number> => {
+    const tasks = Array.from({ length: 60 }, (_, n) => ({ url: `${page}?job=${side}-${round}-${n}` }));
+    const t0 = performance.now();
+    const created = (await (await fetch(`${bench.api}/v1/jobs`, { method: 'POST', headers: { 'X-API-Key': steady, 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'regular', status: 'closed', tasks }) })).json()) as { job_id: string };
+    for (;;) {
+      const job = (await (await fetch(`${bench.api}/v1/jobs/${created.job_id}`, { headers: { 'X-API-Key': steady } })).json()) as { latest_run?: { status?: string } };
+      if (['completed', 'failed', 'stopped'].includes(job.latest_run?.status ?? '')) return (performance.now() - t0) / 1000;
+      if (performance.now() - t0 > 600_000) return Infinity;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   };
-  const rssBefore = rssMb(apiPid());
-  for (let round = 0; round < rounds; round++) {
-    const t0 = cpuNow();
-    const quiet = await steadyRun();
-    const t1 = cpuNow();
-    abuserProcess.send({ run: true });
-    const busy = await steadyRun();
-    const counted = fromAbuser<{ statuses?: Record<string, number> }>((message) => message.statuses !== undefined);
-    abuserProcess.send({ run: false });
-    statuses = (await counted).statuses ?? {};
-    addCpu(cpu.alone, t0, t1);
-    addCpu(cpu.beside, t1, cpuNow());
-    alone.push(...quiet);
-    contended.push(...busy);
-    roundRatios.push(`${(quantile(busy, 0.99) / quantile(quiet, 0.99)).toFixed(2)}x`);
-  }
-  const rssAfter = rssMb(apiPid());
-  abuserProcess.send({ stop: true });
-  await new Promise((resolve) => abuserProcess.once('exit', resolve));
 
-  // /healthz while four large inputs are uploaded, then while four jobs are made from them.
+  const reports: KindReport[] = [];
+  const rssBefore = rssMb(pid('api'));
+  for (const kind of kinds) {
+    if (kind === 'spinning-renders') {
+      // A phase of its own (fairness-renders.ts): renders are measured beside it too.
+      const lines = await spinningRenders({
+        api: bench.api,
+        keys: { other: await makeAccount('free'), abuser: await makeAccount('free') },
+        seconds: Math.min(55, Math.max(5, Number(options['spin-seconds'] ?? 40))),
+        rounds: Math.min(20, Math.max(1, Number(options['spin-rounds'] ?? 3))),
+        rate: Math.min(200, Math.max(1, Number(options['spin-rate'] ?? 20))),
+        renderConcurrency: Math.min(4, Math.max(1, Number(options['spin-render-concurrency'] ?? 1))),
+      });
+      console.log('\n[spinning-renders]');
+      for (const line of lines) console.log(`  ${line}`);
+      continue;
+    }
+    const keys = kind === 'paused' ? await Promise.all([0, 1, 2].map(() => makeAccount('free', abuserRps))) : [await makeAccount('free', abuserRps)];
+    const abuser: ChildProcess = fork(path.join(__dirname, 'fairness-abuser.ts'), ['--api', bench.api, '--keys', keys.join(','), '--site', kind === 'paused' ? limitedSite : site.url, '--kind', kind, '--loops', kind === 'pages' ? '5' : '4'], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const fromAbuser = <T>(test: (message: T) => boolean): Promise<T> =>
+      new Promise((resolve) => {
+        const listener = (message: T) => {
+          if (!test(message)) return;
+          abuser.off('message', listener);
+          resolve(message);
+        };
+        abuser.on('message', listener);
+      });
+    await fromAbuser<{ ready?: boolean }>((message) => message.ready === true);
+    const report: KindReport = {
+      kind,
+      alone: [],
+      beside: [],
+      roundRatios: [],
+      statuses: {},
+      cpu: { alone: { api: 0, db: 0, worker: 0, abuser: 0 }, beside: { api: 0, db: 0, worker: 0, abuser: 0 } },
+      ...(kind === 'paused' ? { batch: { alone: [], beside: [] } } : {}),
+    };
+    const cpuNow = () => ({ api: cpuSeconds(pid('api')), db: cpuSeconds(pid('ferretdb')), worker: cpuSeconds(pid('worker')), abuser: cpuSeconds(abuser.pid) });
+    const addCpu = (into: KindReport['cpu']['alone'], from: ReturnType<typeof cpuNow>, to: ReturnType<typeof cpuNow>) => {
+      for (const part of ['api', 'db', 'worker', 'abuser'] as const) into[part] += to[part] - from[part];
+    };
+    // One warm-up round (not counted), then the rounds; the abuser's paused-host jobs are made at its first run and stay.
+    for (let round = -1; round < rounds; round++) {
+      const t0 = cpuNow();
+      const [quiet, batchAlone] = await Promise.all([steadyRun(), kind === 'paused' ? batchRun(round, 'alone') : Promise.resolve(0)]);
+      const t1 = cpuNow();
+      abuser.send({ run: true });
+      if (kind === 'paused') await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const [busy, batchBeside] = await Promise.all([steadyRun(), kind === 'paused' ? batchRun(round, 'beside') : Promise.resolve(0)]);
+      const counted = fromAbuser<{ statuses?: Record<string, number> }>((message) => message.statuses !== undefined);
+      abuser.send({ run: false });
+      report.statuses = (await counted).statuses ?? {};
+      if (round < 0) continue;
+      addCpu(report.cpu.alone, t0, t1);
+      addCpu(report.cpu.beside, t1, cpuNow());
+      report.alone.push(...quiet);
+      report.beside.push(...busy);
+      report.roundRatios.push(`${(quantile(busy, 0.5) / quantile(quiet, 0.5)).toFixed(2)}/${(quantile(busy, 0.99) / quantile(quiet, 0.99)).toFixed(2)}`);
+      report.batch?.alone.push(batchAlone);
+      report.batch?.beside.push(batchBeside);
+    }
+    abuser.send({ stop: true });
+    await new Promise((resolve) => abuser.once('exit', resolve));
+    if (kind === 'paused') {
+      // The paused-host jobs go, so the next kinds start from a quiet service.
+      for (const key of keys) {
+        const listed = (await (await fetch(`${bench.api}/v1/jobs?limit=100`, { headers: { 'X-API-Key': key } })).json()) as { jobs?: Array<{ id?: string; job_id?: string }> };
+        for (const job of listed.jobs ?? []) await fetch(`${bench.api}/v1/jobs/${job.job_id ?? job.id}`, { method: 'DELETE', headers: { 'X-API-Key': key } });
+      }
+    }
+    reports.push(report);
+    printKind(report);
+  }
+  const rssAfter = rssMb(pid('api'));
+
+  console.log(`\nLoad (1/5/15 min) at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}, ${cpus().length} cores; at the start: ${loadAtStart}`);
+  console.log(`The abusers' request budget: ${abuserRps ? `${abuserRps}/s (burst ${2 * abuserRps})` : "their plan's"}; steady Fetch at ${rate}/s, ${rounds} rounds of ${seconds} s a side after one warm-up round`);
+  console.log('kind        answers alone/beside   p50 alone → beside (ratio)     p99 alone → beside (ratio)     goals ≤ 1.5 / ≤ 3');
+  for (const report of reports) {
+    const p50 = [quantile(report.alone, 0.5), quantile(report.beside, 0.5)] as const;
+    const p99 = [quantile(report.alone, 0.99), quantile(report.beside, 0.99)] as const;
+    console.log(
+      `${report.kind.padEnd(11)} ${String(report.alone.length).padStart(6)}/${String(report.beside.length).padEnd(13)} ${ms(p50[0])} → ${ms(p50[1])} (${(p50[1] / p50[0]).toFixed(2)}x)`.padEnd(70) +
+        `${ms(p99[0])} → ${ms(p99[1])} (${(p99[1] / p99[0]).toFixed(2)}x)`,
+    );
+  }
+  console.log(`API RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after (growth ${(rssAfter - rssBefore).toFixed(0)} MB, goal < 100 MB)`);
+
+  if (options.inputs) await inputsPhase(bench.api, loader, page);
+  await db.close();
+  await bench.close();
+  site.close();
+}
+
+function printKind(report: KindReport): void {
+  const phase = rounds * seconds;
+  const share = (value: number) => `${((100 * value) / phase).toFixed(0)}%`;
+  const abusive = Object.values(report.statuses).reduce((sum, n) => sum + n, 0);
+  console.log(`\n[${report.kind}] p50/p99 ratio by round: ${report.roundRatios.join(', ')}`);
+  console.log(`  abuser's answers: ${Object.entries(report.statuses).map(([what, n]) => `${what}: ${n}`).join(', ') || 'none'} (${(abusive / phase).toFixed(0)}/s)`);
+  console.log(
+    `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}`,
+  );
+  if (report.batch) {
+    const median = (values: number[]) => quantile(values, 0.5);
+    console.log(`  the tenant's 60-task Batch job at a healthy host: ${median(report.batch.alone).toFixed(1)} s alone, ${median(report.batch.beside).toFixed(1)} s beside (${(median(report.batch.beside) / median(report.batch.alone)).toFixed(2)}x, medians of ${report.batch.alone.length})`);
+  }
+}
+
+/** `/healthz` while four large inputs are uploaded, then while four jobs are made from them. */
+async function inputsPhase(api: string, loader: string, page: string): Promise<void> {
   // At most the 100,000 rows a job holds, padded to the input's size.
   const rows = Math.min(100_000, Math.floor(inputBytes / 120));
   const pad = 'x'.repeat(Math.max(0, Math.floor(inputBytes / rows) - `${page}?n=99999&pad=,id-99999\n`.length));
@@ -218,7 +313,7 @@ async function main(): Promise<void> {
       void until.finally(() => (done = true));
       while (!done) {
         const t0 = performance.now();
-        await (await fetch(`${bench.api}/healthz`)).arrayBuffer();
+        await (await fetch(`${api}/healthz`)).arrayBuffer();
         latencies.push(performance.now() - t0);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
@@ -228,7 +323,7 @@ async function main(): Promise<void> {
   const idle = await poll(new Promise((resolve) => setTimeout(resolve, 5_000)));
   const inputs = await Promise.all(
     [0, 1, 2, 3].map(async () => {
-      const created = await fetch(`${bench.api}/v1/job_inputs`, { method: 'POST', headers: { 'X-API-Key': loader, 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'csv', csv: { fields: { url: 0, external_id: 1 } } }) });
+      const created = await fetch(`${api}/v1/job_inputs`, { method: 'POST', headers: { 'X-API-Key': loader, 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'csv', csv: { fields: { url: 0, external_id: 1 } } }) });
       return (await created.json()) as { file_input_id: string; upload: { url: string } };
     }),
   );
@@ -237,41 +332,22 @@ async function main(): Promise<void> {
   const uploaded = await uploads;
   const jobs = Promise.all(
     inputs.map((input) =>
-      fetch(`${bench.api}/v1/jobs`, { method: 'POST', headers: { 'X-API-Key': loader, 'Content-Type': 'application/json' }, body: JSON.stringify({ file_input_id: input.file_input_id, status: 'closed' }) }).then(async (response) => {
+      fetch(`${api}/v1/jobs`, { method: 'POST', headers: { 'X-API-Key': loader, 'Content-Type': 'application/json' }, body: JSON.stringify({ file_input_id: input.file_input_id, status: 'closed' }) }).then(async (response) => {
         const body = (await response.json()) as { job_id?: string; accepted_tasks?: number };
-        if (body.job_id) await fetch(`${bench.api}/v1/jobs/${body.job_id}/stop`, { method: 'POST', headers: { 'X-API-Key': loader } }).catch(() => undefined);
+        if (body.job_id) await fetch(`${api}/v1/jobs/${body.job_id}/stop`, { method: 'POST', headers: { 'X-API-Key': loader } }).catch(() => undefined);
         return [response.status, body.accepted_tasks] as const;
       }),
     ),
   );
   const duringJobs = await poll(jobs);
   const made = await jobs;
-
   const p50 = (values: number[]) => quantile(values, 0.5);
   const p99 = (values: number[]) => quantile(values, 0.99);
-  console.log(`Load (1/5/15 min) at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}, ${cpus().length} cores; at the start: ${loadAtStart}`);
-  console.log(`The abuser's request budget: ${abuserRps ? `${abuserRps}/s (burst ${2 * abuserRps})` : "its plan's"}`);
-  console.log(`Steady Fetch at ${rate}/s, ${rounds} rounds of ${seconds} s alone then ${seconds} s beside the abuser (${alone.length} and ${contended.length} answers 200):`);
-  console.log(`  alone:            p50 ${ms(p50(alone))}, p99 ${ms(p99(alone))}`);
-  console.log(`  beside the abuser: p50 ${ms(p50(contended))}, p99 ${ms(p99(contended))}`);
-  console.log(`  ratio:            p50 ${(p50(contended) / p50(alone)).toFixed(2)}x, p99 ${(p99(contended) / p99(alone)).toFixed(2)}x (goal ≤ 1.2x at p99); p99 ratio by round: ${roundRatios.join(', ')}`);
-  console.log(`Abuser's answers (own process): ${[...Object.entries(statuses)].map(([what, n]) => `${what}: ${n}`).join(', ')}`);
-  const abusive = Object.values(statuses).reduce((sum, n) => sum + n, 0);
-  const phase = rounds * seconds;
-  const perSecond = (value: number) => `${((100 * value) / phase).toFixed(0)}% of a core`;
-  console.log(`CPU over the ${phase} s of each side: API ${perSecond(cpu.alone.api)} alone, ${perSecond(cpu.beside.api)} beside; FerretDB ${perSecond(cpu.alone.db)} alone, ${perSecond(cpu.beside.db)} beside; the abuser's own process ${perSecond(cpu.beside.abuser)}`);
-  console.log(
-    `Abusive requests: ${abusive} (${(abusive / phase).toFixed(0)}/s); the API's CPU per abusive request ${((1000 * (cpu.beside.api - cpu.alone.api)) / Math.max(1, abusive)).toFixed(2)} ms, FerretDB's ${((1000 * (cpu.beside.db - cpu.alone.db)) / Math.max(1, abusive)).toFixed(2)} ms`,
-  );
-  console.log(`API RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after (growth ${(rssAfter - rssBefore).toFixed(0)} MB, goal < 100 MB)`);
-  console.log(`Four ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV inputs (${rows} rows each): uploads answered ${uploaded.map(([status]) => status).join(', ')}`);
+  console.log(`\nFour ${(csv.length / 1024 / 1024).toFixed(1)} MB CSV inputs (${rows} rows each): uploads answered ${uploaded.map(([status]) => status).join(', ')}`);
   console.log(`  /healthz idle (5 s, same polling): p50 ${ms(p50(idle))}, p99 ${ms(p99(idle))}, max ${ms(Math.max(...idle))} over ${idle.length} polls`);
   console.log(`  /healthz during the uploads: p50 ${ms(p50(duringUploads))}, p99 ${ms(p99(duringUploads))}, max ${ms(Math.max(...duringUploads))} over ${duringUploads.length} polls (goal p99 < 50 ms)`);
   console.log(`  jobs from them answered ${made.map(([status, tasks]) => `${status} (${tasks ?? '-'} tasks)`).join(', ')}`);
   console.log(`  /healthz during the job creations: p50 ${ms(p50(duringJobs))}, p99 ${ms(p99(duringJobs))}, max ${ms(Math.max(...duringJobs))} over ${duringJobs.length} polls`);
-  await db.close();
-  await bench.close();
-  site.close();
 }
 
 main().catch((error: unknown) => {
