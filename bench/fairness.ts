@@ -152,6 +152,8 @@ async function main(): Promise<void> {
   const pid = (name: 'api' | 'ferretdb' | 'worker') => bench.stack.component(name).pid;
   const page = `${site.url}/steady`;
 
+  /** The steady tenant's answers other than 200, by status and code (a tenant refused is not measured, so it is counted). */
+  const refusals = new Map<string, number>();
   /** The steady tenant's Fetch latencies over `seconds` at `rate` per second. */
   const steadyRun = async (): Promise<number[]> => {
     const latencies: number[] = [];
@@ -164,9 +166,14 @@ async function main(): Promise<void> {
       pending.push(
         (async () => {
           const t0 = performance.now();
-          const response = await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(`${page}?n=${n}`)}`);
-          await response.arrayBuffer();
-          if (response.status === 200) latencies.push(performance.now() - t0);
+          const response = await fetch(`${bench.api}/v1/?apikey=${steady}&url=${encodeURIComponent(`${page}?n=${n}`)}`).catch(() => undefined);
+          const text = (await response?.text().catch(() => '')) ?? '';
+          if (response?.status === 200) latencies.push(performance.now() - t0);
+          else {
+            const code = response ? ((JSON.parse(text || '{}') as { code?: string }).code ?? '') : 'unanswered';
+            const label = `${response?.status ?? 0} ${code}`;
+            refusals.set(label, (refusals.get(label) ?? 0) + 1);
+          }
         })(),
       );
     }
@@ -262,6 +269,8 @@ async function main(): Promise<void> {
     }
     reports.push(report);
     printKind(report);
+    if (refusals.size > 0) console.log(`  the tenant's answers other than 200: ${[...refusals].map(([label, n]) => `${label}: ${n}`).join(', ')}`);
+    refusals.clear();
   }
   const rssAfter = rssMb(pid('api'));
 

@@ -33,6 +33,8 @@ interface CacheEntry {
 const MAX_ENTRIES = 10_000;
 /** Unknown keys remembered at most; the oldest go first. */
 const MAX_NEGATIVE = 10_000;
+/** Digests of keys found valid that are remembered (32 bytes each and the Set's own: a few MB at most). */
+const MAX_KNOWN = 100_000;
 
 export class KeyCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -40,6 +42,12 @@ export class KeyCache {
   private readonly pending = new Map<string, Promise<KeyCheck>>();
   /** Keys found not valid, apart from the valid ones. */
   private readonly negative = new Map<string, CacheEntry>();
+  /**
+   * Keys this process has found valid before (most recent last): when their entry expires, their next
+   * look-up does not count against the client's network. Otherwise a flood of unknown keys from a
+   * network (a shared NAT, a cloud region) would keep a real client of that network out.
+   */
+  private readonly known = new Set<string>();
   /** Bumped by `forget`: a look-up that started before a change must not be remembered after it. */
   private generation = 0;
   /** Database look-ups made, by what they found (for /metrics). */
@@ -65,14 +73,18 @@ export class KeyCache {
     if (cached && cached.expires > now && sameDigest(cached.digest, digest)) return cached.check;
     let lookUp = this.pending.get(digest);
     if (!lookUp) {
-      const ticket = options.network !== undefined && this.failures ? this.failures.take(options.network()) : undefined;
+      const ticket = options.network !== undefined && this.failures && !this.known.has(digest) ? this.failures.take(options.network()) : undefined;
       if (ticket && !ticket.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: ticket.retryAfterSeconds };
       const generation = this.generation;
       const started = this.lookUp(digest).then((check) => {
         if (check.ok) {
           this.lookUps.valid++;
           ticket?.refund();
-        } else this.lookUps.refused++;
+          this.noteKnown(digest);
+        } else {
+          this.lookUps.refused++;
+          this.known.delete(digest);
+        }
         if (generation === this.generation) {
           this.remember({ digest, check, accountId: check.ok ? check.principal.accountId : undefined, expires: Math.min(now + this.ttlMs, (check.ok ? check.validUntil : undefined) ?? Infinity) });
         }
@@ -117,6 +129,15 @@ export class KeyCache {
         claimed: Boolean(account.claimed_at),
       },
     };
+  }
+
+  private noteKnown(digest: string): void {
+    this.known.delete(digest);
+    if (this.known.size >= MAX_KNOWN) {
+      const oldest = this.known.values().next().value;
+      if (oldest !== undefined) this.known.delete(oldest);
+    }
+    this.known.add(digest);
   }
 
   private remember(entry: CacheEntry): void {

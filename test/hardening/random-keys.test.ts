@@ -89,4 +89,24 @@ describe('hardening: floods of random API keys', function () {
     const next = await Promise.all(Array.from({ length: BURST - 1 }, () => from('192.0.2.11', randomBytes(20).toString('hex'))));
     expect(next.map((response) => response.status)).to.deep.equal(Array.from({ length: BURST - 1 }, () => 401));
   });
+
+  it('keeps serving a valid key its network has used before, after its cache entry expired, while that network floods unknown keys', async () => {
+    // A key cache of a moment: the valid key has to be looked up again after the flood.
+    const short = await startApp(undefined, { env: { AUTH_FAILURE_BURST: String(BURST), AUTH_FAILURES_PER_MINUTE: '0', KEY_CACHE_TTL_MS: '200', TRUST_PROXY: 'true' } });
+    try {
+      const account = await newAccount(short.accounts);
+      const at = (key: string) => fetch(`${short.url}/v1/subscriptions/self/details`, { headers: { 'X-API-Key': key, 'X-Forwarded-For': '198.51.100.50' } });
+      expect((await at(account.key)).status).to.equal(200);
+      const flood = await Promise.all(Array.from({ length: 2 * BURST }, () => at(randomBytes(20).toString('hex'))));
+      expect(flood.map((response) => response.status)).to.include(429);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Its entry expired: it is looked up again, and a key found valid before is not held to the network's failures.
+      expect((await at(account.key)).status).to.equal(200);
+      // A key never seen by this process is still refused there before any look-up.
+      const fresh = await newAccount(short.accounts);
+      expect((await at(fresh.key)).status).to.equal(429);
+    } finally {
+      await short.close();
+    }
+  });
 });
