@@ -23,7 +23,7 @@ import { compareSnapshots, maskLine, probeProfile, snapshotOf, type Comparison, 
 import { applyCssRules, toMarkdown } from '../engine/outputs';
 import { editPage, injectNoise } from '../test/fixtures/changes/inject';
 import type { NoiseSet } from '../test/fixtures/changes/noise';
-import { EDITS, PRODUCT_RULES, pageModel, renderPage, type PageModel } from '../test/fixtures/changes/pages';
+import { EDITS, PRODUCT_RULES, pageModel, renderPage, rotates, type PageModel } from '../test/fixtures/changes/pages';
 import { seeded } from '../test/helpers/random';
 
 const args = new Map(
@@ -56,8 +56,9 @@ function noiseOnly(set: NoiseSet, seed: number): void {
   let withTwo = 0;
   let withThree = 0;
   let withoutProbe = 0;
-  let banners = 0;
-  let bannerFalse = 0;
+  let rotating = 0;
+  let rotatingFalse = 0;
+  let plainFalse = 0;
   const kinds = new Map<string, number>();
   for (let i = 0; i < PAGES; i++) {
     const model = pageModel(seed, i, set);
@@ -70,15 +71,16 @@ function noiseOnly(set: NoiseSet, seed: number): void {
     if (two.status !== 'same') withTwo++;
     if (three.status !== 'same') withThree++;
     if (none.status !== 'same') withoutProbe++;
-    if (model.ad) {
-      banners++;
-      if (two.status !== 'same') bannerFalse++;
-    }
+    if (rotates(model)) {
+      rotating++;
+      if (three.status !== 'same') rotatingFalse++;
+    } else if (none.status !== 'same') plainFalse++;
     for (const run of three.diff?.ignored ?? []) kinds.set(run.kind, (kinds.get(run.kind) ?? 0) + run.count);
   }
   console.log(
     `  ${set} formats, seed ${seed}: false changes ${pct(withTwo, PAGES)} after a probe of 2 fetches, ${pct(withThree, PAGES)} after 3, ` +
-      `${pct(withoutProbe, PAGES)} without a probe; pages with a rotating banner: ${banners} (${bannerFalse} of them false after 2)`,
+      `${pct(withoutProbe, PAGES)} without a probe; of the ${PAGES - rotating} pages without rotating text, ${plainFalse} false by the rules alone (no probe); ` +
+      `of the ${rotating} with a rotating banner or region name, ${rotatingFalse} false after 3`,
   );
   console.log(`    ignored over the pages: ${[...kinds].map(([kind, count]) => `${kind} ${count}`).join(', ')}`);
 }

@@ -34,9 +34,18 @@ const placeholderOf = (kind: NoiseKind): string => {
 
 export const NO_VALUES: readonly MaskedValue[] = Object.freeze([]);
 
+/**
+ * Masked runs kept per snapshot: a hostile page of nothing but clock times would otherwise hold
+ * millions of them. Past the bound the keys are the same, only the count of what was ignored stops.
+ */
+export const MAX_VALUES = 50_000;
+
 export class KeyWriter {
   private parts: string[] = [];
   private masked: MaskedValue[] = [];
+  private kept = 0;
+
+  constructor(private readonly maxValues = MAX_VALUES) {}
 
   text(text: string): void {
     if (text !== '') this.parts.push(text);
@@ -45,15 +54,21 @@ export class KeyWriter {
   /** A volatile run: its kind stands in the key. */
   mask(kind: NoiseKind, value: string): void {
     this.parts.push(placeholderOf(kind));
-    this.masked.push({ kind, value });
+    this.keep(kind, value);
   }
 
   /** A run left out of the key altogether (a tracking parameter): whether it is there does not count. */
   drop(kind: NoiseKind, value: string): void {
+    this.keep(kind, value);
+  }
+
+  private keep(kind: NoiseKind, value: string): void {
+    if (this.kept >= this.maxValues) return;
+    this.kept++;
     this.masked.push({ kind, value });
   }
 
-  /** The key and values written since the last call; the writer is then empty again. */
+  /** The key and values written since the last call; the writer is then empty again (its bound stays spent). */
   take(): { key: string; values: readonly MaskedValue[] } {
     const key = this.parts.length === 1 ? (this.parts[0] as string) : this.parts.join('');
     const values = this.masked.length === 0 ? NO_VALUES : this.masked;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { maskLine } from '../../../engine/changes';
+import { maskLine, snapshotOf } from '../../../engine/changes';
+import { MAX_VALUES } from '../../../engine/changes/writer';
 
 /** The key with placeholders spelled `<class>`, and the kinds masked, in order. */
 function masked(line: string): { key: string; kinds: string[]; values: string[] } {
@@ -125,5 +126,12 @@ describe('change tracking: volatile runs of page text', () => {
     expect(maskLine(digits).key.length).to.be.greaterThan(0);
     const months = 'May '.repeat(50_000);
     expect(maskLine(months).key).to.equal(months);
+  });
+
+  it('keeps a bounded number of masked runs per page, and masks the rest all the same', () => {
+    const clocks = Array.from({ length: 2_000 }, () => '10:21 '.repeat(50)).join('\n');
+    const snapshot = snapshotOf(clocks);
+    expect(snapshot.values.reduce((sum, values) => sum + values.length, 0)).to.equal(MAX_VALUES);
+    expect(snapshot.keys[snapshot.keys.length - 1]).to.equal('\ue000time\ue001 '.repeat(49) + '\ue000time\ue001');
   });
 });
