@@ -29,8 +29,8 @@ export interface Alignment {
   approximate: boolean;
 }
 
-/** Default work budget: diagonal steps plus snake steps, about 50 ms on one core. */
-export const DIFF_BUDGET = 20_000_000;
+/** Default work budget: diagonal steps plus snake steps; some 50 ms on one core, about the Markdown conversion of a 1 MB page. */
+export const DIFF_BUDGET = 5_000_000;
 
 const OVER_BUDGET = -1;
 const NOTHING_SHARED = -2;
