@@ -9,6 +9,7 @@ import { CRAWL_INDEXES } from './crawls/store';
 import { EXTRACT_INDEXES } from './extract/store';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { BLOB_INDEXES } from './jobs/blobs';
+import { CHANGE_INDEXES } from './changes/store';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
@@ -29,4 +30,5 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   POLITENESS_INDEXES,
   RATE_LIMIT_INDEXES,
   OAUTH_TOKEN_INDEXES,
+  CHANGE_INDEXES,
 ];

@@ -15,6 +15,7 @@ import { createCrawlCommands } from './crawls/commands';
 import { createExtractCommands } from './extract/commands';
 import { fetchRecipes } from './extract/recipes';
 import { createFetchPipeline } from './fetch/pipeline';
+import { createChangeTracking } from './changes';
 import { mcpSessionCommands } from './mcp/commands';
 import { createOAuthCommands } from './oauth/commands';
 import { hostsInBackoff } from './politeness/paused';
@@ -39,10 +40,14 @@ export function createServices(roots: ServiceRoots) {
   const { guard } = fetching;
   const hmacKeys = hmacKeysOf(db.db, config.secretsKey);
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
+  const recipes = fetchRecipes(db.db, extract);
+  const changes = createChangeTracking(db.db);
   return {
     extract,
     /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract) }),
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes }),
+    /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
+    changes: { ...changes, recipes, accounts },
     crawls: createCrawlCommands({
       db: db.db,
       accounts,

@@ -29,6 +29,8 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   requestsPerSecond: 'requests_per_second',
   requestBurst: 'request_burst',
   requestsInFlight: 'requests_in_flight',
+  historyVersions: 'history_versions',
+  historyDays: 'history_days',
 };
 
 const WHAT: Record<keyof AccountLimits, string> = {
@@ -41,6 +43,8 @@ const WHAT: Record<keyof AccountLimits, string> = {
   requestsPerSecond: 'requests per second',
   requestBurst: 'requests at once after a pause',
   requestsInFlight: 'requests in flight at once',
+  historyVersions: 'versions kept per tracked URL',
+  historyDays: 'days of change history',
 };
 
 /** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */

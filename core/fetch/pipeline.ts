@@ -14,7 +14,7 @@
 import { failureOf, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
-import type { RecipeCache } from '../extract/recipes';
+import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
@@ -45,6 +45,16 @@ export interface FetchJob {
   reuseKey?: string;
   /** Longest wait for a host its 429/503 answers paused (engine/politeness); unset: as long as the pause. */
   maxHostPauseMs?: number;
+  /** Run on the answer before billing settles (change tracking, core/changes): its answer goes out; a throw charges nothing. */
+  beforeSettle?: (done: FetchDone) => Promise<Shaped>;
+}
+
+/** A Fetch's page and answer, before it is billed. */
+export interface FetchDone {
+  page: Page;
+  rung: Rung;
+  shaped: Shaped;
+  recipe?: RecipeDoc;
 }
 
 export type RetrievedPage =
@@ -176,6 +186,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
+        if (job.beforeSettle) shaped = await job.beforeSettle({ page, rung, shaped, ...(recipe ? { recipe } : {}) });
         await billing.settle(rung.cost);
         return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
       } finally {
