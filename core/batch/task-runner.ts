@@ -12,10 +12,13 @@ export interface TaskFetch {
   reuseKey: string;
   /** Reserve up to `credits` in total for this task; false: the account cannot pay, do not try. */
   afford(credits: number): Promise<boolean>;
+  /** The job's account, and this task's name in its run (`track_changes` records under them; a retried slice finds its own). */
+  accountId?: string;
+  origin?: string;
 }
 
 export type TaskOutcome =
-  | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number }
+  | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number; change?: 'new' | 'same' | 'changed' }
   | {
       ok: false;
       vetoed: boolean;

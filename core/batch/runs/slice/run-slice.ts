@@ -126,7 +126,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         const release = (): void => releases.reverse().forEach((free) => free());
         const taskSignal = signals.open();
         try {
-          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, taskSignal.signal);
+          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, taskSignal.signal, index);
           if (item.interrupted) {
             interrupted = true;
             continue;

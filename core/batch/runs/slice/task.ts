@@ -28,7 +28,7 @@ export interface TaskRun {
   interrupted?: boolean;
 }
 
-export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal): Promise<TaskRun> {
+export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal, index = 0): Promise<TaskRun> {
   const attempts: TaskResult['attempts'] = [];
   let outcome: TaskOutcome | undefined;
   for (let attempt = 1; attempt <= deps.taskRetry.maximumAttempts; attempt++) {
@@ -39,6 +39,8 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
       params,
       signal,
       reuseKey: input.accountId,
+      accountId: input.accountId,
+      origin: `${input.runId}|${input.n}|${index}`,
       afford: async (credits) => {
         if (credits <= reserved) return true;
         const ok = await bill.need(credits - reserved);
@@ -56,7 +58,16 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
   if (!outcome) throw new Error('no attempt was made');
   if (outcome.ok) {
     return {
-      result: { status: 'successful', type: outcome.type, contentType: outcome.contentType, size: outcome.body.length, credits: outcome.credits, attempts, endedAt: Date.now() },
+      result: {
+        status: 'successful',
+        type: outcome.type,
+        contentType: outcome.contentType,
+        size: outcome.body.length,
+        credits: outcome.credits,
+        ...(outcome.change ? { change: outcome.change } : {}),
+        attempts,
+        endedAt: Date.now(),
+      },
       body: outcome.body,
     };
   }
