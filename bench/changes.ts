@@ -12,9 +12,11 @@
  * 4. the real pages of ../shared/data/article-extraction (read from there), noise injected twice:
  *    false changes, and a one-word edit of each page: recall;
  * 5. cost: the fingerprint (snapshot of the Markdown) per page against the Markdown conversion of the
- *    same page, measured in the same run; a comparison of two versions; the diff of a 1 MB page.
+ *    same page, measured in the same run; a comparison of two versions; the diff of a 1 MB page;
+ * 6. through the service (changes-service.ts): false changes, precision and recall, the overhead of
+ *    `track_changes` on a Fetch, the storage of unchanged re-fetches, a 1 MB page, `as_of`.
  *
- *   npx tsx bench/changes.ts [--pages=100] [--rounds=5] [--data=DIR]
+ *   npx tsx bench/changes.ts [--pages=100] [--rounds=5] [--data=DIR] [--service=false] [--engine=false] [--real=20]
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +27,7 @@ import { editPage, injectNoise } from '../test/fixtures/changes/inject';
 import type { NoiseSet } from '../test/fixtures/changes/noise';
 import { EDITS, PRODUCT_RULES, pageModel, renderPage, rotates, type PageModel } from '../test/fixtures/changes/pages';
 import { seeded } from '../test/helpers/random';
+import { serviceMeasures } from './changes-service';
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -35,6 +38,11 @@ const args = new Map(
 const PAGES = Number(args.get('pages') ?? 100);
 const ROUNDS = Number(args.get('rounds') ?? 5);
 const DATA = path.resolve(__dirname, '..', args.get('data') ?? '../shared/data/article-extraction');
+const SERVICE = args.get('service') !== 'false';
+/** Sections 1 to 5 (in process); `--engine=false` runs only the service's. */
+const ENGINE = args.get('engine') !== 'false';
+/** Real pages served in the service's overhead measure. */
+const REAL = Number(args.get('real') ?? 20);
 
 const snap = (model: PageModel, render: number): Snapshot => snapshotOf(toMarkdown(renderPage(model, render), model.url));
 const pct = (part: number, whole: number): string => `${part}/${whole} (${((100 * part) / Math.max(1, whole)).toFixed(1)} %)`;
@@ -299,7 +307,12 @@ function hostile(): void {
   console.log(`  200 K → 800 K characters on one line: ${rows.join('; ')}`);
 }
 
-function main(): void {
+async function main(): Promise<void> {
+  if (!ENGINE) {
+    console.log(`6. Change tracking through the service (${PAGES} pages per measure, ${ROUNDS} rounds)`);
+    await serviceMeasures({ pages: PAGES, rounds: ROUNDS, real: realPages().slice(0, REAL) });
+    return;
+  }
   console.log(`Change tracking, in process: ${PAGES} generated pages per set, ${ROUNDS} timing rounds\n`);
   console.log('1. False changes on noise-only re-fetches (goal 0)');
   noiseOnly('tune', 1);
@@ -326,6 +339,13 @@ function main(): void {
   bigPage();
   console.log(' hostile input:');
   hostile();
+  if (SERVICE) {
+    console.log(`\n6. Through the service (${PAGES} pages per measure, ${ROUNDS} rounds)`);
+    await serviceMeasures({ pages: PAGES, rounds: ROUNDS, real: pages.slice(0, REAL) });
+  }
 }
 
-main();
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -11,8 +11,11 @@ import type { StoredContent } from './store';
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
-/** Brotli quality 5: most of the size gain of 11 at a small part of its time (a 1 MB page in milliseconds). */
-const QUALITY = 5;
+/**
+ * Brotli quality 3: pages compress to about a fifth (quality 5 gives about a sixth at several times
+ * the CPU; bench/changes.ts reports what versions take), in the thread pool.
+ */
+const QUALITY = 3;
 /** Largest page kept (bytes as fetched): a stored blob never decompresses past it. */
 export const MAX_STORED_BYTES = 64 * 1024 * 1024;
 

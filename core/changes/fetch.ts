@@ -20,7 +20,8 @@ import type { TaskChanges } from '../fetch/task';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from '../fetch/respond';
 import { pageOf, type Observation } from './content';
 import { historyLimits, type ChangeHistory } from './history';
-import type { ChangeRecorder, FieldSource, Recorded, VersionMark } from './record';
+import type { TrackKey } from './keys';
+import type { ChangeRecorder, FieldSource, PendingRecord, Recorded, VersionMark } from './record';
 
 export type HistoryFetchResult = FetchResult & {
   /** `track_changes`: what the page was against the previous version. */
@@ -43,31 +44,35 @@ export async function fetchWithHistory(deps: FetchHistoryDeps, pipeline: FetchPi
   if (params.asOf) return replay(deps, principal, job.params);
   if (!params.trackChanges) return fetchForAccount(pipeline, deps.accounts, principal, job);
   let change: Recorded | undefined;
+  // The URL's track is read while the site is asked: recording then costs the caller no look-up.
+  const pending = deps.recorder.begin(trackKeyOf(principal.accountId, params));
   const result = await fetchForAccount(pipeline, deps.accounts, principal, {
     ...job,
     beforeSettle: async (done) => {
-      change = await recordFetched(deps.recorder, principal.accountId, params, done);
+      change = await recordFetched(pending, params, done);
       return params.jsonResponse ? withMember(done.shaped, 'change_tracking', changeTrackingJson(change)) : done.shaped;
     },
   });
   return result.ok && change ? { ...result, change } : result;
 }
 
+const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
+  accountId,
+  url: params.url.href,
+  ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}),
+});
+
 /** Records a fetched page for its caller (Fetch, MCP, Batch tasks); `origin` names retried work. */
-export function recordFetched(recorder: ChangeRecorder, accountId: string, params: FetchParams, done: FetchDone, origin?: string): Promise<Recorded> {
+export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, origin?: string): Promise<Recorded> {
   const fields = fieldSource(params, done);
-  return recorder.record(
-    { accountId, url: params.url.href, ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}) },
-    observationOf(done, params),
-    { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) },
-  );
+  return pending.record(observationOf(done, params), { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) });
 }
 
 /** Change tracking for Batch tasks (core/fetch/task.ts): each task's page recorded under its run's name for it. */
 export function taskChanges(recorder: ChangeRecorder): TaskChanges {
   return {
     async record(accountId, params, done, origin) {
-      const change = await recordFetched(recorder, accountId, params, done, origin);
+      const change = await recordFetched(recorder.begin(trackKeyOf(accountId, params)), params, done, origin);
       return { status: change.status, shaped: params.jsonResponse ? withMember(done.shaped, 'change_tracking', changeTrackingJson(change)) : done.shaped };
     },
   };
@@ -158,7 +163,7 @@ async function replay(deps: FetchHistoryDeps, principal: Principal, params: Fetc
     if (!deps.recipes) throw problem('REQS004', 'extract is not available here.', { members: { parameter: 'extract' } });
     recipe = await recipeForRequest(deps.recipes, params);
   }
-  const key = { accountId: principal.accountId, url: params.url.href, ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}) };
+  const key = trackKeyOf(principal.accountId, params);
   const limits = historyLimits(principal);
   const found = await deps.history.at(key, limits, asOf);
   if (!found) {

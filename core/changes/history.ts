@@ -139,22 +139,41 @@ export class ChangeHistory {
 
   /** The version current at a time (the newest fetched at or before it), or named by id; undefined when none is kept. */
   async at(key: TrackKey, limits: HistoryLimits, asOf: AsOf): Promise<{ track: TrackDoc; entry: VersionEntry } | undefined> {
-    if (asOf.kind === 'version') {
-      const ref = parseVersionId(asOf.id);
-      const resolved = resolveKey(key);
-      if (!ref || !resolved || ref.hash !== resolved.hash) return undefined;
-      const opened = await this.openById(resolved.id, limits, ref.gen);
-      if (!opened || ref.seq > opened.latest.seq) return undefined;
-      const { entries } = await this.walk(opened.track, opened.latest, limits, ref.seq, 1);
-      const entry = entries[0];
-      return entry && entry.doc.seq === ref.seq ? { track: opened.track, entry } : undefined;
-    }
+    if (asOf.kind === 'version') return this.byId(key, limits, asOf.id);
     const opened = await this.open(key, limits);
     if (!opened) return undefined;
     const at = asOf.at.getTime();
+    // The newest version is current from its fetch on: no walk for a time after it.
+    if (opened.latest.fetched_at.getTime() <= at) {
+      const { track, latest } = opened;
+      return { track, entry: { id: versionIdOf({ hash: trackHashOf(track), gen: track.gen, seq: latest.seq }), doc: latest, lastSeenAt: track.last_seen_at > latest.fetched_at ? track.last_seen_at : latest.fetched_at } };
+    }
     const { entries } = await this.walk(opened.track, opened.latest, limits, opened.latest.seq, Number.MAX_SAFE_INTEGER, (entry) => entry.doc.fetched_at.getTime() <= at);
     const entry = entries[entries.length - 1];
     return entry && entry.doc.fetched_at.getTime() <= at ? { track: opened.track, entry } : undefined;
+  }
+
+  /** A version by its id: the track, then the version and the one after it (when it was replaced) in one look-up. */
+  private async byId(key: TrackKey, limits: HistoryLimits, id: string): Promise<{ track: TrackDoc; entry: VersionEntry } | undefined> {
+    const ref = parseVersionId(id);
+    const resolved = resolveKey(key);
+    if (!ref || !resolved || ref.hash !== resolved.hash) return undefined;
+    const track = await this.collections.tracks.findOne({ _id: resolved.id });
+    if (!track || track.gen !== ref.gen || track.last_seen_at.getTime() < this.cutoff(limits) || ref.seq < track.floor) return undefined;
+    const docs = await this.collections.versions.find({ _id: { $in: [ref.seq, ref.seq + 1, ref.seq + 2].map((seq) => changeIds.version(track._id, track.gen, seq)) } }).toArray();
+    const doc = docs.find((candidate) => candidate.seq === ref.seq);
+    const next = docs.filter((candidate) => candidate.seq > ref.seq).sort((p, q) => p.seq - q.seq)[0];
+    if (!doc) return undefined;
+    // Newer versions than the look-up saw: the newest one tells how many the plan still shows.
+    const newest = next && docs.some((candidate) => candidate.seq === ref.seq + 2) ? await latestVersion(this.collections, track) : (next ?? doc);
+    if (!newest || doc.seq < this.floorOf(track, newest, limits)) return undefined;
+    if (next && next.fetched_at.getTime() < this.cutoff(limits)) return undefined;
+    const entry: VersionEntry = {
+      id,
+      doc,
+      ...(next ? { replacedAt: next.fetched_at } : { lastSeenAt: track.last_seen_at > doc.fetched_at ? track.last_seen_at : doc.fetched_at }),
+    };
+    return { track, entry };
   }
 
   /** The oldest version the plan still shows (for a refusal's detail). */

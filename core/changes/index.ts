@@ -14,7 +14,7 @@ export { historyLimits } from './history';
 export type { HistoryCommands, HistoryQuery } from './listing';
 export type { AsOf, HistoryLimits, HistoryPage, VersionEntry } from './history';
 export type { Observation } from './content';
-export type { FieldSource, Recorded, RecordOptions, VersionMark } from './record';
+export type { FieldSource, PendingRecord, Recorded, RecordOptions, VersionMark } from './record';
 export type { TrackKey } from './keys';
 export { ChangeHistory, ChangeRecorder, CrawlChanges };
 

@@ -41,6 +41,11 @@ export interface RecordOptions {
   maxDiffChars?: number;
 }
 
+/** A record whose track read has started (`ChangeRecorder.begin`). */
+export interface PendingRecord {
+  record(page: Observation, options?: RecordOptions): Promise<Recorded>;
+}
+
 export interface VersionMark {
   id: string;
   fetchedAt: Date;
@@ -74,22 +79,41 @@ export class ChangeRecorder {
     this.blobs = new Blobs(db);
   }
 
-  async record(key: TrackKey, page: Observation, options: RecordOptions = {}): Promise<Recorded> {
+  /** Records a page of a URL (and tag) of an account. */
+  record(key: TrackKey, page: Observation, options: RecordOptions = {}): Promise<Recorded> {
+    return this.begin(key).record(page, options);
+  }
+
+  /**
+   * Starts reading a URL's track now, to record a page later (a Fetch starts it before the site is
+   * asked, so the read costs the caller no time). A read that fails is reported by `record`.
+   */
+  begin(key: TrackKey): PendingRecord {
     const resolved = resolveKey(key);
     if (!resolved) throw problem('REQS004', 'Parameter "url" must be an http or https URL to track its changes.', { members: { parameter: 'url' } });
+    const read = this.collections.tracks.findOne({ _id: resolved.id });
+    // Handled here too: a Fetch that fails never records, and its read must not be an unhandled rejection.
+    read.catch(() => undefined);
+    return { record: (page, options = {}) => this.recordWith(key, resolved, read, page, options) };
+  }
+
+  private async recordWith(key: TrackKey, resolved: ResolvedKey, read: Promise<TrackDoc | null>, page: Observation, options: RecordOptions): Promise<Recorded> {
     const hash = sha256(page.body);
-    const text = comparedText(page, hash);
-    const snapshot = snapshotOf(text);
-    const track = await this.track(key.accountId, key.url, resolved, page.fetchedAt);
+    const track = (await read) ?? (await this.track(key.accountId, key.url, resolved, page.fetchedAt));
     const { head } = track;
     if (head && options.origin !== undefined && head.origin === options.origin) return this.again(track, head);
-    if (head && head.fingerprint === snapshot.fingerprint && !options.fields) {
+    // The same bytes from the same address: the same page, fields included, without converting it.
+    const identical = head?.content_hash === hash && head.final_url === page.finalUrl && head.http_status === page.status;
+    const text = identical ? undefined : comparedText(page, hash);
+    const snapshot = text === undefined ? undefined : snapshotOf(text);
+    if (head && (identical || (head.fingerprint === snapshot?.fingerprint && !options.fields))) {
       if (page.fetchedAt.getTime() - track.last_seen_at.getTime() >= TOUCH_EVERY_MS) {
         await this.collections.tracks.updateOne({ _id: track._id }, { $set: { last_seen_at: page.fetchedAt } });
       }
       const mark = this.mark(track, head.seq, head.fetched_at);
-      return { status: 'same', version: mark, previous: mark, diff: { text: '', fields: {}, ignored: maskedRuns(snapshot), added: 0, removed: 0 }, stored: false };
+      return { status: 'same', version: mark, previous: mark, diff: { text: '', fields: {}, ignored: snapshot ? maskedRuns(snapshot) : [], added: 0, removed: 0 }, stored: false };
     }
+    if (text === undefined || !snapshot) throw new Error('a page is converted unless it is identical to the head');
 
     let profile: NoiseProfile = isNoiseProfile(track.profile) ? track.profile : emptyProfile();
     for (let race = 0; race < MAX_RACES; race++) {
@@ -101,7 +125,7 @@ export class ChangeRecorder {
         if (options.probe && options.probe.length > 0) profile = probeProfile(profile, [snapshot, ...options.probe.map((other) => snapshotOf(comparedText(other, sha256(other.body))))]);
         const seq = Math.max(1, track.floor);
         if (!(await this.store(track, seq, 'new', page, hash, text, snapshot, options.origin))) continue;
-        await this.setHead(track, { seq, fingerprint: snapshot.fingerprint, fetched_at: page.fetchedAt, status: 'new', ...origin(options) }, page.fetchedAt, profile);
+        await this.setHead(track, headFor(seq, 'new', snapshot, page, hash, options), page.fetchedAt, profile);
         return { status: 'new', version: this.mark(track, seq, page.fetchedAt), stored: true };
       }
       const previous = snapshotOf(await this.textOf(latest));
@@ -120,7 +144,7 @@ export class ChangeRecorder {
         return { status: 'same', version: before, previous: before, ...(comparison.diff ? { diff: comparison.diff } : {}), stored: false };
       }
       if (!(await this.store(track, seq, 'changed', page, hash, text, snapshot, options.origin, comparison.diff))) continue;
-      await this.setHead(track, { seq, fingerprint: snapshot.fingerprint, fetched_at: page.fetchedAt, status: 'changed', ...origin(options) }, page.fetchedAt, learned);
+      await this.setHead(track, headFor(seq, 'changed', snapshot, page, hash, options), page.fetchedAt, learned);
       return { status: 'changed', version: this.mark(track, seq, page.fetchedAt), previous: before, ...(comparison.diff ? { diff: comparison.diff } : {}), stored: true };
     }
     throw problem('service_unavailable', 'This URL’s history is being written by other requests at this very moment; retry in a second.', { headers: { 'Retry-After': '1' } });
@@ -270,7 +294,16 @@ function maskedRuns(snapshot: Snapshot): IgnoredRun[] {
   return [...counts].map(([kind, count]) => ({ kind, count })).sort((p, q) => q.count - p.count || p.kind.localeCompare(q.kind));
 }
 
-const origin = (options: RecordOptions): { origin?: string } => (options.origin !== undefined ? { origin: options.origin } : {});
+const headFor = (seq: number, status: 'new' | 'changed', snapshot: Snapshot, page: Observation, hash: string, options: RecordOptions): HeadHint => ({
+  seq,
+  fingerprint: snapshot.fingerprint,
+  fetched_at: page.fetchedAt,
+  status,
+  ...(options.origin !== undefined ? { origin: options.origin } : {}),
+  content_hash: hash,
+  final_url: page.finalUrl,
+  http_status: page.status,
+});
 
 const hashOf = (track: Pick<TrackDoc, '_id'>): string => track._id.slice(track._id.lastIndexOf('|') + 1);
 
@@ -282,6 +315,9 @@ const headOf = (version: VersionDoc): HeadHint => ({
   fetched_at: version.fetched_at,
   status: version.status,
   ...(version.origin !== undefined ? { origin: version.origin } : {}),
+  content_hash: version.content.hash,
+  final_url: version.content.final_url,
+  http_status: version.content.status,
 });
 
 /**

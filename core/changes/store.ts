@@ -30,6 +30,10 @@ export interface HeadHint {
   status: 'new' | 'changed';
   /** The retried work that stored it (a crawl page, a Batch task), when any. */
   origin?: string;
+  /** sha-256 of its bytes, its final URL and HTTP status: a page answered with the same is the same without converting it. */
+  content_hash?: string;
+  final_url?: string;
+  http_status?: number;
 }
 
 export interface TrackDoc {

@@ -91,6 +91,19 @@ describe('change tracking on Fetch: track_changes, as_of, /v1/history', function
     expect((await client.tracked(url)).change.status).to.equal('same');
   });
 
+  it('finds a page answered with the same bytes the same without a word of noise, and an edit of it changed', async () => {
+    const id = page(7);
+    const url = `${site.origin}/static/${id}`;
+    expect((await client.tracked(url)).change.status).to.equal('new');
+    const same = await client.tracked(url);
+    expect(same.change).to.include({ status: 'same' });
+    expect(same.change.diff).to.deep.include({ text: '', ignored: [], added: 0, removed: 0 });
+    const edit = site.edit(id, 'list item added');
+    const changed = await client.tracked(url);
+    expect(changed.change.status).to.equal('changed');
+    expect(changed.change.diff?.text.split('\n')).to.include(`+${edit.added[0] ?? ''}`);
+  });
+
   it('answers as_of from the stored page, every output computed from it, with no request to the site and no credit', async () => {
     const id = product();
     const url = site.url(id);
