@@ -9,7 +9,7 @@
  * c. `track_changes` overhead on a Fetch, p50 against the same Fetch without it, interleaved rounds in
  *    one run: HTML answers (the Markdown is made only for the comparison) and Markdown answers (made
  *    once), on the generated pages and on real article pages (../shared/data), from the loopback site
- *    at once and 20 ms later (a site a little way off);
+ *    at once, 20 ms and 100 ms later;
  * d. storage added by unchanged re-fetches: blob chunks and versions counted before and after;
  * e. a 1 MB page: a tracked Fetch that finds it changed against a plain Fetch of it;
  * f. `as_of` latency against a plain Fetch of the same page.
@@ -49,15 +49,16 @@ const ms = (value: number): string => `${value.toFixed(2)} ms`;
 
 /**
  * The site: `/g/<n>` generated pages (rendered anew per answer), `/r/<n>` real pages with noise of the
- * kinds the rules catch injected per answer, `/big` a 1 MB page; `/slow/...` any of them 20 ms later
- * (a site a little way off, as every real one is).
+ * kinds the rules catch injected per answer, `/big` a 1 MB page; `/slow/...` and `/slower/...` any of
+ * them 20 and 100 ms later (sites a little and some way off, as every real one is).
  */
 function startSite(models: Map<number, PageModel>, real: ServiceOptions['real'], big: { html: string }): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
   let answers = 0;
   const server = http.createServer((req, res) => {
     answers++;
     const parts = (req.url ?? '/').split('?')[0]?.split('/') ?? [];
-    const slow = parts[1] === 'slow';
+    const delay = parts[1] === 'slow' ? 20 : parts[1] === 'slower' ? 100 : 0;
+    const slow = delay > 0;
     const [kind, id] = slow ? parts.slice(2) : parts.slice(1);
     let body: string | undefined;
     if (kind === 'g') {
@@ -71,7 +72,7 @@ function startSite(models: Map<number, PageModel>, real: ServiceOptions['real'],
       res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(body ?? 'not found');
     };
-    if (slow) setTimeout(answer, 20);
+    if (slow) setTimeout(answer, delay);
     else answer();
   });
   server.keepAliveTimeout = 60_000;
@@ -161,6 +162,12 @@ export async function serviceMeasures(options: ServiceOptions): Promise<void> {
       for (const id of ids) if ((await tracked(`${site.url}/g/${id}`)) !== 'same') falseChanges++;
       console.log(`    ${name}: false changes ${falseChanges}/${ids.length}`);
     }
+    if (options.real.length > 0) {
+      let falseChanges = 0;
+      for (const [index] of options.real.entries()) await tracked(`${site.url}/r/${index}`);
+      for (const [index] of options.real.entries()) if ((await tracked(`${site.url}/r/${index}`)) !== 'same') falseChanges++;
+      console.log(`    ${options.real.length} real article pages with noise of those kinds injected in every answer: false changes ${falseChanges}/${options.real.length}`);
+    }
 
     // d. storage of unchanged re-fetches
     const before = { chunks: await chunks(), versions: await versions() };
@@ -194,12 +201,19 @@ export async function serviceMeasures(options: ServiceOptions): Promise<void> {
       for (const url of urls) await tracked(url, extra);
       const without: number[] = [];
       const withTracking: number[] = [];
+      const found = new Map<string, number>();
       for (let round = 0; round < options.rounds; round++) {
         for (const url of urls) without.push((await call({ url, ...extra })).ms);
-        for (const url of urls) withTracking.push((await call({ url, track_changes: 'true', ...extra })).ms);
+        for (const url of urls) {
+          const answer = await call({ url, track_changes: 'true', ...extra });
+          withTracking.push(answer.ms);
+          const status = String(answer.headers['x-change-status']);
+          found.set(status, (found.get(status) ?? 0) + 1);
+        }
       }
       const [p, t] = [quantile(without, 0.5), quantile(withTracking, 0.5)];
-      console.log(`    ${name}: without ${ms(p)}, with ${ms(t)}: ${(t / p).toFixed(3)}× (goal ≤ 1.2×); p90 ${(quantile(withTracking, 0.9) / quantile(without, 0.9)).toFixed(3)}×`);
+      const statuses = [...found].map(([status, count]) => `${count} ${status}`).join(', ');
+      console.log(`    ${name}: without ${ms(p)}, with ${ms(t)}: ${(t / p).toFixed(3)}× (goal ≤ 1.2×); p90 ${(quantile(withTracking, 0.9) / quantile(without, 0.9)).toFixed(3)}× (${statuses})`);
     };
     const generated = plain.map((id) => `${site.url}/g/${id}`);
     const realUrls = options.real.map((_, index) => `${site.url}/r/${index}`);
@@ -210,6 +224,7 @@ export async function serviceMeasures(options: ServiceOptions): Promise<void> {
       await overhead(`${realUrls.length} real article pages (median ${(quantile(sizes, 0.5) / 1024).toFixed(0)} KB), HTML answer`, realUrls, {});
       await overhead(`${realUrls.length} real article pages, Markdown answer`, realUrls, { response_type: 'markdown' });
       await overhead(`the same real pages from a site answering in 20 ms, HTML answer`, options.real.map((_, index) => `${site.url}/slow/r/${index}`), {});
+      await overhead(`the same real pages from a site answering in 100 ms, HTML answer`, options.real.map((_, index) => `${site.url}/slower/r/${index}`), {});
     }
 
     // e. a 1 MB page

@@ -166,7 +166,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         throw problem('invalid_parameter', '"main_content" shapes the pages a crawl keeps: it requires "output_format" (html or markdown).', { members: { parameter: 'main_content' } });
       }
       if (body.change_tracking_tag !== undefined && body.track_changes !== true) {
-        throw problem('invalid_parameter', '"change_tracking_tag" names a history: it goes with "track_changes": true.', { members: { parameter: 'change_tracking_tag' } });
+        throw problem('invalid_parameter', '"change_tracking_tag" names a history: it goes with "track_changes": true.', { status: 422, members: { parameter: 'change_tracking_tag' } });
       }
       const domain = await checkUrl(body.url);
       const started = await idempotent(

@@ -91,7 +91,7 @@ describe('crawls with track_changes', function () {
   it('refuses change_tracking_tag without track_changes, and a tag it cannot take', async () => {
     const crawls = new CrawlClient(await crawlAccount());
     const alone = await crawls.start({ url: `${site.origin}/`, change_tracking_tag: 'weekly' });
-    expect([alone.status, alone.body.code]).to.deep.equal([400, 'invalid_parameter']);
+    expect([alone.status, alone.body.code]).to.deep.equal([422, 'invalid_parameter']);
     expect(alone.body.detail).to.contain('track_changes');
     const bad = await crawls.start({ url: `${site.origin}/`, track_changes: true, change_tracking_tag: 'no spaces' });
     expect(bad.status).to.equal(400);
