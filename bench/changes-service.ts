@@ -162,6 +162,14 @@ export async function serviceMeasures(options: ServiceOptions): Promise<void> {
       for (const id of ids) if ((await tracked(`${site.url}/g/${id}`)) !== 'same') falseChanges++;
       console.log(`    ${name}: false changes ${falseChanges}/${ids.length}`);
     }
+    // History learning through the service: a region that changed in 4 comparisons within the hour is noise from then on.
+    const learning: number[] = [];
+    for (let again = 0; again < 6; again++) {
+      let falseChanges = 0;
+      for (const id of rotating) if ((await tracked(`${site.url}/g/${id}`)) !== 'same') falseChanges++;
+      learning.push(falseChanges);
+    }
+    console.log(`    the rotating pages fetched 6 times more, minutes apart at most: false changes ${learning.join(', ')} (of ${rotating.length} each time)`);
     if (options.real.length > 0) {
       let falseChanges = 0;
       for (const [index] of options.real.entries()) await tracked(`${site.url}/r/${index}`);
