@@ -179,6 +179,10 @@ export interface AccountLimits {
   renderPages?: number;
   /** The account's renders that may run to the render deadline per `DEADLINE_RENDER_WINDOW_MS`; past it, its renders are refused (429). */
   deadlineRenders: number;
+  /** Change tracking: versions kept per tracked URL (the newest). */
+  historyVersions: number;
+  /** Change tracking: days a version is kept after a newer one replaced it, and a URL no fetch tracked is kept. */
+  historyDays: number;
 }
 
 /** Members filled in when ACCOUNT_LIMITS leaves them out: the request budget's and the deadline renders'. */
@@ -192,6 +196,9 @@ const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'reques
 /** Limits that may stay unset (a default of their own applies). */
 const OPTIONAL_LIMITS: ReadonlySet<keyof AccountLimits> = new Set(['scheduleIntervalSeconds', 'renderPages']);
 
+/** Change tracking's history limits, filled in when ACCOUNT_LIMITS leaves them out. */
+const HISTORY_DEFAULTS: Pick<AccountLimits, 'historyVersions' | 'historyDays'> = { historyVersions: 10, historyDays: 30 };
+
 const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   mcp_sessions: 'mcpSessions',
   scheduled_jobs: 'scheduledJobs',
@@ -204,6 +211,8 @@ const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   requests_in_flight: 'requestsInFlight',
   render_pages: 'renderPages',
   deadline_renders: 'deadlineRenders',
+  history_versions: 'historyVersions',
+  history_days: 'historyDays',
 };
 
 /** `name=value` pairs (sizes as `byteSize`), each a limit of `AccountLimits`. */
@@ -219,7 +228,7 @@ function limitPairs(raw: string, separator: string): Partial<AccountLimits> {
 }
 
 const accountLimits: Parser<AccountLimits> = (raw) => {
-  const limits = { ...REQUEST_BUDGET_DEFAULTS, ...limitPairs(raw, ',') };
+  const limits = { ...REQUEST_BUDGET_DEFAULTS, ...HISTORY_DEFAULTS, ...limitPairs(raw, ',') };
   const missing = Object.entries(LIMIT_NAMES).find(([, member]) => !OPTIONAL_LIMITS.has(member) && limits[member] === undefined);
   return missing ? fail(`${missing[0]} is missing`) : (limits as AccountLimits);
 };
@@ -291,12 +300,12 @@ const variables = {
     fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200,deadline_renders=5',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`. And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`.',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`. And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30).',
   },
   PLAN_LIMITS: {
     parse: planLimits,
     fallback:
-      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:deadline_renders=20,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:deadline_renders=100',
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:deadline_renders=20:history_versions=100:history_days=90,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:deadline_renders=100:history_versions=1000:history_days=365',
     scope: 'all',
     description: 'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`).',
   },

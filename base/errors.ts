@@ -42,6 +42,8 @@ const catalogue = {
   invalid_parameter: { status: 400, title: 'Invalid parameter', meaning: 'A value is missing or out of range; the detail names the field.' },
   crawl_not_found: { status: 404, title: 'Crawl not found', meaning: 'No such crawl on the account.' },
   content_not_found: { status: 404, title: 'Content not found', meaning: 'The page was not fetched yet, its fetch failed, or the crawl has no output_format.' },
+  // Change tracking (our extension)
+  version_not_found: { status: 404, title: 'Version not found', meaning: 'The account keeps no version of this URL at that time, or by that id (another account’s ids are not found either).' },
   idempotency_request_in_flight: { status: 409, title: 'Request in flight', meaning: 'A request with this Idempotency-Key is still in progress; retry when it ends.' },
   invalid_start_url: { status: 422, title: 'Invalid start URL', meaning: 'The start URL is not a public http/https URL of at most 2,048 characters.' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', meaning: 'The Idempotency-Key was used with a different body.' },

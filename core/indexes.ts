@@ -10,6 +10,7 @@ import { EXTRACT_INDEXES } from './extract/store';
 import { DEADLINE_RENDER_INDEXES } from './fetch/render-rules';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { BLOB_INDEXES } from './jobs/blobs';
+import { CHANGE_INDEXES } from './changes/store';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
@@ -31,4 +32,5 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   RATE_LIMIT_INDEXES,
   DEADLINE_RENDER_INDEXES,
   OAUTH_TOKEN_INDEXES,
+  CHANGE_INDEXES,
 ];

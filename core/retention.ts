@@ -16,6 +16,8 @@
  * | agent signup rate-limit records             | twice `SIGNUP_RATE_WINDOW_MS`               |
  * | mode=auto escalation memory                 | until it expires (`AUTO_MODE_MEMORY_MINUTES`)|
  * | OAuth refresh tokens never spent            | until they expire (30 days)                 |
+ * | change tracking's versions of a URL         | the plan's `history_versions`, `history_days`|
+ * |                                             | (core/changes/retention.ts)                 |
  *
  * A crawl's own record goes first: from then on it reads as missing (404), and its other documents
  * are orphans the next steps remove, checked against the crawl records again just before they go, so
@@ -27,8 +29,11 @@ import type { Db, Document, Filter } from 'mongodb';
 import { sweepBatch } from './batch/store/retention';
 import type { Config } from '../base/config';
 import { sweepOrphanBlobs, type BlobOwnerKind } from './jobs/blobs';
+import type { PlanConfig } from './accounts/plans';
+import { livingChangeOwners, sweepChanges } from './changes/retention';
 
-export type RetentionConfig = Pick<Config, 'resultsRetentionDays' | 'idempotencyRetentionHours' | 'signupRateWindowMs' | 'retentionBatch'>;
+/** The plans come in for change tracking, whose histories are kept by each account's plan. */
+export type RetentionConfig = Pick<Config, 'resultsRetentionDays' | 'idempotencyRetentionHours' | 'signupRateWindowMs' | 'retentionBatch'> & PlanConfig;
 
 export interface SweepReport {
   /** Documents removed per collection. */
@@ -55,7 +60,7 @@ type Rule = AgeRule | ExpiryRule;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Collections holding a crawl's data, each `_id` starting with `<crawl_id>|`. */
-export const CRAWL_DATA_COLLECTIONS = ['crawl_urls', 'crawl_found', 'crawl_commits', 'crawl_outcomes', 'crawl_charges'] as const;
+export const CRAWL_DATA_COLLECTIONS = ['crawl_urls', 'crawl_found', 'crawl_commits', 'crawl_outcomes', 'crawl_charges', 'crawl_removed'] as const;
 
 export const RULES: Rule[] = [
   { kind: 'age', collection: 'extract_snapshots', field: 'fetched_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
@@ -114,8 +119,8 @@ async function sweepCrawls(db: Db, cutoff: Date, batch: number, beat: () => void
   }
 }
 
-/** The record that keeps a blob of each kind of owner. */
-const BLOB_OWNERS: Record<BlobOwnerKind, string> = {
+/** The record that keeps a blob of each kind of owner (change tracking's owners name a generation too). */
+const BLOB_OWNERS: Record<Exclude<BlobOwnerKind, 'change_track' | 'change_crawl'>, string> = {
   batch_run: 'batch_runs',
   batch_export: 'batch_exports',
   batch_input: 'batch_job_inputs',
@@ -123,6 +128,7 @@ const BLOB_OWNERS: Record<BlobOwnerKind, string> = {
 };
 
 async function living(db: Db, kind: BlobOwnerKind, owners: string[]): Promise<Set<string>> {
+  if (kind === 'change_track' || kind === 'change_crawl') return livingChangeOwners(db, kind, owners);
   const records = db.collection<{ _id: string }>(BLOB_OWNERS[kind]);
   return new Set((await records.find({ _id: { $in: owners } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
 }
@@ -141,6 +147,7 @@ export async function sweep(db: Db, config: RetentionConfig, now: Date, beat: ()
   }
   // After the rules: expired exports and inputs leave their files as orphans for this step.
   await sweepBatch(db, new Date(now.getTime() - config.resultsRetentionDays * DAY_MS), batch, beat, removed);
+  await sweepChanges(db, config, now, batch, beat, removed);
   // Last: every rule above leaves the blobs of what it removed without an owner.
   const blobs = await sweepOrphanBlobs(db, batch, beat, (kind, owners) => living(db, kind, owners));
   if (blobs > 0) removed.blob_chunks = (removed.blob_chunks ?? 0) + blobs;

@@ -16,6 +16,7 @@ import { createExtractCommands } from './extract/commands';
 import { fetchRecipes } from './extract/recipes';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
+import { createChangeTracking } from './changes';
 import { mcpSessionCommands } from './mcp/commands';
 import { createOAuthCommands } from './oauth/commands';
 import { hostsInBackoff } from './politeness/paused';
@@ -40,10 +41,14 @@ export function createServices(roots: ServiceRoots) {
   const { guard } = fetching;
   const hmacKeys = hmacKeysOf(db.db, config.secretsKey);
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
+  const recipes = fetchRecipes(db.db, extract);
+  const changes = createChangeTracking(db.db);
   return {
     extract,
     /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, and the accounts' render terms. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract), renders: createRenderRules({ db: db.db, accounts, config, log }) }),
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, renders: createRenderRules({ db: db.db, accounts, config, log }) }),
+    /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
+    changes: { ...changes, recipes, accounts },
     crawls: createCrawlCommands({
       db: db.db,
       accounts,

@@ -16,6 +16,7 @@ import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createTaskRunner } from './fetch/task';
+import { ChangeRecorder, taskChanges } from './changes';
 import type { WorkContext } from './jobs/work';
 import { reconcile } from './reconcile';
 import { sweep } from './retention';
@@ -42,7 +43,7 @@ export function createWorkerServices(roots: WorkerRoots) {
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, renders: createRenderRules({ db, accounts, config, log }) });
   const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
-    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline) }),
+    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db))) }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

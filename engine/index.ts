@@ -21,7 +21,7 @@ export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type Park, ty
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { type DomainRungRecord, type DomainRungStore, type RungId } from './escalation';
-export { AUTO_CONFIGURATION_HEADER, configurationOf, describeRung, FETCH_CONFIGURATIONS, type ConfigurationId, type FetchConfiguration, type Rung } from './escalation';
+export { AUTO_CONFIGURATION_HEADER, configurationOf, describeRung, FETCH_CONFIGURATIONS, rungById, type ConfigurationId, type FetchConfiguration, type Rung } from './escalation';
 export { BLOCKABLE_TYPES, parseBlockResources, parseInstructions, type Device, type RenderError, type ScreenshotRequest } from './browser';
 export {
   autoparse,
@@ -48,3 +48,24 @@ export { SESSION_TTL_MS } from './proxies/sessions';
 export type { Proxy, ProxyChoice, ProxyChoiceRequest, ProxyPools } from './proxies/pool';
 export { createWebhookPoster, WEBHOOK_USER_AGENT, type AttemptOutcome, type WebhookPoster } from './webhooks/post';
 export { checkWebhookUrl, type WebhookTargetVerdict } from './webhooks/target';
+export {
+  compareSnapshots,
+  diffFields,
+  emptyProfile,
+  fingerprintOf,
+  isNoiseProfile,
+  probeProfile,
+  RULES_REVISION,
+  snapshotOf,
+  snapshotOfHtml,
+  updateProfile,
+  type ChangeDiff,
+  type ChangeStatus,
+  type CompareOptions,
+  type Comparison,
+  type FieldChange,
+  type IgnoredRun,
+  type NoiseKind,
+  type NoiseProfile,
+  type Snapshot,
+} from './changes';

@@ -55,8 +55,8 @@ export const initialState = (): CrawlState => ({
 /** Slices fetch whole outcome blocks: a multiple of the block size. */
 export const sliceSize = (tuning: CrawlTuning): number => Math.max(OUTCOME_BLOCK, Math.floor(tuning.slicePages / OUTCOME_BLOCK) * OUTCOME_BLOCK);
 
-/** Whether URLs at `depth` are fetched: opened for links below the depth limit, or for their HTML. */
-const fetchable = (spec: CrawlSpec, depth: number): boolean => spec.outputFormat !== undefined || spec.depth === undefined || depth < spec.depth;
+/** Whether URLs at `depth` are fetched: opened for links below the depth limit, or for their HTML (or their change status). */
+const fetchable = (spec: CrawlSpec, depth: number): boolean => spec.outputFormat !== undefined || spec.trackChanges === true || spec.depth === undefined || depth < spec.depth;
 
 /** The next slice to start, or undefined when nothing may start now. `running` are the depths of slices in flight. */
 export function nextSlice(spec: CrawlSpec, tuning: CrawlTuning, state: CrawlState, running: number[], freeSlots: number): SliceInput | undefined {

@@ -26,6 +26,7 @@ export interface ResultRow {
   result_url?: string;
   error?: Record<string, unknown>;
   source_run_id?: string;
+  change_status?: 'new' | 'same' | 'changed';
   spend: { total: { credits: number; cost: number }; last_attempt: { credits: number; cost: number } };
   created_at: string;
   updated_at: string;
@@ -59,6 +60,7 @@ export function presentResult(presenter: Presenter, page: { jobId: string; runId
     ...(status === 'successful' && item?.type ? { type: item.type, result_url: presenter.resultUrl(page.jobId, page.runId, entry.taskId) } : {}),
     ...(status === 'failed' && item?.error ? { error: problemOf(presenter.docsUrl, item.error) } : {}),
     ...(item?.sourceRunId ? { source_run_id: item.sourceRunId } : {}),
+    ...(status === 'successful' && item?.change ? { change_status: item.change } : {}),
     spend: { total: { credits, cost: costOf(credits, page.perCredit) }, last_attempt: { credits: last, cost: costOf(last, page.perCredit) } },
     created_at: entry.createdAt.toISOString(),
     updated_at: entry.updatedAt.toISOString(),

@@ -104,6 +104,7 @@ export const RESULTS_PAGE = page(
     result_url: string,
     error: PROBLEM,
     source_run_id: string,
+    change_status: { type: 'string', enum: ['new', 'same', 'changed'], description: 'With track_changes in zenrows_params (our extension): the page against its URL’s previous version.' },
     spend: object(['total', 'last_attempt'], { total: TASK_SPEND, last_attempt: TASK_SPEND }),
     created_at: timestamp,
     updated_at: timestamp,

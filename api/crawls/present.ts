@@ -18,6 +18,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     exclude_patterns: doc.exclude_patterns,
     ...(doc.output_format ? { output_format: doc.output_format } : {}),
     ...(doc.main_content ? { main_content: true } : {}),
+    ...(doc.track_changes ? { track_changes: true, ...(doc.change_tracking_tag !== undefined ? { change_tracking_tag: doc.change_tracking_tag } : {}) } : {}),
     respect_robots: doc.respect_robots === true,
     discovery: ['links'],
     extract_calls: 0,
@@ -29,6 +30,13 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
 }
 
 export function presentResult(crawlId: string, outputFormat: boolean, item: ResultItem): Record<string, unknown> {
+  // A tracked crawl's removed URL: in the previous tracked crawl, not in this one.
+  if (item.changeStatus === 'removed') return { url: item.url, change_status: 'removed' };
+  const change = item.changeStatus ? { change_status: item.changeStatus } : {};
+  return { ...presentFound(crawlId, outputFormat, item), ...change };
+}
+
+function presentFound(crawlId: string, outputFormat: boolean, item: ResultItem): Record<string, unknown> {
   const status = item.contentStatus ?? 'pending';
   const skipped = status === 'skipped' ? { skip_reason: 'robots_txt' } : {};
   if (!outputFormat) return status === 'skipped' ? { url: item.url, content_status: status, ...skipped } : { url: item.url };
@@ -70,13 +78,14 @@ export function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, 
 /** The download as NDJSON lines; kept pages in the crawl's output format. */
 export async function* downloadLines(view: CrawlView, items: AsyncIterable<DownloadItem>): AsyncGenerator<string> {
   for await (const item of items) {
+    const change = item.change ? { change_status: item.change } : {};
     if (!('status' in item)) {
-      yield `${JSON.stringify({ url: item.url })}\n`;
+      yield `${JSON.stringify({ url: item.url, ...change })}\n`;
     } else if (item.status === 'fetched') {
       const content = keptPage(view.doc, item.html, item.url);
-      yield `${JSON.stringify({ url: item.url, content_status: 'fetched', content })}\n`;
+      yield `${JSON.stringify({ url: item.url, content_status: 'fetched', ...change, content })}\n`;
     } else {
-      yield `${JSON.stringify({ url: item.url, content_status: item.status })}\n`;
+      yield `${JSON.stringify({ url: item.url, content_status: item.status, ...change })}\n`;
     }
   }
 }

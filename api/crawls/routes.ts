@@ -59,7 +59,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ...errors,
         402: { description: 'No credits left (AUTH004)' },
         409: { description: 'A request with this Idempotency-Key is in progress' },
-        422: { description: 'Invalid start URL, out-of-range value, or Idempotency-Key reused with another body' },
+        422: { description: 'Invalid start URL, out-of-range value, change_tracking_tag without track_changes, or Idempotency-Key reused with another body' },
         429: { description: 'The account runs its active jobs already (Retry-After: 30)' },
       },
       async handler(ctx, input) {

@@ -1,5 +1,6 @@
 /** JSON Schemas of the crawl routes: validation (ajv) and the OpenAPI document from one source. */
 import { API_KEY_QUERY_PROPERTY } from '../auth/authenticate';
+import { TAG_PATTERN } from '../../core/changes/keys';
 import type { JsonSchema, ObjectSchema } from '../http/routes';
 
 const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 1, maximum: 100_000, description });
@@ -29,6 +30,14 @@ export const START_BODY: ObjectSchema = {
       uniqueItems: true,
       description: 'How pages are found: `["links"]` (links in each page’s HTML). `pagination` is no longer offered to new crawls.',
     },
+    track_changes: {
+      type: 'boolean',
+      description:
+        'Extension of this service: fetch every result and keep it as a version of its URL in the account’s history (the one Fetch’s track_changes adds to); ' +
+        'each fetched result carries `change_status` (new, changed, same), and when the crawl runs out of pages to open, the URLs of the previous such crawl of this start URL ' +
+        '(and tag) that it did not find follow its results with `change_status: "removed"` (reads and download). Billed as the pages it fetches.',
+    },
+    change_tracking_tag: { type: 'string', pattern: TAG_PATTERN, description: 'Extension of this service: with track_changes, a separate history (of the pages and of the crawl’s URL set).' },
   },
 };
 
@@ -73,6 +82,7 @@ const RESULT: JsonSchema = {
   properties: {
     url: { type: 'string', format: 'uri' },
     content_status: { type: 'string', enum: ['pending', 'fetched', 'failed', 'skipped'] },
+    change_status: { type: 'string', enum: ['new', 'changed', 'same', 'removed'], description: 'Crawls with track_changes (our extension).' },
     skip_reason: { type: 'string', enum: ['robots_txt'] },
     content_url: { type: 'string' },
   },
@@ -98,6 +108,8 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
   exclude_patterns: { type: 'array', items: { type: 'string' } },
   output_format: { type: 'string', enum: ['html', 'markdown'] },
   main_content: { type: 'boolean' },
+  track_changes: { type: 'boolean' },
+  change_tracking_tag: { type: 'string' },
   respect_robots: { type: 'boolean' },
   discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
   extract_calls: { type: 'integer' },

@@ -12,11 +12,19 @@ import type { ApiDeps } from '../deps';
 import type { HttpContext } from '../http/context';
 import type { LeanRoute, Method, RouteInput } from '../http/routes';
 import { markThirdParty, THIRD_PARTY_HEADERS } from '../http/third-party';
-import { fetchForAccount } from '../../core/fetch/calls';
+import { fetchWithHistory } from '../../core/changes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { forwardedHeaders } from './headers';
-import { setFetchHeaders } from './pipeline';
+import { setChangeHeaders, setFetchHeaders } from './pipeline';
+
+/** Change tracking's headers (our extension), in the OpenAPI document. */
+const CHANGE_HEADERS = {
+  'X-Change-Status': { description: 'With track_changes (our extension): `new`, `same` or `changed`, against the URL’s previous version.', schema: { type: 'string', enum: ['new', 'same', 'changed'] } },
+  'X-Previous-Fetched-At': { description: 'With track_changes: when the version compared with was fetched (RFC 3339); absent for `new`.', schema: { type: 'string', format: 'date-time' } },
+  'X-Change-Version-Id': { description: 'With track_changes: the version that holds the page now (for as_of); with as_of: the version that answered.', schema: { type: 'string' } },
+  'X-Version-Fetched-At': { description: 'With as_of: when the version that answered was fetched.', schema: { type: 'string', format: 'date-time' } },
+};
 
 async function handleFetch(deps: ApiDeps, pipeline: FetchPipeline, ctx: HttpContext, input: RouteInput): Promise<void> {
   const params = parseFetchParams(input.query);
@@ -27,8 +35,10 @@ async function handleFetch(deps: ApiDeps, pipeline: FetchPipeline, ctx: HttpCont
   // Whatever shape it takes, the answer is the target's content.
   markThirdParty(ctx);
   await withSlot(ctx, deps.accounts, principal, async (signal) => {
-    const result = await fetchForAccount(pipeline, deps.accounts, principal, { params, method, headers, body, signal });
+    // Change tracking (core/changes): track_changes records the page, as_of answers from the history.
+    const result = await fetchWithHistory(deps.services.changes, pipeline, principal, { params, method, headers, body, signal });
     setFetchHeaders(ctx, result);
+    setChangeHeaders(ctx, result);
     if (!result.ok) throw result.error;
     const { shaped, cost } = result;
     setCostHeaders(ctx, cost);
@@ -58,7 +68,10 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
     responses: {
       200: {
         description: 'The page in the shape asked for.',
-        headers: Object.fromEntries(Object.entries(THIRD_PARTY_HEADERS).map(([name, value]) => [name, { description: `Always \`${value}\`: the body is the target’s content.`, schema: { type: 'string' } }])),
+        headers: {
+          ...Object.fromEntries(Object.entries(THIRD_PARTY_HEADERS).map(([name, value]) => [name, { description: `Always \`${value}\`: the body is the target’s content.`, schema: { type: 'string' } }])),
+          ...CHANGE_HEADERS,
+        },
         content: {
           'text/html': {},
           'text/markdown': {},
@@ -69,6 +82,7 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
           'image/jpeg': {},
         },
       },
+      404: { description: 'RESP002: the target answered 404; or, with as_of (our extension), version_not_found: the account keeps no version of the URL then (or by that id).' },
     },
     handler: (ctx, input) => handleFetch(deps, pipeline, ctx, input),
   });

@@ -15,7 +15,7 @@ import { presentResults, presentStop } from '../crawls/present';
 import { START_BODY } from '../crawls/schemas';
 import type { ApiDeps } from '../deps';
 import { checkExamples, normalizeDomain, preparedIssues, SUBMIT_BODY } from '../extract/routes';
-import { fetchForAccount } from '../../core/fetch/calls';
+import { changeTrackingJson, fetchWithHistory } from '../../core/changes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
@@ -69,6 +69,9 @@ const FETCH_INPUT: ToolSchema = {
     wait: prop('wait'),
     screenshot: { type: 'boolean', description: 'Return an above-the-fold screenshot as an image.' },
     screenshot_fullpage: { type: 'boolean', description: 'Return a full-page screenshot as an image.' },
+    // Change tracking (core/changes).
+    track_changes: { type: 'boolean', description: 'Keep the page in the account’s history and add a second text part: whether it changed since the last tracked fetch (new, same, changed) and the diff.' },
+    change_tracking_tag: prop('change_tracking_tag'),
   },
 };
 
@@ -86,16 +89,18 @@ function fetchArgsToQuery(args: Args): ParsedQuery {
 async function runFetch(deps: ApiDeps, pipeline: FetchPipeline, principal: Principal, query: ParsedQuery, signal: AbortSignal): Promise<CallToolResult> {
   const params = parseFetchParams(checkQuery(FETCH_QUERY, query, fetchIssues));
   return withSlotUntil(deps.accounts, principal, signal, async (slotSignal) => {
-    const result = await fetchForAccount(pipeline, deps.accounts, principal, { params, signal: slotSignal });
+    const result = await fetchWithHistory(deps.services.changes, pipeline, principal, { params, signal: slotSignal });
     if (!result.ok) throw result.error;
     const { shaped, cost } = result;
     const meta = { _meta: { credits: cost, status: shaped.status } };
+    // track_changes: the outcome as a second part, after the page (json_response has it in the page already).
+    const change = result.change && !params.jsonResponse ? [{ type: 'text' as const, text: JSON.stringify({ change_tracking: changeTrackingJson(result.change) }, null, 2) }] : [];
     if (shaped.contentType.startsWith('image/')) {
       const data = Buffer.isBuffer(shaped.body) ? shaped.body : Buffer.from(shaped.body);
-      return { content: [{ type: 'image', data: data.toString('base64'), mimeType: shaped.contentType }], ...meta };
+      return { content: [{ type: 'image', data: data.toString('base64'), mimeType: shaped.contentType }, ...change], ...meta };
     }
     const body = Buffer.isBuffer(shaped.body) ? shaped.body.toString('utf8') : shaped.body;
-    return { ...text(body), ...meta };
+    return { content: [...text(body).content, ...change], ...meta };
   });
 }
 

@@ -31,6 +31,8 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   requestsInFlight: 'requests_in_flight',
   renderPages: 'render_pages',
   deadlineRenders: 'deadline_renders',
+  historyVersions: 'history_versions',
+  historyDays: 'history_days',
 };
 
 const WHAT: Record<keyof AccountLimits, string> = {
@@ -45,6 +47,8 @@ const WHAT: Record<keyof AccountLimits, string> = {
   requestsInFlight: 'requests in flight at once',
   renderPages: 'browser pages at once',
   deadlineRenders: 'renders that ran to the render deadline',
+  historyVersions: 'versions kept per tracked URL',
+  historyDays: 'days of change history',
 };
 
 /** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */

@@ -16,10 +16,13 @@ export interface TaskFetch {
   afford(credits: number): Promise<boolean>;
   /** Waits at the task's host run inside it: the slice gives back the run's and the worker's slots meanwhile. */
   park?: Park;
+  /** The job's account, and this task's name in its run (`track_changes` records under them; a retried slice finds its own). */
+  accountId?: string;
+  origin?: string;
 }
 
 export type TaskOutcome =
-  | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number }
+  | { ok: true; contentType: string; body: Buffer; type: TaskResultType; credits: number; change?: 'new' | 'same' | 'changed' }
   | {
       ok: false;
       vetoed: boolean;

@@ -25,7 +25,7 @@ import { decodeListCursor, decodeResultCursor, encodeListCursor, encodeResultCur
 import { CrawlEnds, recordEnd } from './ends';
 import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
-import { ids, newCrawlDocument, type CrawlEndDoc } from './store';
+import { ids, newCrawlDocument, type CrawlEndDoc, type ResultChange } from './store';
 import { checkStartUrl } from './urls';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
@@ -57,6 +57,9 @@ export interface StartBody {
   respect_robots?: boolean;
   /** `["links"]` only: accepted as the official clients send it. */
   discovery?: string[];
+  /** Record each fetched result in its URL's history (core/changes); every result is fetched. */
+  track_changes?: boolean;
+  change_tracking_tag?: string;
 }
 
 /** The fetch engine's target check, as the composition root wires it (core does not import the engine). */
@@ -78,8 +81,8 @@ export interface ResultsPage {
   nextCursor: string | null;
 }
 
-/** One line of a download: a result, with its page when the crawl keeps pages. */
-export type DownloadItem = { url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string };
+/** One line of a download: a result, with its page when the crawl keeps pages, and its change status when it tracks changes. */
+export type DownloadItem = ({ url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string }) & { change?: ResultChange | 'removed' };
 
 export function createCrawlCommands(deps: CrawlCommandDeps) {
   const reader = new CrawlReader(deps.db);
@@ -131,6 +134,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.main_content === true ? { main_content: true } : {}),
         respect_robots: body.respect_robots !== false,
+        ...(body.track_changes === true ? { track_changes: true, ...(body.change_tracking_tag !== undefined ? { change_tracking_tag: body.change_tracking_tag } : {}) } : {}),
       });
     await startJob(
       { db: deps.db, client: temporal.client },
@@ -160,6 +164,9 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
       const key = checkIdempotencyKey(idempotencyKey, crawlIdempotencyWords);
       if (body.main_content === true && !body.output_format) {
         throw problem('invalid_parameter', '"main_content" shapes the pages a crawl keeps: it requires "output_format" (html or markdown).', { members: { parameter: 'main_content' } });
+      }
+      if (body.change_tracking_tag !== undefined && body.track_changes !== true) {
+        throw problem('invalid_parameter', '"change_tracking_tag" names a history: it goes with "track_changes": true.', { status: 422, members: { parameter: 'change_tracking_tag' } });
       }
       const domain = await checkUrl(body.url);
       const started = await idempotent(
@@ -244,26 +251,37 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
      */
     async *download(crawl: CrawlView): AsyncGenerator<DownloadItem> {
       const crawlId = crawl.doc._id;
+      const change = (item: ResultItem): { change?: ResultChange | 'removed' } => (item.changeStatus ? { change: item.changeStatus } : {});
+      // A tracked crawl's removed URLs come after every result (read.ts lists them last).
+      const removed: ResultItem[] = [];
       if (!crawl.doc.output_format) {
-        for await (const item of allResults(crawl)) yield { url: item.url };
+        for await (const item of allResults(crawl)) {
+          if (item.changeStatus === 'removed') removed.push(item);
+          else yield { url: item.url, ...change(item) };
+        }
+        for (const item of removed) yield { url: item.url, change: 'removed' };
         return;
       }
-      const results = new Map<string, { url: string; status: string }>();
-      for await (const item of allResults(crawl)) results.set(ids.contentId(item.k, item.index), { url: item.url, status: item.contentStatus ?? 'pending' });
+      const results = new Map<string, { url: string; status: string; change?: ResultChange | 'removed' }>();
+      for await (const item of allResults(crawl)) {
+        if (item.changeStatus === 'removed') removed.push(item);
+        else results.set(ids.contentId(item.k, item.index), { url: item.url, status: item.contentStatus ?? 'pending', ...change(item) });
+      }
       const fetched = [...results].filter(([, result]) => result.status === 'fetched').map(([contentId]) => contentId);
       for (let from = 0; from < fetched.length; from += CONTENT_BATCH) {
         const batch = fetched.slice(from, from + CONTENT_BATCH);
         for (const [contentId, page] of await reader.pages(crawlId, batch)) {
           const result = results.get(contentId);
           if (!result) continue;
-          yield { url: result.url, status: 'fetched', html: page.html };
+          yield { url: result.url, status: 'fetched', html: page.html, ...(result.change ? { change: result.change } : {}) };
           results.delete(contentId);
         }
       }
       for (const result of results.values()) {
         // A page marked fetched whose HTML is missing is reported failed rather than without content.
-        yield { url: result.url, status: result.status === 'pending' ? 'pending' : 'failed' };
+        yield { url: result.url, status: result.status === 'pending' ? 'pending' : 'failed', ...(result.change ? { change: result.change } : {}) };
       }
+      for (const item of removed) yield { url: item.url, change: 'removed' };
     },
   };
 }

@@ -8,7 +8,8 @@
 import type { ResultPosition } from './cursor';
 import { CrawlEnds } from './ends';
 import { readKeptPages, type KeptPage } from './kept-pages';
-import { crawlCollections, ids, outcomeMarks, POST_STOP_WINDOW_MS, type ContentStatus, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
+import { CrawlChanges } from '../changes/crawls';
+import { changeMarks, crawlCollections, ids, outcomeMarks, POST_STOP_WINDOW_MS, type ContentStatus, type ResultChange, type CommitBatchDoc, type CrawlCollections, type CrawlDoc, type CrawlEndDoc, type FoundDoc } from './store';
 import { FOUND_PART, OUTCOME_BLOCK, type CrawlEnd, type CrawlStatus } from './types';
 import type { Db } from 'mongodb';
 
@@ -28,6 +29,8 @@ export interface ResultItem {
   k: number;
   index: number;
   contentStatus?: ContentStatus;
+  /** Crawls with track_changes: the page against its URL's previous version, or `removed` (listed after the results). */
+  changeStatus?: ResultChange | 'removed';
 }
 
 /** The id a kept page's content is served under (`/v1/crawls/{id}/contents/{content_id}`). */
@@ -36,6 +39,7 @@ export const contentIdOf = (item: Pick<ResultItem, 'k' | 'index'>): string => id
 export class CrawlReader {
   readonly collections: CrawlCollections;
   private readonly ends: CrawlEnds;
+  private readonly changes: CrawlChanges;
 
   constructor(
     private readonly db: Db,
@@ -43,6 +47,7 @@ export class CrawlReader {
   ) {
     this.collections = crawlCollections(db);
     this.ends = new CrawlEnds(db);
+    this.changes = new CrawlChanges(db);
   }
 
   /** The crawl as its account sees it; null for a crawl of another account or none. */
@@ -95,9 +100,18 @@ export class CrawlReader {
       }
       offset = end;
     }
-    // Crawls without output_format keep outcome blocks only for pages robots.txt made them skip.
-    if (view.doc.output_format || view.doc.respect_robots) await this.addContentStatus(view.doc._id, items);
-    const exhausted = batch >= view.doc.published;
+    // Crawls without output_format keep outcome blocks only for pages robots.txt made them skip, and when they track changes.
+    if (view.doc.output_format || view.doc.respect_robots || view.doc.track_changes) await this.addContentStatus(view.doc._id, items);
+    let exhausted = batch >= view.doc.published;
+    // A settled tracked crawl's removed URLs follow its results, at positions {published, 0, index}.
+    if (exhausted && view.settled && view.doc.track_changes && items.length < limit) {
+      const removed = await this.changes.removed(view.doc._id, offset, limit - items.length);
+      if (removed) {
+        removed.urls.forEach((url, index) => items.push({ url, k: -1, index: offset + index, changeStatus: 'removed' }));
+        offset += removed.urls.length;
+        exhausted = offset >= removed.total;
+      }
+    }
     return { items, next: { batch, commit, offset }, exhausted };
   }
 
@@ -106,9 +120,12 @@ export class CrawlReader {
     const wanted = [...new Set(items.map(blockOf))];
     // One look-up for every outcome block the page of results touches.
     const found = wanted.length > 0 ? await this.collections.outcomes.find({ _id: { $in: wanted } }).toArray() : [];
-    const blocks = new Map(found.map((doc) => [doc._id, doc.s]));
+    const blocks = new Map(found.map((doc) => [doc._id, doc]));
     for (const item of items) {
-      item.contentStatus = outcomeMarks.decode(blocks.get(blockOf(item)) ?? '', item.index % OUTCOME_BLOCK);
+      const block = blocks.get(blockOf(item));
+      item.contentStatus = outcomeMarks.decode(block?.s ?? '', item.index % OUTCOME_BLOCK);
+      const change = changeMarks.decode(block?.c, item.index % OUTCOME_BLOCK);
+      if (change) item.changeStatus = change;
     }
   }
 

@@ -38,6 +38,9 @@ export interface CrawlDoc {
   main_content?: boolean;
   /** Pages robots.txt disallows are skipped (absent on crawls stored before the option: not respected). */
   respect_robots?: boolean;
+  /** Each fetched result is recorded in its URL's history (core/changes), under the tag when given. */
+  track_changes?: boolean;
+  change_tracking_tag?: string;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -55,7 +58,21 @@ export interface CrawlDoc {
 /** The request part of a crawl document; everything else starts zeroed. */
 export type CrawlRequestFields = Pick<
   CrawlDoc,
-  '_id' | 'account_id' | 'key_id' | 'url' | 'domain' | 'depth' | 'max_items' | 'max_pages' | 'include_patterns' | 'exclude_patterns' | 'output_format' | 'main_content' | 'respect_robots'
+  | '_id'
+  | 'account_id'
+  | 'key_id'
+  | 'url'
+  | 'domain'
+  | 'depth'
+  | 'max_items'
+  | 'max_pages'
+  | 'include_patterns'
+  | 'exclude_patterns'
+  | 'output_format'
+  | 'main_content'
+  | 'respect_robots'
+  | 'track_changes'
+  | 'change_tracking_tag'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */
@@ -108,6 +125,8 @@ export interface OutcomeDoc {
   crawl_id: string;
   /** One character per result of the block: `f` fetched, `x` failed, `p` not fetched. */
   s: string;
+  /** Crawls with track_changes: one character per result, its change status (`changeMarks`). */
+  c?: string;
 }
 
 export const CRAWL_INDEXES: IndexRegistration = {
@@ -162,6 +181,21 @@ export const outcomeMarks = {
   decode: (marks: string, position: number): ContentStatus => {
     const mark = marks[position];
     return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : mark === 's' ? 'skipped' : 'pending';
+  },
+};
+
+/** A result's change status in a tracked crawl (`removed` ones are listed apart, core/changes/crawls.ts). */
+export type ResultChange = 'new' | 'same' | 'changed';
+
+const CHANGE_MARK: Record<ResultChange, string> = { new: 'n', same: 's', changed: 'c' };
+
+/** The outcome documents' change marks (`c`): `-` for a result without one (not fetched). */
+export const changeMarks = {
+  encode: (changes: ReadonlyArray<ResultChange | undefined>): string =>
+    Array.from({ length: changes.length }, (_, index) => (changes[index] ? CHANGE_MARK[changes[index] as ResultChange] : '-')).join(''),
+  decode: (marks: string | undefined, position: number): ResultChange | undefined => {
+    const mark = marks?.[position];
+    return mark === 'n' ? 'new' : mark === 's' ? 'same' : mark === 'c' ? 'changed' : undefined;
   },
 };
 

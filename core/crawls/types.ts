@@ -31,6 +31,9 @@ export interface CrawlSpec {
   outputFormat?: 'html' | 'markdown';
   /** Skip (never fetch, never bill) what the site's robots.txt disallows. */
   respectRobots?: boolean;
+  /** Record each fetched result in its URL's history (core/changes), under this tag when given: every result is fetched. */
+  trackChanges?: boolean;
+  changeTag?: string;
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */

@@ -132,3 +132,23 @@ export function checkStartUrl(raw: string): StartUrlVerdict {
   if (!domain) return { ok: false, reason: `The start URL host ${host} has no registrable domain.` };
   return { ok: true, url, domain };
 }
+
+/**
+ * The key of a URL as crawls compare URLs (scheme, a leading `www.`, a trailing slash, tracking
+ * parameters and the fragment left out), for any absolute http(s) URL; undefined for anything else.
+ * Change tracking keys its histories by it, so a page a crawl found and the same page fetched share one.
+ */
+export function urlKey(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  const host = url.hostname.replace(/\.$/, '');
+  if (host === '') return undefined;
+  const port = url.port ? `:${url.port}` : '';
+  const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.replace(/\/+$/, '') || '/' : url.pathname || '/';
+  return `${stripWww(host)}${port}${path}${withoutTracking(url.search)}`;
+}

@@ -19,7 +19,7 @@ import type { FetchJob, FetchPipeline, FetchResult } from './pipeline';
 const SYNC_HOST_WAIT_MS = 5_000;
 
 /** AUTH010, before anything is fetched or charged: clients of `extract` fall back to `autoparse` on it. */
-function extractNotInPlan(plans: Pick<PlanCatalogue, 'withExtract'>, principal: Principal): ApiError {
+export function extractNotInPlan(plans: Pick<PlanCatalogue, 'withExtract'>, principal: Principal): ApiError {
   const including = plans.withExtract();
   return problem(
     'AUTH010',

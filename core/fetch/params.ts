@@ -8,6 +8,7 @@ import { BLOCKABLE_TYPES, OUTPUT_KINDS, parseCssExtractor, parseOutputKinds, typ
 import { problem, type ApiError } from '../../base/errors';
 import type { IssueMapper, ObjectSchema } from '../../base/validation';
 import { parseBrowserParams, type BrowserParams } from './browser-params';
+import { CHANGE_QUERY_PROPERTIES, parseChangeParams, type ChangeParams } from '../changes/params';
 
 const bool = (description: string) => ({ type: 'boolean', description });
 
@@ -52,6 +53,8 @@ export const FETCH_QUERY: ObjectSchema = {
     device: { type: 'string', enum: ['desktop', 'mobile'], description: 'Device to emulate. Requires js_render.' },
     window_width: { type: 'integer', minimum: 100, maximum: 4096, description: 'Viewport width. Requires js_render.' },
     window_height: { type: 'integer', minimum: 100, maximum: 4096, description: 'Viewport height. Requires js_render.' },
+    // Change tracking (core/changes): track_changes, change_tracking_tag, as_of.
+    ...CHANGE_QUERY_PROPERTIES,
   },
 };
 
@@ -71,7 +74,8 @@ export const fetchIssues: IssueMapper = (issue) => {
 const invalid = (parameter: string, why: string): ApiError =>
   problem('REQS004', `Parameter "${parameter}" ${why}.`, { members: { parameter } });
 
-export interface FetchParams {
+/** The Fetch parameters, parsed; change tracking's (`trackChanges`, `changeTrackingTag`, `asOf`) are core/changes/params.ts's. */
+export interface FetchParams extends ChangeParams {
   url: URL;
   auto: boolean;
   jsRender: boolean;
@@ -190,5 +194,6 @@ export function parseFetchParams(query: Record<string, unknown>): FetchParams {
     outputs,
     browser: { ...value, ...(jsonResponse ? { captureXhr: true } : {}) },
     needsBrowser,
+    ...parseChangeParams(query, { screenshot: Boolean(value.screenshot), pdf: Boolean(value.pdf), instructions: Boolean(value.instructions) }),
   };
 }

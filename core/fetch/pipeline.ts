@@ -18,7 +18,7 @@
 import { FAILURES, failureOf, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
-import type { RecipeCache } from '../extract/recipes';
+import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
@@ -52,6 +52,16 @@ export interface FetchJob {
   maxHostWaitMs?: number;
   /** Waits at hosts run inside it, so the caller's shared slots are given back meanwhile (Batch tasks). */
   park?: Park;
+  /** Run on the answer before billing settles (change tracking, core/changes): its answer goes out; a throw charges nothing. */
+  beforeSettle?: (done: FetchDone) => Promise<Shaped>;
+}
+
+/** A Fetch's page and answer, before it is billed. */
+export interface FetchDone {
+  page: Page;
+  rung: Rung;
+  shaped: Shaped;
+  recipe?: RecipeDoc;
 }
 
 export type RetrievedPage =
@@ -208,6 +218,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
+        if (job.beforeSettle) shaped = await job.beforeSettle({ page, rung, shaped, ...(recipe ? { recipe } : {}) });
         await billing.settle(rung.cost);
         return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
       } finally {

@@ -9,10 +9,16 @@ import { isApiError, problem, type ApiError } from '../../base/errors';
 import { checkQuery } from '../../base/validation';
 import { affordCredits } from './billing';
 import { FETCH_QUERY, fetchIssues, parseFetchParams, type FetchParams } from './params';
-import type { FetchPipeline } from './pipeline';
+import type { FetchDone, FetchPipeline } from './pipeline';
+import type { Shaped } from './respond';
 
-/** Parameters Batch does not take: the key is the job's, and Extract needs a per-request recipe. */
-const NOT_FOR_TASKS = new Set(['apikey', 'url', 'extract', 'extract_fields', 'custom_headers']);
+/** Change tracking as Batch tasks use it (core/changes builds it): records a page, answers its status and the answer to store. */
+export interface TaskChanges {
+  record(accountId: string, params: FetchParams, done: FetchDone, origin?: string): Promise<{ status: 'new' | 'same' | 'changed'; shaped: Shaped }>;
+}
+
+/** Parameters Batch does not take: the key is the job's, Extract needs a per-request recipe, and a task fetches (no `as_of`). */
+const NOT_FOR_TASKS = new Set(['apikey', 'url', 'extract', 'extract_fields', 'custom_headers', 'as_of']);
 
 /** A task's parameters as Fetch parameters, or the Fetch problem naming the bad one (REQS004). */
 export function parseTaskParams(url: string, params: Record<string, string>): FetchParams {
@@ -38,7 +44,7 @@ function typeOf(params: FetchParams, contentType: string): TaskResultType {
 
 const failed = (error: ApiError) => ({ code: error.code, status: error.status, detail: error.detail });
 
-export function createTaskRunner(pipeline: FetchPipeline): TaskRunner {
+export function createTaskRunner(pipeline: FetchPipeline, changes?: TaskChanges): TaskRunner {
   return async (task) => {
     let params: FetchParams;
     try {
@@ -47,13 +53,23 @@ export function createTaskRunner(pipeline: FetchPipeline): TaskRunner {
       if (!isApiError(error)) throw error;
       return { ok: false, vetoed: false, retryable: false, interrupted: false, error: failed(error) };
     }
-    const result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey, ...(task.park ? { park: task.park } : {}) }, affordCredits((credits) => task.afford(credits)));
+    // track_changes: the page is recorded before the task's outcome is (core/changes).
+    let change: 'new' | 'same' | 'changed' | undefined;
+    const track = params.trackChanges && changes && task.accountId !== undefined ? { changes, accountId: task.accountId } : undefined;
+    const beforeSettle = track
+      ? async (done: FetchDone) => {
+          const recorded = await track.changes.record(track.accountId, params, done, task.origin);
+          change = recorded.status;
+          return recorded.shaped;
+        }
+      : undefined;
+    const result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey, ...(beforeSettle ? { beforeSettle } : {}), ...(task.park ? { park: task.park } : {}) }, affordCredits((credits) => task.afford(credits)));
     if (!result.ok) {
       const { vetoed, retryable, interrupted } = result;
       return { ok: false, vetoed, retryable, interrupted, error: vetoed ? { code: 'payment_required', status: 402, detail: result.error.detail } : failed(result.error) };
     }
     const { shaped } = result;
     const body = typeof shaped.body === 'string' ? Buffer.from(shaped.body, 'utf8') : shaped.body;
-    return { ok: true, contentType: shaped.contentType, body, type: typeOf(params, shaped.contentType), credits: result.cost };
+    return { ok: true, contentType: shaped.contentType, body, type: typeOf(params, shaped.contentType), credits: result.cost, ...(change ? { change } : {}) };
   };
 }

@@ -20,8 +20,12 @@ import { insertIgnoringDuplicates, isDuplicateKey, type IndexRegistration } from
 /** Largest chunk of a blob (bytes): well under the store's document limit. */
 export const BLOB_CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** What owns a blob: retention keeps a blob as long as its owner's record. */
-export type BlobOwnerKind = 'batch_run' | 'batch_export' | 'batch_input' | 'crawl';
+/**
+ * What owns a blob: retention keeps a blob as long as its owner's record. Change tracking's owners
+ * name a record and a generation of it (`change_track`: `<track>|<gen>`, `change_crawl`:
+ * `<record>|<crawl id>`), alive while the record names that generation (core/changes/retention.ts).
+ */
+export type BlobOwnerKind = 'batch_run' | 'batch_export' | 'batch_input' | 'crawl' | 'change_track' | 'change_crawl';
 
 export interface BlobOwner {
   kind: BlobOwnerKind;
@@ -137,6 +141,18 @@ export class Blobs {
   /** Whether chunk 0 of a blob is there (a blob written whole is then complete). */
   async has(blob: string): Promise<boolean> {
     return (await this.chunks.countDocuments({ _id: blobChunkId(blob, 0) }, { limit: 1 })) > 0;
+  }
+
+  /** The blobs an owner holds (their ids), from the chunks' owner index. */
+  async ofOwner(owner: string): Promise<string[]> {
+    const docs = await this.chunks.find({ owner }, { projection: { blob: 1, n: 1 } }).toArray();
+    return [...new Set(docs.map((doc) => doc.blob))];
+  }
+
+  /** Removes blobs by id (every chunk of each); answers the chunks removed. */
+  async remove(owner: string, blobs: string[]): Promise<number> {
+    if (blobs.length === 0) return 0;
+    return (await this.chunks.deleteMany({ owner, blob: { $in: blobs } })).deletedCount;
   }
 
   /** Removes every blob of these owners (job deletion, a refused upload); answers the chunks removed. */

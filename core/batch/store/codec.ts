@@ -14,7 +14,8 @@ export type ResultRecord = Omit<ResultDoc, 'items'> & { items: string };
  * Stored field names. Tasks: `u` URL, `e` external id, `m` metadata, `p` parameters. Results: `s`
  * status, `t` type, `ct` content type, `z` size, `c` credits, `at` attempt and `pt` part that fetched
  * it (its body's ids carry them; `pt` absent is part 0), `src` run owning the body, `pk`/`po` pack and
- * offset, `err` problem, `h` attempts (`s` start, `e` end, `err` code, `c` credits), `ended`.
+ * offset, `err` problem, `h` attempts (`s` start, `e` end, `err` code, `c` credits), `ended`, `ch`
+ * change status (track_changes).
  */
 interface TaskRecord {
   u: string;
@@ -37,6 +38,7 @@ interface TaskResultRecord {
   err?: { code: string; status: number; detail: string };
   h: Array<{ s: number; e: number; err?: string; c: number }>;
   ended: number;
+  ch?: TaskResult['change'];
 }
 
 const toTaskRecord = (task: BatchTask): TaskRecord => ({
@@ -65,6 +67,7 @@ const toTaskResultRecord = (item: TaskResult): TaskResultRecord => ({
   ...(item.error ? { err: item.error } : {}),
   h: item.attempts.map((attempt) => ({ s: attempt.startedAt, e: attempt.endedAt, ...(attempt.errorCode !== undefined ? { err: attempt.errorCode } : {}), c: attempt.credits })),
   ended: item.endedAt,
+  ...(item.change !== undefined ? { ch: item.change } : {}),
 });
 
 const fromTaskResultRecord = (record: TaskResultRecord): TaskResult => ({
@@ -79,6 +82,7 @@ const fromTaskResultRecord = (record: TaskResultRecord): TaskResult => ({
   ...(record.err ? { error: record.err } : {}),
   attempts: (record.h ?? []).map((attempt) => ({ startedAt: attempt.s, endedAt: attempt.e, ...(attempt.err !== undefined ? { errorCode: attempt.err } : {}), credits: attempt.c })),
   endedAt: record.ended ?? 0,
+  ...(record.ch !== undefined ? { change: record.ch } : {}),
 });
 
 export const toSliceRecord = (doc: SliceDoc): SliceRecord => ({ ...doc, tasks: JSON.stringify(doc.tasks.map(toTaskRecord)) });

@@ -156,6 +156,8 @@ export interface TaskResult {
   pack?: { number: number; offset: number };
   /** A failed task's problem. */
   error?: { code: string; status: number; detail: string };
+  /** `track_changes`: the page against its URL's previous version (core/changes). */
+  change?: 'new' | 'same' | 'changed';
   attempts: Array<{ startedAt: number; endedAt: number; errorCode?: string; credits: number }>;
   /** When the task got its outcome (ms; 0 while pending). */
   endedAt: number;

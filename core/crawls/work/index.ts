@@ -10,6 +10,7 @@ import { ActiveJobs } from '../../jobs/active-jobs';
 import type { WorkContext } from '../../jobs/work';
 import { crawlCharges } from '../charges';
 import { CrawlEnds } from '../ends';
+import { CrawlChanges } from '../../changes/crawls';
 import { crawlJobChecker } from '../jobs';
 import type { SliceInput, SliceResult } from '../types';
 import type { PageFetcher } from './fetcher';
@@ -26,12 +27,13 @@ export function createCrawlWork(deps: { db: Db; accounts: Accounts; fetcher: Pag
   const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const ends = new CrawlEnds(deps.db);
+  const changes = new CrawlChanges(deps.db);
   return {
     runtime,
     /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */
-    slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime }, input, work),
+    slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime, changes }, input, work),
     /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
-    publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime }, input),
+    publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime, changes }, input),
   };
 }
 

@@ -8,7 +8,10 @@ import { decodeHtml, isHtml } from '../../../engine';
 import { extractLinks, type PageLinks } from '../links';
 import type { SliceBill } from '../charges';
 import type { ContentStatus } from '../store';
-import { billingOf, retryAfterMs, type PageFetcher } from './fetcher';
+import { billingOf, retryAfterMs, type PageFetch, type PageFetcher } from './fetcher';
+import type { ResultChange } from '../store';
+
+type PageFetchOk = Extract<PageFetch, { credits: number }>;
 import type { Semaphore } from '../../../base/semaphore';
 
 export interface WorkItem {
@@ -36,6 +39,10 @@ export interface PageOutcome {
   contentType?: string;
   detail?: string;
   refused?: boolean;
+  /** The page as fetched, when asked for (crawls with track_changes record it). */
+  page?: Pick<PageFetchOk, 'body' | 'contentType' | 'html' | 'finalUrl' | 'status' | 'headers'>;
+  /** Crawls with track_changes: the page against its URL's previous version. */
+  change?: ResultChange;
 }
 
 export interface PageRunner {
@@ -54,7 +61,7 @@ export interface PageRunner {
 
 const MAX_RETRY_AFTER_TRIES = 2;
 
-export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean): Promise<PageOutcome> {
+export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceBill, keepHtml: boolean, keepPage = false): Promise<PageOutcome> {
   const target = item.fetch ?? item.url;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
@@ -102,6 +109,10 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
       result.links = extractLinks(text, outcome.finalUrl);
     }
     if (keepHtml && text !== undefined) result.html = text;
+    if (keepPage) {
+      const { body, contentType, html: rendered, finalUrl, status, headers } = outcome;
+      result.page = { body, ...(contentType ? { contentType } : {}), ...(rendered !== undefined ? { html: rendered } : {}), finalUrl, status, headers };
+    }
     return result;
   }
 }

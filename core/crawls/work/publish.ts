@@ -11,6 +11,9 @@ import { crawlCollections, ids, POST_STOP_WINDOW_MS, type CrawlDoc, type CrawlEn
 import type { CrawlEnd, Progress } from '../types';
 import type { Db } from 'mongodb';
 import type { CrawlRuntime } from './runtime';
+import type { CrawlChanges } from '../../changes/crawls';
+import { CrawlReader } from '../read';
+import { START } from '../cursor';
 
 export interface PublishInput {
   crawlId: string;
@@ -31,6 +34,8 @@ export interface PublishDeps {
   ends: CrawlEnds;
   activeJobs: ActiveJobs;
   runtime: CrawlRuntime;
+  /** Crawls with track_changes: their removed URLs and baseline, when they settle (core/changes/crawls.ts). */
+  changes: CrawlChanges;
 }
 
 export async function publishCrawl(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
@@ -56,6 +61,7 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
     settled: progress.settled,
   };
   if (progress.commits.length > 0) set.published = progress.batch + 1;
+  if (progress.settled) await settleChanges(deps, crawlId, set.published, end ?? (await deps.ends.read(crawlId)));
   if (end) {
     set.status = end.status;
     set.finished_at = end.finished_at;
@@ -74,4 +80,26 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
       ...(end.error ? { error: end.error } : {}),
     },
   };
+}
+
+/** A tracked crawl, as it settles: its removed URLs and, when it ran out of pages to open, the next crawl's baseline. */
+async function settleChanges(deps: PublishDeps, crawlId: string, published: number | undefined, end: CrawlEnd | null): Promise<void> {
+  const reader = new CrawlReader(deps.db);
+  const doc = await reader.collections.crawls.findOne({ _id: crawlId });
+  if (!doc?.track_changes) return;
+  const view = await reader.view({ ...doc, published: published ?? doc.published });
+  const exhausted = end?.status === 'completed' && end.stop_reason === undefined;
+  await deps.changes.settle(
+    { crawlId, accountId: doc.account_id, url: doc.url, ...(doc.change_tracking_tag !== undefined ? { tag: doc.change_tracking_tag } : {}), createdAt: doc.created_at },
+    exhausted,
+    async function* () {
+      let position = START;
+      for (;;) {
+        const page = await reader.results(view, position, 1000);
+        for (const item of page.items) if (item.changeStatus !== 'removed') yield item.url;
+        if (page.exhausted || page.items.length === 0) return;
+        position = page.next;
+      }
+    },
+  );
 }

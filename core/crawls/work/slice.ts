@@ -16,7 +16,7 @@ import type { CrawlCharges } from '../charges';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../urls';
 import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../../base/db';
 import { storeKeptPage } from '../kept-pages';
-import { crawlCollections, ids, outcomeMarks, type ContentStatus, type UrlDoc } from '../store';
+import { changeMarks, crawlCollections, ids, outcomeMarks, type ContentStatus, type ResultChange, type UrlDoc } from '../store';
 import { FOUND_PART, OUTCOME_BLOCK, type SliceInput, type SliceResult } from '../types';
 import type { Accounts } from '../../accounts';
 import type { Db } from 'mongodb';
@@ -24,12 +24,15 @@ import { interruption, WorkFailure, type WorkContext } from '../../jobs/work';
 import { TaskSignals } from '../../../base/task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
+import type { CrawlChanges } from '../../changes/crawls';
 
 export interface SliceDeps {
   db: Db;
   accounts: Accounts;
   charges: CrawlCharges;
   runtime: CrawlRuntime;
+  /** Crawls with track_changes record their results here (core/changes). */
+  changes: CrawlChanges;
 }
 
 const CLAIM_BATCH = 1_000;
@@ -61,10 +64,21 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
       const stop = async (): Promise<boolean> => refused || work.signal.aborted || (await runner.ended());
       await forEachLimited(items, input.tuning.concurrency, stop, async (item, index) => {
         const keepHtml = Boolean(spec.outputFormat && item.src);
+        const tracked = Boolean(spec.trackChanges && item.src);
         // Each page its own signal: dozens of fetches must not all listen on the activity's.
         const pageSignal = signals.open();
-        const outcome = await fetchPage({ ...runner, signal: pageSignal.signal }, item, bill, keepHtml).finally(pageSignal.done);
+        const outcome = await fetchPage({ ...runner, signal: pageSignal.signal }, item, bill, keepHtml, tracked).finally(pageSignal.done);
         if (outcome.refused) refused = true;
+        if (outcome.page && item.src && outcome.status === 'fetched') {
+          const { page } = outcome;
+          outcome.change = await deps.changes.recordPage(
+            { crawlId: spec.crawlId, accountId: spec.accountId, ...(spec.changeTag !== undefined ? { tag: spec.changeTag } : {}) },
+            item.url,
+            ids.contentId(item.src.k, item.src.index),
+            { ...page, ...(page.html !== undefined ? { rendered: true } : {}), fetchedAt: new Date() },
+          );
+        }
+        delete outcome.page;
         if (outcome.html !== undefined && item.src) {
           await storeKeptPage(deps.db, spec.crawlId, ids.contentId(item.src.k, item.src.index), { url: item.url, html: outcome.html });
         }
@@ -82,7 +96,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
     const claimed = await claimLinks(deps, input, items, outcomes, own);
     await writeFound(deps, spec.crawlId, k, attempt, claimed.found);
     // Pages robots.txt disallowed are recorded as skipped even when the crawl keeps no pages.
-    if (spec.outputFormat || outcomes.some((outcome) => outcome.status === 'skipped')) await writeOutcomes(deps, input, items, outcomes);
+    if (spec.outputFormat || spec.trackChanges || outcomes.some((outcome) => outcome.status === 'skipped')) await writeOutcomes(deps, input, items, outcomes);
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
 
@@ -218,23 +232,24 @@ async function writeFound(deps: SliceDeps, crawlId: string, k: number, attempt: 
 
 /** One outcome document per block of results fetched here (ranges start on block boundaries). */
 async function writeOutcomes(deps: SliceDeps, input: SliceInput, items: WorkItem[], outcomes: PageOutcome[]): Promise<void> {
-  const blocks = new Map<string, ContentStatus[]>();
+  const blocks = new Map<string, { statuses: ContentStatus[]; changes: Array<ResultChange | undefined> }>();
   items.forEach((item, index) => {
     if (!item.src) return;
     const block = Math.floor(item.src.index / OUTCOME_BLOCK);
     const id = ids.outcome(input.spec.crawlId, item.src.k, block);
-    const statuses = blocks.get(id) ?? [];
-    statuses[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.status ?? 'pending';
-    blocks.set(id, statuses);
+    const marks = blocks.get(id) ?? { statuses: [], changes: [] };
+    marks.statuses[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.status ?? 'pending';
+    marks.changes[item.src.index % OUTCOME_BLOCK] = outcomes[index]?.change;
+    blocks.set(id, marks);
   });
   const { outcomes: collection } = crawlCollections(deps.db);
-  for (const [id, statuses] of blocks) {
-    const s = outcomeMarks.encode(statuses);
+  for (const [id, marks] of blocks) {
+    const doc = { crawl_id: input.spec.crawlId, s: outcomeMarks.encode(marks.statuses), ...(input.spec.trackChanges ? { c: changeMarks.encode(marks.changes) } : {}) };
     try {
-      await collection.insertOne({ _id: id, crawl_id: input.spec.crawlId, s });
+      await collection.insertOne({ _id: id, ...doc });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      await collection.replaceOne({ _id: id }, { crawl_id: input.spec.crawlId, s });
+      await collection.replaceOne({ _id: id }, doc);
     }
   }
 }

@@ -137,7 +137,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         const turn = await parking.begin();
         const taskSignal = signals.open();
         try {
-          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, AbortSignal.any([taskSignal.signal, turn.signal]), turn.park);
+          const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, AbortSignal.any([taskSignal.signal, turn.signal]), turn.park, index);
           // Its wait was given up (the run stopped, or the slice yields its turn): it stays pending.
           if (item.interrupted && turn.signal.aborted && !taskSignal.signal.aborted) continue;
           if (item.interrupted) {

@@ -30,7 +30,7 @@ export interface TaskRun {
 }
 
 /** `park`: waits (at the host, between attempts) run inside it, so the slice's shared slots are given back meanwhile. */
-export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal, park: Park = (wait) => wait()): Promise<TaskRun> {
+export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<string, string>, task: BatchTask, input: SliceInput, signal: AbortSignal, park: Park = (wait) => wait(), index = 0): Promise<TaskRun> {
   const attempts: TaskResult['attempts'] = [];
   let outcome: TaskOutcome | undefined;
   for (let attempt = 1; attempt <= deps.taskRetry.maximumAttempts; attempt++) {
@@ -42,6 +42,8 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
       signal,
       reuseKey: input.accountId,
       park,
+      accountId: input.accountId,
+      origin: `${input.runId}|${input.n}|${index}`,
       afford: async (credits) => {
         if (credits <= reserved) return true;
         const ok = await bill.need(credits - reserved);
@@ -59,7 +61,16 @@ export async function runTask(deps: TaskDeps, bill: SliceBill, params: Record<st
   if (!outcome) throw new Error('no attempt was made');
   if (outcome.ok) {
     return {
-      result: { status: 'successful', type: outcome.type, contentType: outcome.contentType, size: outcome.body.length, credits: outcome.credits, attempts, endedAt: Date.now() },
+      result: {
+        status: 'successful',
+        type: outcome.type,
+        contentType: outcome.contentType,
+        size: outcome.body.length,
+        credits: outcome.credits,
+        ...(outcome.change ? { change: outcome.change } : {}),
+        attempts,
+        endedAt: Date.now(),
+      },
       body: outcome.body,
     };
   }
