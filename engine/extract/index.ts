@@ -9,3 +9,4 @@ export { applyRole, classify, project, type Applied, type Parsed } from './recip
 export { pageShingles, pageSignals, parsePage } from './signals';
 export { standardMapping, STANDARD_FIELDS, toStandard } from './standard';
 export { verifyRole, type Verification } from './verify';
+export { EXTRACT_PAGE_TASKS, type ExtractPageArgs, type ExtractPageTasks, type ExtractPageValue } from './page-task';
