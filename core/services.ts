@@ -42,7 +42,7 @@ export function createServices(roots: ServiceRoots) {
   return {
     extract,
     /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract) }),
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract), html: fetching.html }),
     crawls: createCrawlCommands({
       db: db.db,
       accounts,

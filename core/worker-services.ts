@@ -37,7 +37,7 @@ export interface WorkerRoots {
 
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html });
   const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
     runTask: createTaskRunner(pipeline),

@@ -7,17 +7,21 @@
  *     ─> retrievePage (fixed configuration, or mode=auto asking billing.afford per rung)
  *     ─> target status (RESP002 / RESP001 unless passed through) ─> shape ─> billing.settle
  *
+ * Shaping comes before the charge is settled: a page an HTML output refuses (past a parse cap or a
+ * worker thread's budget: RESP005) is answered as a failure and its reservation given back, so it costs
+ * nothing, on every surface. Crawl pages, billed by their slice, ask `refusePage` before they are billed.
+ *
  * `retrievePage` is the single place a target URL is fetched for a caller; crawls take its page as is.
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { failureOf, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { decodeHtml, failureOf, isHtml, isHtmlRefused, type HtmlOutputs, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
-import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
+import { answerStatus, htmlProblem, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
 
 /** How a Fetch is paid; the strategy is the caller's. */
@@ -84,6 +88,8 @@ export interface FetchPipeline {
   retrievePage(request: RetrievePageRequest, afford: (credits: number) => Promise<boolean>): Promise<RetrievedPage>;
   /** A whole Fetch: recipe, billing, retrieval, target status, shape. */
   run(job: FetchJob, billing: FetchBilling): Promise<FetchResult>;
+  /** An HTML page past the parse caps, refused (RESP005) before it is billed: crawl pages, whose links and kept HTML are parsed. */
+  refusePage(page: Pick<Page, 'body' | 'contentType' | 'html'>): ApiError | undefined;
 }
 
 export interface RetrievePageRequest {
@@ -103,7 +109,7 @@ export interface RetrievePageRequest {
   acceptAsIs?: (page: Page) => boolean;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
     let vetoed = false;
     const result = await deps.retrieval.retrieve({
@@ -120,6 +126,11 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
 
   return {
     retrievePage,
+    refusePage(page) {
+      if (!isHtml({ ...(page.contentType ? { contentType: page.contentType } : {}), body: page.body, rendered: page.html !== undefined })) return undefined;
+      const refused = deps.html.check(page.html ?? decodeHtml(page.body, page.contentType));
+      return refused ? htmlProblem(refused) : undefined;
+    },
     async run(job, billing) {
       const { params } = job;
       let recipe;
@@ -164,15 +175,20 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         let extractWarning: string | undefined;
         try {
           if (recipe) {
-            const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+            const extracted = await shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered', deps.html, job.signal);
             extractWarning = extracted.warning;
             if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
             shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
           } else {
-            shaped = shapeResponse(page, params);
+            shaped = await shapeResponse(page, params, deps.html, job.signal);
           }
         } catch (error) {
-          // A page no recipe role recognises (REQS007): the target answered, so its page goes with the refusal.
+          // A page past a parse cap or budget (RESP005), or no recipe role recognises (REQS007): the target
+          // answered, so its page goes with the refusal; nothing is settled, so nothing is charged.
+          if (isHtmlRefused(error)) {
+            const busy = error.limit === 'busy';
+            return { ok: false, error: htmlProblem(error), vetoed: false, retryable: busy, interrupted: false, page, rung };
+          }
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
