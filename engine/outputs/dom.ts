@@ -17,14 +17,22 @@ export const MAX_DEPTH = 400;
 /** The caps `parseHtml` enforces now: the defaults, or what the running output was given. */
 let caps: Readonly<ParseCaps> = DEFAULT_PARSE_CAPS;
 
-/** Runs `work` with `given` as the parse caps (an output task sets its caller's; work is synchronous, so nothing else parses meanwhile). */
-export function withParseCaps<T>(given: Readonly<ParseCaps>, work: () => T): T {
-  const before = caps;
+/** A page an output task has scanned already, and the page as the scan left it for the parser. */
+let scanned: { page: string; html: string } | undefined;
+
+/**
+ * Runs `work` with `given` as the parse caps, and with `page` already scanned (to `html`) when the
+ * caller scanned it: the output's own parses of it (main content reads a page up to three times) then
+ * skip the scan. Work is synchronous, so nothing else parses meanwhile.
+ */
+export function withParseCaps<T>(given: Readonly<ParseCaps>, work: () => T, prescan?: { page: string; html: string }): T {
+  const before = { caps, scanned };
   caps = given;
+  scanned = prescan;
   try {
     return work();
   } finally {
-    caps = before;
+    ({ caps, scanned } = before);
   }
 }
 
@@ -36,9 +44,14 @@ export function withParseCaps<T>(given: Readonly<ParseCaps>, work: () => T): T {
  * become elements.
  */
 export function parseHtml(html: string): HTMLElement {
-  const scan = scanHtml(html, caps);
-  if (!scan.ok) throw new HtmlRefused(scan.cap, scan.limit);
-  const root = parse(scan.html, {
+  let source: string;
+  if (scanned !== undefined && scanned.page === html) source = scanned.html;
+  else {
+    const scan = scanHtml(html, caps);
+    if (!scan.ok) throw new HtmlRefused(scan.cap, scan.limit);
+    source = scan.html;
+  }
+  const root = parse(source, {
     lowerCaseTagName: false,
     comment: false,
     blockTextElements: { script: true, style: true, noscript: true, textarea: true },

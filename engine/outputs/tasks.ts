@@ -9,6 +9,7 @@ import { decodeHtml } from './decode';
 import { withParseCaps } from './dom';
 import { extractOutputs, type OutputKind } from './extract';
 import { isHtmlRefused, type ParseCap, type ParseCaps } from './limits';
+import { scanHtml } from './scan';
 import { findMainContent, renderMainContent, type MainContentFormat } from './main-content';
 import { toMarkdown } from './markdown';
 import { toPlainText } from './plaintext';
@@ -20,6 +21,8 @@ export interface HtmlTaskInput<A> {
   page: HtmlSource;
   caps: ParseCaps;
   args: A;
+  /** The page as the pre-scan left it, when the caller scanned it on this thread already (inline). */
+  scanned?: string;
 }
 
 export type HtmlAnswer<V> = { ok: true; value: V } | { ok: false; cap: ParseCap; limit: number };
@@ -27,12 +30,23 @@ export type HtmlAnswer<V> = { ok: true; value: V } | { ok: false; cap: ParseCap;
 export const sourceText = (page: HtmlSource): string =>
   'html' in page ? page.html : decodeHtml(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength), page.contentType);
 
-/** An output as a task: the page decoded, parsed under the caller's caps, a cap refusal answered as a value. */
+/**
+ * An output as a task: the page decoded, scanned once under the caller's caps (a cap refusal is
+ * answered as a value) and handed to the output, whose parses of it skip the scan.
+ */
 export function htmlTask<A, V>(output: (html: string, args: A) => V): (input: HtmlTaskInput<A>) => HtmlAnswer<V> {
   return (input) => {
+    const page = sourceText(input.page);
+    let html = input.scanned;
+    if (html === undefined) {
+      const scan = scanHtml(page, input.caps);
+      if (!scan.ok) return { ok: false, cap: scan.cap, limit: scan.limit };
+      html = scan.html;
+    }
     try {
-      return { ok: true, value: withParseCaps(input.caps, () => output(sourceText(input.page), input.args)) };
+      return { ok: true, value: withParseCaps(input.caps, () => output(page, input.args), { page, html }) };
     } catch (error) {
+      // A page the output parses besides this one (none does today) may still go past a cap.
       if (isHtmlRefused(error) && (error.limit === 'size' || error.limit === 'nodes' || error.limit === 'depth')) return { ok: false, cap: error.limit, limit: error.value };
       throw error;
     }
