@@ -557,7 +557,13 @@ const variables = {
     parse: byteSize,
     fallback: '64kb',
     scope: 'all',
-    description: 'HTML outputs: pages up to this size (nested at most 400 deep, and a node per 8 characters at most) are converted on the request\'s own thread; larger, deeper or denser ones on a worker thread (`WORKER_THREADS`). `0`: always on a worker thread.',
+    description: 'HTML outputs: pages up to this size are scanned on the request\'s own thread, and converted there when they make at most `HTML_INLINE_MAX_NODES` nodes and nest at most 400 deep; other pages are converted on a worker thread (`WORKER_THREADS`). `0`: always on a worker thread.',
+  },
+  HTML_INLINE_MAX_NODES: {
+    parse: integer(0, 1_000_000),
+    fallback: '1000',
+    scope: 'all',
+    description: 'HTML outputs: nodes of a page converted on the request\'s own thread at most (see `HTML_INLINE_MAX_SIZE`); below it a worker thread\'s fixed cost per page outweighs what it saves the event loop (`bench/html-threads.ts`).',
   },
   HTML_TIMEOUT_MS: {
     parse: integer(100, 600_000),

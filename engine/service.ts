@@ -52,6 +52,7 @@ export function htmlOutputsFromConfig(config: Config, log: Logger): { threads: W
     pool: threads,
     caps: { maxChars: config.htmlMaxSize, maxNodes: config.htmlMaxNodes, maxDepth: config.htmlMaxDepth },
     inlineMaxChars: config.htmlInlineMaxSize,
+    inlineMaxNodes: config.htmlInlineMaxNodes,
     timeoutMs: config.htmlTimeoutMs,
     memoryMb: config.workerThreadMemoryMb,
   });

@@ -14,6 +14,6 @@ export { AUTOPARSE_LINK_LIMIT, autoparse, type Autoparsed } from './autoparse';
 export type { MicrodataItem } from './autoparse/microdata';
 export { decodeHtml, detectCharset, isHtml } from './decode';
 export { DEFAULT_PARSE_CAPS, HtmlRefused, isHtmlRefused, type HtmlLimit, type ParseCap, type ParseCaps } from './limits';
-export { HtmlOutputs, INLINE_CHARS_PER_NODE, type HtmlOutputsOptions, type HtmlTaskArgs, type HtmlTaskTable, type HtmlTaskValue } from './run';
+export { HtmlOutputs, type HtmlOutputsOptions, type HtmlTaskArgs, type HtmlTaskTable, type HtmlTaskValue } from './run';
 export { htmlTask, type HtmlAnswer, type HtmlSource, type HtmlTaskInput } from './tasks';
 export { scanHtml, type Scan } from './scan';

@@ -1,8 +1,9 @@
 /**
- * Where an HTML output runs. A small, shallow page is converted on the caller's thread, where that is
- * cheaper than a round trip to a worker thread (bench/fetch-throughput.ts --response-type markdown
- * measures it; HTML_INLINE_MAX_SIZE); anything bigger or deeper goes to the process's worker pool
- * (engine/threads) with a time budget, so an event loop never does more than a small page's work.
+ * Where an HTML output runs. A page of few nodes, shallow, is converted on the caller's thread, where
+ * that is cheaper than a round trip to a worker thread (bench/html-threads.ts and
+ * bench/fetch-throughput.ts --response-type measure it; HTML_INLINE_MAX_SIZE, HTML_INLINE_MAX_NODES);
+ * anything bigger, denser or deeper goes to the process's worker pool (engine/threads) with a time
+ * budget, so an event loop never does more than a small page's work.
  * Either way the parse caps hold: a page past one, or past the thread's time or memory budget, is
  * refused with an HtmlRefused naming it.
  */
@@ -21,20 +22,16 @@ export type HtmlTaskValue<T extends HtmlTaskTable, N extends keyof T> = ReturnTy
 export interface HtmlOutputsOptions {
   pool: WorkerPool;
   caps: ParseCaps;
-  /** Pages up to this many characters (bytes, before decoding) may run on the caller's thread. */
+  /** Pages up to this many characters (bytes, before decoding) are scanned on the caller's thread... */
   inlineMaxChars: number;
+  /** ...and converted there when they make at most this many nodes (nested at most 400 deep). */
+  inlineMaxNodes: number;
   /** Time one page's output may take on a thread. */
   timeoutMs: number;
   /** The pool's memory budget per thread, in MB (named in refusals). */
   memoryMb: number;
 }
 
-/**
- * Characters per node a page converted inline has at least, on average: the work of an output goes
- * with its nodes (a few microseconds each), so a small page packed with elements (`<a>` after `<a>`,
- * three characters a node) goes to a thread like a big one. Ordinary pages have 40 or more.
- */
-export const INLINE_CHARS_PER_NODE = 8;
 
 const OUTPUT_TASKS: TaskModule<OutputTasks> = taskModule<OutputTasks>(__dirname, 'tasks');
 
@@ -58,16 +55,16 @@ export class HtmlOutputs {
     args: HtmlTaskArgs<T, N>,
     signal?: AbortSignal,
   ): Promise<HtmlTaskValue<T, N>> {
-    const { caps, inlineMaxChars, pool, timeoutMs, memoryMb } = this.options;
+    const { caps, inlineMaxChars, inlineMaxNodes, pool, timeoutMs, memoryMb } = this.options;
     let source = page;
     if ('html' in source && source.html.length > caps.maxChars) throw new HtmlRefused('size', caps.maxChars);
     if (('html' in source ? source.html.length : source.bytes.byteLength) <= inlineMaxChars) {
       const html = sourceText(source);
       const scan = scanHtml(html, caps);
       if (!scan.ok) throw new HtmlRefused(scan.cap, scan.limit);
-      if (scan.depth <= MAX_DEPTH && scan.nodes <= inlineMaxChars / INLINE_CHARS_PER_NODE) {
+      if (scan.depth <= MAX_DEPTH && scan.nodes <= inlineMaxNodes) {
         const task = loadTasksOnThisThread(module)[name] as T[N];
-        return answerOf(task({ page: { html }, caps, args }) as HtmlAnswer<HtmlTaskValue<T, N>>);
+        return answerOf(task({ page: { html }, caps, args, scanned: scan.html }) as HtmlAnswer<HtmlTaskValue<T, N>>);
       }
       source = { html };
     }
