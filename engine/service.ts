@@ -11,6 +11,7 @@ import { createFetchEngine, type FetchEngine } from './http/engine';
 import { createRungMemory, type DomainRungStore } from './escalation';
 import { HostGate, type HostGateStore } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
+import { configureParseCaps } from './outputs/dom';
 import { HtmlOutputs } from './outputs/run';
 import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
 import { WorkerPool } from './threads';
@@ -48,9 +49,12 @@ export function htmlOutputsFromConfig(config: Config, log: Logger): { threads: W
     memoryMb: config.workerThreadMemoryMb,
     log: log.child({ component: 'worker-threads' }),
   });
+  const caps = { maxChars: config.htmlMaxSize, maxNodes: config.htmlMaxNodes, maxDepth: config.htmlMaxDepth };
+  // The same caps for the parses that run outside the outputs (a crawl page's links, Extract's preparation).
+  configureParseCaps(caps);
   const html = new HtmlOutputs({
     pool: threads,
-    caps: { maxChars: config.htmlMaxSize, maxNodes: config.htmlMaxNodes, maxDepth: config.htmlMaxDepth },
+    caps,
     inlineMaxChars: config.htmlInlineMaxSize,
     inlineMaxNodes: config.htmlInlineMaxNodes,
     timeoutMs: config.htmlTimeoutMs,

@@ -14,8 +14,13 @@ export { type HTMLElement, type Node, NodeType };
  */
 export const MAX_DEPTH = 400;
 
-/** The caps `parseHtml` enforces now: the defaults, or what the running output was given. */
+/** The caps `parseHtml` enforces now: the process's (the defaults, or its configuration's), or what the running output was given. */
 let caps: Readonly<ParseCaps> = DEFAULT_PARSE_CAPS;
+
+/** The process's parse caps, for every parse outside an output task (a crawl page's links, Extract's preparation); set once by the FetchService. */
+export function configureParseCaps(given: Readonly<ParseCaps>): void {
+  caps = given;
+}
 
 /** A page an output task has scanned already, and the page as the scan left it for the parser. */
 let scanned: { page: string; html: string } | undefined;
