@@ -32,7 +32,6 @@ export interface HtmlOutputsOptions {
   memoryMb: number;
 }
 
-
 const OUTPUT_TASKS: TaskModule<OutputTasks> = taskModule<OutputTasks>(__dirname, 'tasks');
 
 export class HtmlOutputs {

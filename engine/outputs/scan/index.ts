@@ -127,6 +127,7 @@ class CapReached {
 export function scanHtml(page: string, caps: ParseCaps): Scan {
   if (page.length > caps.maxChars) return { ok: false, cap: 'size', limit: caps.maxChars };
   try {
+    // Searched here, once: written inside the scan's loop, the optimised loop ran the whole search again and again (1.3 s on a 1.4 MB page).
     return new Scanner(page, caps, page.indexOf(CDATA_START) >= 0).run();
   } catch (error) {
     if (error instanceof CapReached) return { ok: false, cap: error.cap, limit: error.limit };
