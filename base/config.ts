@@ -575,6 +575,62 @@ const variables = {
     scope: 'all',
     description: 'Largest target response accepted, before and after decompression (`RESP005`).',
   },
+  HTML_MAX_SIZE: {
+    parse: byteSize,
+    fallback: '10mb',
+    scope: 'all',
+    description:
+      'HTML outputs (Markdown, plain text, `main_content`, `css_extractor`, `outputs`, `autoparse`, Extract; crawl pages): largest page read, in characters; a larger page gets 413 `RESP005` naming this cap and is not charged.',
+  },
+  HTML_MAX_NODES: {
+    parse: integer(1_000, 10_000_000),
+    fallback: '200000',
+    scope: 'all',
+    description:
+      'HTML outputs: nodes (elements and text) parsing one page may make, counted by a linear pre-scan before the parser builds anything (a node moved out of an element the page leaves open counts again); past it 413 `RESP005`, not charged.',
+  },
+  HTML_MAX_DEPTH: {
+    parse: integer(500, 1_000_000),
+    fallback: '50000',
+    scope: 'all',
+    description: 'HTML outputs: elements open at once while parsing a page; past it 413 `RESP005`, not charged. Nesting past 400 levels is flattened to text, as browsers do, not refused.',
+  },
+  HTML_INLINE_MAX_SIZE: {
+    parse: byteSize,
+    fallback: '64kb',
+    scope: 'all',
+    description: 'HTML outputs: pages up to this size are scanned on the request\'s own thread, and converted there when they make at most `HTML_INLINE_MAX_NODES` nodes and nest at most 400 deep; other pages are converted on a worker thread (`WORKER_THREADS`). `0`: always on a worker thread.',
+  },
+  HTML_INLINE_MAX_NODES: {
+    parse: integer(0, 1_000_000),
+    fallback: '1000',
+    scope: 'all',
+    description: 'HTML outputs: nodes of a page converted on the request\'s own thread at most (see `HTML_INLINE_MAX_SIZE`); below it a worker thread\'s fixed cost per page outweighs what it saves the event loop (`bench/html-threads.ts`).',
+  },
+  HTML_TIMEOUT_MS: {
+    parse: integer(100, 600_000),
+    fallback: '15000',
+    scope: 'all',
+    description: 'HTML outputs on a worker thread: time one page may take; past it the thread is stopped (another replaces it) and the request gets 413 `RESP005` naming this budget, not charged.',
+  },
+  WORKER_THREADS: {
+    parse: integer(1, 64),
+    fallback: '2',
+    scope: 'all',
+    description: 'Worker threads of each process (API, worker) for work kept off its event loop (large HTML outputs), started when needed and ended after a minute without work.',
+  },
+  WORKER_THREAD_MEMORY_MB: {
+    parse: integer(32, 65_536),
+    fallback: '512',
+    scope: 'all',
+    description: 'Heap of each worker thread, in MB; a task past it ends its thread (another replaces it) and an HTML output gets 413 `RESP005` naming this budget, not charged.',
+  },
+  WORKER_THREAD_QUEUE: {
+    parse: integer(0, 100_000),
+    fallback: '64',
+    scope: 'all',
+    description: 'Tasks of one process waiting for a worker thread at most; past it a Fetch is answered 503 `service_unavailable` with `Retry-After`, not charged.',
+  },
   FETCH_MAX_REDIRECTS: {
     parse: integer(0, 50),
     fallback: '10',

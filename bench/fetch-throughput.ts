@@ -14,6 +14,12 @@
  * target site).
  *
  *   npx tsx bench/fetch-throughput.ts [--seconds 10] [--rounds 5] [--concurrency 32] [--api-processes 1]
+ *                                      [--response-type markdown|plaintext] [--page-kb 3] [--env NAME=VALUE ...]
+ *
+ * `--response-type` has the service convert the page (the other sides fetch it as it is), `--page-kb`
+ * sizes the page (paragraphs of a few links and emphasis, about 40 characters a node), `--env` sets the
+ * service's configuration: with `--env HTML_INLINE_MAX_SIZE=0` (every output on a worker thread) against
+ * a large value (every small page inline), at several sizes, it measures where inline is cheaper.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,7 +43,18 @@ const SECONDS = argument('seconds', 10);
 const CONCURRENCY = argument('concurrency', 32);
 const API_PROCESSES = argument('api-processes', 1);
 const ROUNDS = Math.max(1, argument('rounds', 5));
-const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
+const textArgument = (name: string): string | undefined => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+};
+const RESPONSE_TYPE = textArgument('response-type');
+const PAGE_KB = argument('page-kb', 0);
+/** `--env NAME=VALUE`, repeatable: the service's configuration. */
+const SERVICE_ENV = Object.fromEntries(
+  process.argv.flatMap((arg, index) => (arg === '--env' ? [process.argv[index + 1] ?? ''] : [])).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+const PARAGRAPH = '<p>Lorem <a href="/a">ipsum</a> dolor <em>sit</em> amet, <b>consectetur</b> adipiscing elit.</p>';
+const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${PAGE_KB > 0 ? PARAGRAPH.repeat(Math.max(1, Math.round((PAGE_KB * 1024) / PARAGRAPH.length))) : '<p>Lorem ipsum dolor sit amet.</p>'.repeat(100)}</body></html>`;
 
 interface Run {
   requests: number;
@@ -128,6 +145,7 @@ async function main(): Promise<void> {
       TARGET_ALLOWLIST: '127.0.0.1',
       FREE_PLAN_CONCURRENCY: String(CONCURRENCY * 2),
       API_PROCESSES: String(API_PROCESSES),
+      ...SERVICE_ENV,
     },
   });
   const log = createLogger('warn');
@@ -148,13 +166,15 @@ async function main(): Promise<void> {
     const sides = [
       ['direct', targetUrl],
       ['bare', `http://127.0.0.1:${barePort}/v1/?url=${encodeURIComponent(targetUrl)}`],
-      ['service', `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}`],
+      ['service', `${stack.urls.api}/v1/?apikey=${key}&url=${encodeURIComponent(targetUrl)}${RESPONSE_TYPE ? `&response_type=${RESPONSE_TYPE}` : ''}`],
     ] as const;
     type Side = (typeof sides)[number][0];
 
     // Warm every path (connection pools, key cache, credit allowance, JIT) under the same load first.
     for (const [, url] of sides) await load(url, dispatcher, 2);
-    console.log(`plain fetches of one local page, concurrency ${CONCURRENCY}, ${SECONDS} s each in ${ROUNDS} alternating rounds, API_PROCESSES=${API_PROCESSES}`);
+    console.log(
+      `${RESPONSE_TYPE ? `response_type=${RESPONSE_TYPE}` : 'plain'} fetches of one local page (${(PAGE.length / 1024).toFixed(1)} KB), concurrency ${CONCURRENCY}, ${SECONDS} s each in ${ROUNDS} alternating rounds, API_PROCESSES=${API_PROCESSES}${Object.keys(SERVICE_ENV).length > 0 ? `, ${Object.entries(SERVICE_ENV).map(([name, value]) => `${name}=${value}`).join(' ')}` : ''}`,
+    );
     const cpu = cpuMeter(stack, bare.pid ?? 0);
     const empty: Run = { requests: 0, failures: 0, latencies: [], seconds: 0 };
     const zero: Parts = { bench: 0, bare: 0, api: 0, ferretdb: 0, temporal: 0, worker: 0 };

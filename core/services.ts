@@ -42,13 +42,13 @@ export function createServices(roots: ServiceRoots) {
   const hmacKeys = hmacKeysOf(db.db, config.secretsKey);
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
   const recipes = fetchRecipes(db.db, extract);
-  const changes = createChangeTracking(db.db);
+  const changes = createChangeTracking(db.db, fetching.html);
   return {
     extract,
-    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, and the accounts' render terms. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, renders: createRenderRules({ db: db.db, accounts, config, log }) }),
+    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms and the HTML outputs. */
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, html: fetching.html, renders: createRenderRules({ db: db.db, accounts, config, log }) }),
     /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
-    changes: { ...changes, recipes, accounts },
+    changes: { ...changes, recipes, accounts, outputs: fetching.html },
     crawls: createCrawlCommands({
       db: db.db,
       accounts,

@@ -40,10 +40,10 @@ export interface WorkerRoots {
 
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, renders: createRenderRules({ db, accounts, config, log }) });
-  const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }) });
+  const crawl = createCrawlWork({ db, accounts, html: fetching.html, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
-    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db))) }),
+    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db, fetching.html), fetching.html)) }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

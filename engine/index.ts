@@ -16,7 +16,7 @@ export {
   type EngineTimeouts,
 } from './types';
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
-export { createFetchService, hostGateFromConfig, type FetchService, type FetchStores } from './service';
+export { createFetchService, hostGateFromConfig, htmlOutputsFromConfig, type FetchService, type FetchStores } from './service';
 export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type Park, type HostGateStore, type HostState } from './politeness';
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
@@ -40,7 +40,15 @@ export {
   toMarkdown,
   toPlainText,
   type OutputKind,
+  DEFAULT_PARSE_CAPS,
+  HtmlOutputs,
+  HtmlRefused,
+  isHtmlRefused,
+  type HtmlLimit,
+  type HtmlSource,
+  type ParseCaps,
 } from './outputs';
+export { isTaskFailure, taskModule, transfer, TaskFailure, WorkerPool, type RunOptions, type TaskFailureReason, type TaskModule, type TaskTable, type WorkerPoolOptions } from './threads';
 export * from './extract';
 export { createTargetGuard, classifyAddress, domainKeyOf, isPublicAddress, createHostResolver, registrableDomain, type TargetGuard } from './safety';
 export { ACCEPT_ENCODING, DEFAULT_USER_AGENT } from './http/headers';

@@ -1,7 +1,8 @@
 /**
  * The fetch engine as a process owns it: the plain transport, the browser pool, the per-domain rung
- * memory, the installation's host gate, robots.txt and the retrieval on top. The API process and the
- * worker each build one and close it last.
+ * memory, the installation's host gate, robots.txt and the retrieval on top, and the worker threads
+ * that keep large HTML outputs off the event loop. The API process and the worker each build one and
+ * close it last.
  */
 import type { Config } from '../base/config';
 import type { Logger } from '../base/log';
@@ -10,7 +11,10 @@ import { createFetchEngine, type FetchEngine } from './http/engine';
 import { createRungMemory, type DomainRungStore } from './escalation';
 import { HostGate, type HostGateStore } from './politeness';
 import { createRetrieval, type Retrieval } from './retrieve';
+import { configureParseCaps } from './outputs/dom';
+import { HtmlOutputs } from './outputs/run';
 import { RobotsReader, ROBOTS_MAX_BYTES } from './robots';
+import { WorkerPool } from './threads';
 import type { TargetGuard } from './safety';
 import type { HopGate } from './types';
 
@@ -22,6 +26,10 @@ export interface FetchService {
   robots: RobotsReader;
   /** The process's one target guard (the plain engine's): every other check of a target URL (crawl starts, webhook receivers) uses it. */
   guard: TargetGuard;
+  /** The process's worker threads (engine/threads): HTML outputs run there, and other engine work may. */
+  threads: WorkerPool;
+  /** The HTML outputs under the parse caps, inline for small pages and on `threads` for the rest. */
+  html: HtmlOutputs;
   close(): Promise<void>;
 }
 
@@ -31,6 +39,29 @@ export interface FetchStores {
   gate: HostGateStore;
   /** mode=auto: which configuration last worked per domain. */
   rungs: DomainRungStore;
+}
+
+/** The worker threads and the HTML outputs on them, as the configuration sets them. */
+export function htmlOutputsFromConfig(config: Config, log: Logger): { threads: WorkerPool; html: HtmlOutputs } {
+  const threads = new WorkerPool({
+    size: config.workerThreads,
+    queueLimit: config.workerThreadQueue,
+    timeoutMs: config.htmlTimeoutMs,
+    memoryMb: config.workerThreadMemoryMb,
+    log: log.child({ component: 'worker-threads' }),
+  });
+  const caps = { maxChars: config.htmlMaxSize, maxNodes: config.htmlMaxNodes, maxDepth: config.htmlMaxDepth };
+  // The same caps for the parses that run outside the outputs (a crawl page's links, Extract's preparation).
+  configureParseCaps(caps);
+  const html = new HtmlOutputs({
+    pool: threads,
+    caps,
+    inlineMaxChars: config.htmlInlineMaxSize,
+    inlineMaxNodes: config.htmlInlineMaxNodes,
+    timeoutMs: config.htmlTimeoutMs,
+    memoryMb: config.workerThreadMemoryMb,
+  });
+  return { threads, html };
 }
 
 /** The host gate as the configuration sets it. */
@@ -70,6 +101,7 @@ export function createFetchService(options: { config: Config; log: Logger; store
     },
   });
   const retrieval = createRetrieval({ engine, browsers, memory, log, renderLimits: renderLimitsFromConfig(config), gate, robots: { reader: robots, cacheMs } });
+  const { threads, html } = htmlOutputsFromConfig(config, log);
   return {
     engine,
     browsers,
@@ -77,7 +109,10 @@ export function createFetchService(options: { config: Config; log: Logger; store
     gate,
     robots,
     guard: engine.guard,
+    threads,
+    html,
     async close() {
+      await threads.close();
       await browsers.close();
       await engine.close();
     },

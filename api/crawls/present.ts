@@ -1,7 +1,9 @@
 /** The crawl object, its result items, a stop's answer and the download's lines, as the interface spells them. */
 import type { DownloadItem, ResultsPage } from '../../core/crawls/commands';
 import { contentIdOf, type CrawlDoc, type CrawlEndDoc, type CrawlView, type ResultItem } from '../../core/crawls/read';
-import { findMainContent, renderMainContent, toMarkdown } from '../../engine';
+import { isApiError } from '../../base/errors';
+import { htmlProblem } from '../../core/fetch/respond';
+import { isHtmlRefused, type HtmlOutputs } from '../../engine';
 
 export function presentCrawl(view: CrawlView): Record<string, unknown> {
   const { doc } = view;
@@ -68,22 +70,33 @@ export function presentStop(end: CrawlEndDoc): Record<string, unknown> {
   };
 }
 
-/** A kept page as the crawl serves it: by its output format, and only the main content when asked. */
-export function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string): string {
+/**
+ * A kept page as the crawl serves it: by its output format, and only the main content when asked. The
+ * conversion runs as a Fetch's does (engine HtmlOutputs: on a worker thread unless the page is small);
+ * a page it refuses (past a budget: the caps held when it was kept) is the RESP005 problem.
+ */
+export async function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string, outputs: HtmlOutputs): Promise<string> {
   const markdown = doc.output_format === 'markdown';
-  if (doc.main_content) return renderMainContent(findMainContent(html, url), markdown ? 'markdown' : 'html');
-  return markdown ? toMarkdown(html, url) : html;
+  try {
+    if (doc.main_content) return await outputs.run('mainContent', { html }, { url, format: markdown ? 'markdown' : 'html' });
+    return markdown ? await outputs.run('markdown', { html }, { url }) : html;
+  } catch (error) {
+    throw isHtmlRefused(error) ? htmlProblem(error) : error;
+  }
 }
 
-/** The download as NDJSON lines; kept pages in the crawl's output format. */
-export async function* downloadLines(view: CrawlView, items: AsyncIterable<DownloadItem>): AsyncGenerator<string> {
+/** The download as NDJSON lines; kept pages in the crawl's output format (one that cannot be converted now reads as failed). */
+export async function* downloadLines(view: CrawlView, items: AsyncIterable<DownloadItem>, outputs: HtmlOutputs): AsyncGenerator<string> {
   for await (const item of items) {
     const change = item.change ? { change_status: item.change } : {};
     if (!('status' in item)) {
       yield `${JSON.stringify({ url: item.url, ...change })}\n`;
     } else if (item.status === 'fetched') {
-      const content = keptPage(view.doc, item.html, item.url);
-      yield `${JSON.stringify({ url: item.url, content_status: 'fetched', ...change, content })}\n`;
+      const content = await keptPage(view.doc, item.html, item.url, outputs).catch((error: unknown) => {
+        if (isApiError(error) && (error.code === 'RESP005' || error.code === 'service_unavailable')) return undefined;
+        throw error;
+      });
+      yield content === undefined ? `${JSON.stringify({ url: item.url, content_status: 'failed', ...change })}\n` : `${JSON.stringify({ url: item.url, content_status: 'fetched', ...change, content })}\n`;
     } else {
       yield `${JSON.stringify({ url: item.url, content_status: item.status, ...change })}\n`;
     }

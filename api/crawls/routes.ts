@@ -124,7 +124,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.set('Cache-Control', 'no-store');
         markThirdParty(ctx);
         ctx.type = 'application/x-ndjson';
-        ctx.body = Readable.from(downloadLines(view, crawls.download(view)), { objectMode: false });
+        ctx.body = Readable.from(downloadLines(view, crawls.download(view), deps.fetching.html), { objectMode: false });
       },
     },
     {
@@ -142,7 +142,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.type = markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8';
         markThirdParty(ctx);
         ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
-        ctx.body = keptPage(content.view.doc, content.html, content.url);
+        ctx.body = await keptPage(content.view.doc, content.html, content.url, deps.fetching.html);
       },
     },
     {

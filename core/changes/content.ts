@@ -5,7 +5,7 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
-import { decodeHtml, isHtml, toMarkdown, type Page } from '../../engine';
+import { decodeHtml, isHtml, type HtmlOutputs, type Page } from '../../engine';
 import type { StoredContent } from './store';
 
 const compress = promisify(brotliCompress);
@@ -63,11 +63,13 @@ export function contentKind(page: Pick<Observation, 'contentType' | 'body' | 're
  * The text a version is compared on: the Markdown of an HTML page (the service's converter: no
  * scripts, styles, comments, attributes but link targets and image sources, no form controls nor
  * hidden elements), the text of a text answer as it is, and one line naming the bytes of anything else.
+ * The Markdown is made by the process's HTML outputs: inline for a small page, else on a worker thread,
+ * under the parse caps (a page past one is refused with HtmlRefused, as a Fetch's shaping is).
  */
-export function comparedText(page: Observation, hash: string): string {
+export async function comparedText(page: Observation, hash: string, outputs: HtmlOutputs): Promise<string> {
   if (page.markdown !== undefined) return page.markdown;
   const kind = contentKind(page);
-  if (kind === 'html') return toMarkdown(page.html ?? decodeHtml(page.body, page.contentType), page.finalUrl);
+  if (kind === 'html') return outputs.run('markdown', page.html !== undefined ? { html: page.html } : { bytes: page.body, ...(page.contentType !== undefined ? { contentType: page.contentType } : {}) }, { url: page.finalUrl });
   if (kind === 'text') return decodeHtml(page.body, page.contentType);
   return `(binary content: ${page.body.length} bytes of ${page.contentType ?? 'unknown type'}, sha-256 ${hash})`;
 }

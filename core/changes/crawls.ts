@@ -14,7 +14,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { insertIgnoringDuplicates } from '../../base/db';
-import type { ChangeStatus } from '../../engine';
+import type { ChangeStatus, HtmlOutputs } from '../../engine';
 import { urlKey } from '../crawls/urls';
 import { Blobs } from '../jobs/blobs';
 import { pack, unpack, type Observation } from './content';
@@ -49,17 +49,19 @@ export class CrawlChanges {
   private readonly removedDocs: Collection<RemovedDoc>;
   private readonly collections: ChangeCollections;
   private readonly blobs: Blobs;
-  private readonly recorder: ChangeRecorder;
+  private readonly recorder: ChangeRecorder | undefined;
 
-  constructor(db: Db) {
+  /** `outputs`: where pages are converted to be compared; a reader of crawls (no `outputs`) records nothing. */
+  constructor(db: Db, outputs?: HtmlOutputs) {
     this.removedDocs = db.collection<RemovedDoc>('crawl_removed');
     this.collections = changeCollections(db);
     this.blobs = new Blobs(db);
-    this.recorder = new ChangeRecorder(db);
+    this.recorder = outputs ? new ChangeRecorder(db, outputs) : undefined;
   }
 
   /** A fetched result of a tracked crawl, recorded in its URL's history; a retried slice finds what its first attempt stored. */
   async recordPage(crawl: Pick<TrackedCrawl, 'crawlId' | 'accountId' | 'tag'>, url: string, contentId: string, page: Observation): Promise<ChangeStatus> {
+    if (!this.recorder) throw new Error('CrawlChanges records pages only when built with the HTML outputs');
     const recorded = await this.recorder.record({ accountId: crawl.accountId, url, ...(crawl.tag !== undefined ? { tag: crawl.tag } : {}) }, page, { origin: `${crawl.crawlId}|${contentId}` });
     return recorded.status;
   }

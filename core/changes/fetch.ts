@@ -10,14 +10,14 @@
  */
 import type { Accounts, Principal } from '../accounts';
 import { problem } from '../../base/errors';
-import { autoparse, configurationOf, cssExtract, decodeHtml, rungById, type Page, type Rung } from '../../engine';
+import { configurationOf, rungById, type HtmlOutputs, type Page, type Rung } from '../../engine';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { extractNotInPlan, fetchForAccount } from '../fetch/calls';
 import { recipeForRequest, shapeExtract } from '../fetch/extract';
 import type { FetchParams } from '../fetch/params';
 import type { FetchDone, FetchJob, FetchPipeline, FetchResult } from '../fetch/pipeline';
 import type { TaskChanges } from '../fetch/task';
-import { answerStatus, shapeResponse, targetStatusError, type Shaped } from '../fetch/respond';
+import { answerStatus, htmlSourceOf, shapeResponse, targetStatusError, type Shaped } from '../fetch/respond';
 import { pageOf, type Observation } from './content';
 import { historyLimits, type ChangeHistory } from './history';
 import type { TrackKey } from './keys';
@@ -36,6 +36,8 @@ export interface FetchHistoryDeps {
   /** Extract's recipes, for `as_of` with `extract`. */
   recipes?: RecipeCache;
   accounts: Pick<Accounts, 'plans' | 'charging'>;
+  /** The HTML outputs: `as_of` shapes a stored page as a Fetch would, and field sources read pages with them. */
+  outputs: HtmlOutputs;
 }
 
 /** A Fetch of an account, with its history: recorded (`track_changes`), answered from it (`as_of`), or neither. */
@@ -49,7 +51,7 @@ export async function fetchWithHistory(deps: FetchHistoryDeps, pipeline: FetchPi
   const result = await fetchForAccount(pipeline, deps.accounts, principal, {
     ...job,
     beforeSettle: async (done) => {
-      change = await recordFetched(pending, params, done);
+      change = await recordFetched(pending, params, done, deps.outputs);
       return params.jsonResponse ? withMember(done.shaped, 'change_tracking', changeTrackingJson(change)) : done.shaped;
     },
   });
@@ -63,16 +65,16 @@ const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
 });
 
 /** Records a fetched page for its caller (Fetch, MCP, Batch tasks); `origin` names retried work. */
-export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, origin?: string): Promise<Recorded> {
-  const fields = fieldSource(params, done);
+export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string): Promise<Recorded> {
+  const fields = fieldSource(params, done, outputs);
   return pending.record(observationOf(done, params), { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) });
 }
 
 /** Change tracking for Batch tasks (core/fetch/task.ts): each task's page recorded under its run's name for it. */
-export function taskChanges(recorder: ChangeRecorder): TaskChanges {
+export function taskChanges(recorder: ChangeRecorder, outputs: HtmlOutputs): TaskChanges {
   return {
     async record(accountId, params, done, origin) {
-      const change = await recordFetched(recorder.begin(trackKeyOf(accountId, params)), params, done, origin);
+      const change = await recordFetched(recorder.begin(trackKeyOf(accountId, params)), params, done, outputs, origin);
       return { status: change.status, shaped: params.jsonResponse ? withMember(done.shaped, 'change_tracking', changeTrackingJson(change)) : done.shaped };
     },
   };
@@ -95,27 +97,25 @@ function observationOf(done: FetchDone, params: FetchParams): Observation {
   };
 }
 
-const htmlOf = (page: Page): string => page.html ?? decodeHtml(page.body, page.contentType);
-
 const bodyJson = (shaped: Shaped): unknown => JSON.parse(typeof shaped.body === 'string' ? shaped.body : shaped.body.toString('utf8'));
 
-/** The structured output compared field by field: Extract's `parsed`, else css_extractor's, else autoparse's. */
-function fieldSource(params: FetchParams, done: FetchDone): FieldSource | undefined {
+/** The structured output compared field by field: Extract's `parsed`, else css_extractor's, else autoparse's (pages read by the HTML outputs). */
+function fieldSource(params: FetchParams, done: FetchDone, outputs: HtmlOutputs): FieldSource | undefined {
   const recipe: RecipeDoc | undefined = done.recipe;
   if (params.extract && recipe) {
     const parsed = (shaped: Shaped): unknown => (bodyJson(shaped) as { parsed?: unknown }).parsed ?? null;
-    return { current: parsed(done.shaped), previous: (page) => parsed(shapeExtract(page, params, recipe, answerStatus(page, params), page.html !== undefined)) };
+    return { current: parsed(done.shaped), previous: async (page) => parsed(await shapeExtract(page, params, recipe, answerStatus(page, params), page.html !== undefined, outputs)) };
   }
   const spec = params.cssExtractor;
   if (spec !== undefined) {
-    const extract = (page: Page): unknown => {
-      const result = cssExtract(htmlOf(page), page.finalUrl, spec);
+    const extract = async (page: Page): Promise<unknown> => {
+      const result = await outputs.run('cssExtractor', htmlSourceOf(page), { url: page.finalUrl, spec });
       return result.ok ? result.data : null;
     };
     return { current: params.jsonResponse ? extract(done.page) : bodyJson(done.shaped), previous: extract };
   }
   if (params.autoparse) {
-    const parse = (page: Page): unknown => autoparse(htmlOf(page), page.finalUrl);
+    const parse = (page: Page): Promise<unknown> => outputs.run('autoparse', htmlSourceOf(page), { url: page.finalUrl });
     return { current: params.jsonResponse ? parse(done.page) : bodyJson(done.shaped), previous: parse };
   }
   return undefined;
@@ -186,11 +186,11 @@ async function replay(deps: FetchHistoryDeps, principal: Principal, params: Fetc
   let shaped: Shaped;
   let extractWarning: string | undefined;
   if (recipe) {
-    const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), page.html !== undefined);
+    const extracted = await shapeExtract(page, params, recipe, answerStatus(page, params), page.html !== undefined, deps.outputs);
     extractWarning = extracted.warning;
     shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
   } else {
-    shaped = shapeResponse(page, params);
+    shaped = await shapeResponse(page, params, deps.outputs);
   }
   const replayed = { id: found.entry.id, fetchedAt: doc.fetched_at };
   if (params.jsonResponse) shaped = withMember(shaped, 'as_of', { version_id: replayed.id, fetched_at: replayed.fetchedAt.toISOString() });

@@ -3,6 +3,7 @@
  * and any past version read again. See README.md for the store and the flows.
  */
 import type { Db } from 'mongodb';
+import type { HtmlOutputs } from '../../engine';
 import { CrawlChanges } from './crawls';
 import { ChangeHistory } from './history';
 import { historyCommands } from './listing';
@@ -19,12 +20,12 @@ export type { TrackKey } from './keys';
 export { ChangeHistory, ChangeRecorder, CrawlChanges };
 
 /** The change tracking of a process, built once by its composition root. */
-export function createChangeTracking(db: Db) {
+export function createChangeTracking(db: Db, outputs: HtmlOutputs) {
   const history = new ChangeHistory(db);
   return {
-    recorder: new ChangeRecorder(db),
+    recorder: new ChangeRecorder(db, outputs),
     history,
-    crawls: new CrawlChanges(db),
+    crawls: new CrawlChanges(db, outputs),
     /** `/v1/history`. */
     listing: historyCommands(history),
   };

@@ -17,7 +17,7 @@
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../../base/db';
 import { problem } from '../../base/errors';
-import { compareSnapshots, emptyProfile, isNoiseProfile, probeProfile, RULES_REVISION, snapshotOf, updateProfile, type ChangeDiff, type ChangeStatus, type IgnoredRun, type NoiseKind, type NoiseProfile, type Page, type Snapshot } from '../../engine';
+import { compareSnapshots, type HtmlOutputs, emptyProfile, isNoiseProfile, probeProfile, RULES_REVISION, snapshotOf, updateProfile, type ChangeDiff, type ChangeStatus, type IgnoredRun, type NoiseKind, type NoiseProfile, type Page, type Snapshot } from '../../engine';
 import { Blobs } from '../jobs/blobs';
 import { comparedText, pack, pageOf, unpack, type Observation } from './content';
 import { resolveKey, versionIdOf, type ResolvedKey, type TrackKey } from './keys';
@@ -74,7 +74,11 @@ export class ChangeRecorder {
   private readonly collections: ChangeCollections;
   private readonly blobs: Blobs;
 
-  constructor(db: Db) {
+  /** `outputs`: what converts a page to the Markdown it is compared on (content.ts). */
+  constructor(
+    db: Db,
+    private readonly outputs: HtmlOutputs,
+  ) {
     this.collections = changeCollections(db);
     this.blobs = new Blobs(db);
   }
@@ -104,7 +108,7 @@ export class ChangeRecorder {
     if (head && options.origin !== undefined && head.origin === options.origin) return this.again(track, head);
     // The same bytes from the same address: the same page, fields included, without converting it.
     const identical = head?.content_hash === hash && head.final_url === page.finalUrl && head.http_status === page.status;
-    const text = identical ? undefined : comparedText(page, hash);
+    const text = identical ? undefined : await comparedText(page, hash, this.outputs);
     const snapshot = text === undefined ? undefined : snapshotOf(text);
     if (head && (identical || (head.fingerprint === snapshot?.fingerprint && !options.fields))) {
       if (page.fetchedAt.getTime() - track.last_seen_at.getTime() >= TOUCH_EVERY_MS) {
@@ -122,7 +126,7 @@ export class ChangeRecorder {
         return this.again(track, { seq: latest.seq, fingerprint: latest.fingerprint, fetched_at: latest.fetched_at, status: latest.status });
       }
       if (!latest) {
-        if (options.probe && options.probe.length > 0) profile = probeProfile(profile, [snapshot, ...options.probe.map((other) => snapshotOf(comparedText(other, sha256(other.body))))]);
+        if (options.probe && options.probe.length > 0) profile = probeProfile(profile, [snapshot, ...(await Promise.all(options.probe.map(async (other) => snapshotOf(await comparedText(other, sha256(other.body), this.outputs)))))]);
         const seq = Math.max(1, track.floor);
         if (!(await this.store(track, seq, 'new', page, hash, text, snapshot, options.origin))) continue;
         await this.setHead(track, headFor(seq, 'new', snapshot, page, hash, options), page.fetchedAt, profile);
@@ -255,7 +259,7 @@ export class ChangeRecorder {
     const body = await this.bodyOf(version);
     if (!body) return '';
     const page = pageOf(version.content, body);
-    return comparedText({ body, ...(page.contentType ? { contentType: page.contentType } : {}), ...(page.html !== undefined ? { html: page.html, rendered: true } : {}), finalUrl: page.finalUrl, status: page.status, fetchedAt: version.fetched_at }, version.content.hash);
+    return comparedText({ body, ...(page.contentType ? { contentType: page.contentType } : {}), ...(page.html !== undefined ? { html: page.html, rendered: true } : {}), finalUrl: page.finalUrl, status: page.status, fetchedAt: version.fetched_at }, version.content.hash, this.outputs);
   }
 
   private async bodyOf(version: VersionDoc): Promise<Buffer | undefined> {

@@ -1,8 +1,10 @@
 /**
  * Links of an HTML page: `href` of `<a>` and `<area>`, resolved against `<base href>` when the page has
- * one. At most `limit` links per page, so one huge page cannot take a worker's memory.
+ * one. At most `limit` links per page, so one huge page cannot take a worker's memory. The page is
+ * parsed as the outputs parse it (engine parsePage: the pre-scan first, under the process's parse caps,
+ * which a crawl page has passed before it was billed), so no page makes the parse quadratic.
  */
-import { parse } from 'node-html-parser';
+import { parsePage } from '../../engine';
 
 export const MAX_LINKS_PER_PAGE = 5_000;
 
@@ -13,7 +15,7 @@ export interface PageLinks {
 }
 
 export function extractLinks(html: string, pageUrl: string, limit = MAX_LINKS_PER_PAGE): PageLinks {
-  const root = parse(html, { lowerCaseTagName: false, comment: false, blockTextElements: { script: false, style: false, noscript: false, pre: true } });
+  const root = parsePage(html);
   let base = pageUrl;
   const baseHref = root.querySelector('base[href]')?.getAttribute('href');
   if (baseHref) {

@@ -10,9 +10,9 @@
 import { problem } from '../../base/errors';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { servesVertical } from '../../engine';
-import { decodeHtml, detectCharset, extractEnvelope, parsePage, project, recognise, registrableDomainOf, STANDARD_FIELDS, toStandard, type Page } from '../../engine';
+import { decodeHtml, detectCharset, EXTRACT_PAGE_TASKS, extractEnvelope, registrableDomainOf, STANDARD_FIELDS, type HtmlOutputs, type Page } from '../../engine';
 import type { FetchParams } from './params';
-import type { Shaped } from './respond';
+import { htmlSourceOf, type Shaped } from './respond';
 
 export const EXTRACT_WARNING_HEADER = 'X-Extract-Warning';
 
@@ -49,14 +49,24 @@ export async function recipeForRequest(cache: RecipeCache, params: FetchParams):
   return recipe;
 }
 
-export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc, status: number, rendered: boolean): Shaped & { warning?: string; stale: boolean } {
-  // A page fetched without a browser is its bytes; read as UTF-8, the envelope reuses them.
-  const utf8 = page.html === undefined && detectCharset(page.body, page.contentType) === 'utf-8';
-  const html = page.html ?? decodeHtml(page.body, page.contentType);
-  // Parsed once: the page's signature picks the role, the same tree gives its fields.
-  const root = parsePage(html);
-  const found = recognise(recipe, page.finalUrl, root);
-  if (!found) {
+export async function shapeExtract(
+  page: Page,
+  params: FetchParams,
+  recipe: RecipeDoc,
+  status: number,
+  rendered: boolean,
+  outputs: HtmlOutputs,
+  signal?: AbortSignal,
+): Promise<Shaped & { warning?: string; stale: boolean }> {
+  // Parsed once, where the page's size says (inline or on a worker thread): its signature picks the role, the same tree gives its fields.
+  const applied = await outputs.runTask(
+    EXTRACT_PAGE_TASKS,
+    'apply',
+    htmlSourceOf(page),
+    { url: page.finalUrl, roles: recipe.roles, standard: params.extract === 'standard', ...(params.extractFields && params.extractFields.length > 0 ? { fields: params.extractFields } : {}) },
+    signal,
+  );
+  if (!applied.found) {
     const needsBrowser = !rendered && recipe.roles.some((candidate) => candidate.render === 'browser');
     throw needsBrowser
       ? problem('REQS007', `No prepared kind of page of ${recipe.domain} matches this page as fetched; its pages were prepared rendered: retry with js_render=true or mode=auto.`, {
@@ -64,19 +74,18 @@ export function shapeExtract(page: Page, params: FetchParams, recipe: RecipeDoc,
         })
       : notPrepared(`No prepared kind of page of ${recipe.domain} matches this page.`, 'page_not_recognised');
   }
-  const { role, applied } = found;
-  let parsed = params.extract === 'standard' ? (toStandard(role, applied) ?? {}) : applied.parsed;
+  // A page fetched without a browser is its bytes; read as UTF-8, the envelope reuses them.
+  const utf8 = page.html === undefined && detectCharset(page.body, page.contentType) === 'utf-8';
+  const html = page.html ?? decodeHtml(page.body, page.contentType);
   // A field asked for that this page does not give (another kind's, or an optional one) is named, never silently empty.
-  let absent: string[] = [];
-  if (params.extractFields && params.extractFields.length > 0) ({ value: parsed, unknown: absent } = project(parsed, params.extractFields));
   const warnings = [
     ...(applied.missing.length > 0 ? [`fields missing on this page, the recipe may be stale: ${applied.missing.join(', ')}`] : []),
-    ...(absent.length > 0 ? [`extract_fields not on this page (a ${role.role} page): ${absent.join(', ')}`] : []),
+    ...(applied.absent.length > 0 ? [`extract_fields not on this page (a ${applied.role} page): ${applied.absent.join(', ')}`] : []),
   ];
   return {
     status,
     contentType: 'application/json; charset=utf-8',
-    body: extractEnvelope(parsed, html, { bytes: page.body, utf8 }),
+    body: extractEnvelope(applied.parsed, html, { bytes: page.body, utf8 }),
     ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
     stale: applied.missing.length > 0,
   };

@@ -10,18 +10,21 @@
  * Renders go with the account's terms (render-rules.ts, the account being `reuseKey`): its share of
  * the browser's pages, and a refusal (429 naming `deadline_renders`) once its renders ran to the
  * deadline as often as its plan allows in the window; a render that does is counted, not charged.
+ * Shaping comes before the charge is settled: a page an HTML output refuses (past a parse cap or a
+ * worker thread's budget: RESP005) is answered as a failure and its reservation given back, so it costs
+ * nothing, on every surface. Crawl pages, billed by their slice, ask `refusePage` before they are billed.
  *
  * `retrievePage` is the single place a target URL is fetched for a caller; crawls take its page as is.
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { FAILURES, failureOf, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { decodeHtml, FAILURES, failureOf, isHtml, isHtmlRefused, type HtmlOutputs, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
-import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
+import { answerStatus, htmlProblem, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
 import type { RenderRules } from './render-rules';
 
@@ -104,6 +107,8 @@ export interface FetchPipeline {
   retrievePage(request: RetrievePageRequest, afford: (credits: number) => Promise<boolean>): Promise<RetrievedPage>;
   /** A whole Fetch: recipe, billing, retrieval, target status, shape. */
   run(job: FetchJob, billing: FetchBilling): Promise<FetchResult>;
+  /** An HTML page past the parse caps, refused (RESP005) before it is billed: crawl pages, whose links and kept HTML are parsed. */
+  refusePage(page: Pick<Page, 'body' | 'contentType' | 'html'>): ApiError | undefined;
 }
 
 export interface RetrievePageRequest {
@@ -126,7 +131,7 @@ export interface RetrievePageRequest {
   park?: Park;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; renders?: RenderRules }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
     const account = request.reuseKey;
     const rules = account === undefined ? undefined : deps.renders;
@@ -160,6 +165,11 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
 
   return {
     retrievePage,
+    refusePage(page) {
+      if (!isHtml({ ...(page.contentType ? { contentType: page.contentType } : {}), body: page.body, rendered: page.html !== undefined })) return undefined;
+      const refused = deps.html.check(page.html ?? decodeHtml(page.body, page.contentType));
+      return refused ? htmlProblem(refused) : undefined;
+    },
     async run(job, billing) {
       const { params } = job;
       let recipe;
@@ -206,19 +216,24 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         let extractWarning: string | undefined;
         try {
           if (recipe) {
-            const extracted = shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered');
+            const extracted = await shapeExtract(page, params, recipe, answerStatus(page, params), rung.engine === 'rendered', deps.html, job.signal);
             extractWarning = extracted.warning;
             if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
             shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
           } else {
-            shaped = shapeResponse(page, params);
+            shaped = await shapeResponse(page, params, deps.html, job.signal);
           }
+          if (job.beforeSettle) shaped = await job.beforeSettle({ page, rung, shaped, ...(recipe ? { recipe } : {}) });
         } catch (error) {
-          // A page no recipe role recognises (REQS007): the target answered, so its page goes with the refusal.
+          // A page past a parse cap or budget (RESP005), or no recipe role recognises (REQS007): the target
+          // answered, so its page goes with the refusal; nothing is settled, so nothing is charged.
+          if (isHtmlRefused(error)) {
+            const busy = error.limit === 'busy';
+            return { ok: false, error: htmlProblem(error), vetoed: false, retryable: busy, interrupted: false, page, rung };
+          }
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
-        if (job.beforeSettle) shaped = await job.beforeSettle({ page, rung, shaped, ...(recipe ? { recipe } : {}) });
         await billing.settle(rung.cost);
         return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
       } finally {

@@ -5,9 +5,12 @@
  * Body precedence: json_response envelope > css_extractor > autoparse > outputs > screenshot >
  * response_type (markdown, plaintext, pdf) > the target's content as received. `main_content` narrows
  * the Markdown, plain text and HTML page to its article, and adds the article to the JSON envelope.
+ *
+ * Every HTML output goes through the engine's HtmlOutputs: inline for a small page, on a worker thread
+ * for a big or deep one, refused (HtmlRefused, answered by `htmlProblem`) past a parse cap or a budget.
  */
 import { problem, type ApiError } from '../../base/errors';
-import { autoparse, cssExtract, decodeHtml, extractOutputs, findMainContent, isHtml, renderMainContent, toMarkdown, toPlainText, type MainContentFormat, type OutputKind, type Page } from '../../engine';
+import { decodeHtml, isHtml, type HtmlOutputs, type HtmlRefused, type HtmlSource, type MainContentFormat, type OutputKind, type Page } from '../../engine';
 import type { FetchParams } from './params';
 
 export interface Shaped {
@@ -45,18 +48,49 @@ const json = (status: number, value: unknown): Shaped => ({
   body: JSON.stringify(value),
 });
 
-export function shapeResponse(page: Page, params: FetchParams): Shaped {
+/** The page as the HTML outputs take it: the rendered text, or the bytes as fetched (decoded where the output runs). */
+export const htmlSourceOf = (page: Page): HtmlSource =>
+  page.html !== undefined ? { html: page.html } : { bytes: page.body, ...(page.contentType ? { contentType: page.contentType } : {}) };
+
+/** Which setting each cap and budget is, named in the refusal. */
+const LIMIT_SETTINGS: Record<HtmlRefused['limit'], string> = {
+  size: 'HTML_MAX_SIZE',
+  nodes: 'HTML_MAX_NODES',
+  depth: 'HTML_MAX_DEPTH',
+  time: 'HTML_TIMEOUT_MS',
+  memory: 'WORKER_THREAD_MEMORY_MB',
+  busy: 'WORKER_THREAD_QUEUE',
+};
+
+/**
+ * A page an HTML output refused, as the caller's problem: 413 `RESP005` ("Response too large", the
+ * code a target answer past FETCH_MAX_BYTES already gets: the page is more than the service accepts,
+ * and the same request would fail again), naming the cap or budget in `limit`. Full worker threads
+ * are not the page's fault: 503 `service_unavailable` with Retry-After. Neither is charged.
+ */
+export function htmlProblem(refused: HtmlRefused): ApiError {
+  const limit = LIMIT_SETTINGS[refused.limit];
+  if (refused.limit === 'busy') {
+    return problem('service_unavailable', `${refused.message}; retry in a few seconds. Nothing was charged.`, { headers: { 'Retry-After': '5' }, members: { limit } });
+  }
+  return problem('RESP005', `${refused.message} (${limit}); nothing was charged. Ask for the page as it is (no response_type, main_content, css_extractor, outputs, autoparse or extract) to get it anyway.`, {
+    members: { limit, value: refused.value },
+  });
+}
+
+export async function shapeResponse(page: Page, params: FetchParams, outputs: HtmlOutputs, signal?: AbortSignal): Promise<Shaped> {
   const status = answerStatus(page, params);
-  // Decoded only for the shapes that read it: the page as received goes out as its bytes.
+  // Decoded only for the shapes that read it here: the outputs take the page's bytes and decode where they run.
   let decoded: string | undefined;
   const html = (): string => (decoded ??= page.html ?? decodeHtml(page.body, page.contentType));
+  const source = htmlSourceOf(page);
   const url = page.finalUrl;
   const mainFormat: MainContentFormat = params.responseType === 'markdown' || params.responseType === 'plaintext' ? params.responseType : 'html';
-  const mainContent = (format: MainContentFormat): string =>
-    renderMainContent(findMainContent(html(), url), format, { metadata: params.mainContentMetadata });
+  const mainContent = (format: MainContentFormat): Promise<string> =>
+    outputs.run('mainContent', source, { url, format, metadata: params.mainContentMetadata === true }, signal);
 
   if (params.jsonResponse) {
-    const main = params.mainContent && isHtmlPage(page) ? findMainContent(html(), url) : undefined;
+    const main = params.mainContent && isHtmlPage(page) ? await outputs.run('mainContentParts', { html: html() }, { url, format: mainFormat }, signal) : undefined;
     return json(status, {
       html: html(),
       status: page.status,
@@ -65,27 +99,27 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
       ...(page.instructionsReport ? { js_instructions_report: page.instructionsReport } : {}),
       ...(page.settledBy ? { settled_by: page.settledBy, settle_ms: page.settleMs } : {}),
       ...(page.screenshot ? { screenshot: page.screenshot.data.toString('base64') } : {}),
-      ...(main ? { main_content: { ...main.metadata, content: renderMainContent(main, mainFormat) } } : {}),
+      ...(main ? { main_content: { ...main.metadata, content: main.content } } : {}),
     });
   }
   if (params.cssExtractor !== undefined) {
-    const extracted = cssExtract(html(), url, params.cssExtractor);
+    const extracted = await outputs.run('cssExtractor', source, { url, spec: params.cssExtractor }, signal);
     // Validated before the fetch; a failure here is impossible but answered as the same 400.
     if (!extracted.ok) throw problem('RESP004', extracted.detail);
     return json(status, extracted.data);
   }
-  if (params.autoparse) return json(status, autoparse(html(), url));
-  if (params.outputs) return json(status, extractOutputs(html(), url, params.outputs as OutputKind[]));
+  if (params.autoparse) return json(status, await outputs.run('autoparse', source, { url }, signal));
+  if (params.outputs) return json(status, await outputs.run('outputs', source, { url, kinds: params.outputs as OutputKind[] }, signal));
   if (page.screenshot) return { status, contentType: page.screenshot.contentType, body: page.screenshot.data };
   if (params.responseType === 'pdf' && page.pdf) return { status, contentType: 'application/pdf', body: page.pdf };
   if (params.responseType === 'markdown' && isHtmlPage(page)) {
-    return { status, contentType: 'text/markdown; charset=utf-8', body: params.mainContent ? mainContent('markdown') : toMarkdown(html(), url) };
+    return { status, contentType: 'text/markdown; charset=utf-8', body: params.mainContent ? await mainContent('markdown') : await outputs.run('markdown', source, { url }, signal) };
   }
   if (params.responseType === 'plaintext' && isHtmlPage(page)) {
-    return { status, contentType: 'text/plain; charset=utf-8', body: params.mainContent ? mainContent('plaintext') : toPlainText(html()) };
+    return { status, contentType: 'text/plain; charset=utf-8', body: params.mainContent ? await mainContent('plaintext') : await outputs.run('plaintext', source, {}, signal) };
   }
   if (params.mainContent && params.responseType === undefined && isHtmlPage(page)) {
-    return { status, contentType: 'text/html; charset=utf-8', body: mainContent('html') };
+    return { status, contentType: 'text/html; charset=utf-8', body: await mainContent('html') };
   }
   if (page.html !== undefined) return { status, contentType: 'text/html; charset=utf-8', body: page.html };
   return { status, contentType: page.contentType ?? 'text/html; charset=utf-8', body: page.body };

@@ -10,3 +10,4 @@ export { pageShingles, pageSignals, parsePage } from './signals';
 export { EXTRA_PAGES, INDUCE_SHARE, preparationSeed, SAMPLE_PAGES, SAMPLE_TRIES, splitSample } from './sampling';
 export { standardMapping, STANDARD_FIELDS, toStandard } from './standard';
 export { verifyRole, type Verification } from './verify';
+export { EXTRACT_PAGE_TASKS, type ExtractPageArgs, type ExtractPageTasks, type ExtractPageValue } from './page-task';

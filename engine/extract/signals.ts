@@ -10,6 +10,7 @@
  * across the kind's pages, never by sibling position, so a fact moved within its block keeps its path.
  */
 import { collapseWhitespace, isElement, NOISE_TAGS, parseHtml, type HTMLElement, type Node } from '../outputs/dom';
+import { isSpace } from '../outputs/scan/rules';
 import { isDecoy } from './decoys';
 import { embeddedValues, jsonLdValues, type StructuredValue } from './structured';
 
@@ -95,7 +96,20 @@ function decodeEntities(text: string): string {
 
 /** Class tokens that look generated (hashes, CSS-in-JS prefixes): never part of an anchor. */
 export const looksGenerated = (token: string): boolean =>
-  /^(css|sc|jsx|emotion|svelte)-/.test(token) || /__[A-Za-z0-9_-]{5,}$/.test(token) || (/\d/.test(token) && /[a-z]/i.test(token) && token.length >= 6);
+  /^(css|sc|jsx|emotion|svelte)-/.test(token) || hashedSuffix(token) || (/\d/.test(token) && /[a-z]/i.test(token) && token.length >= 6);
+
+const isClassChar = (code: number): boolean => (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x2d;
+
+/**
+ * `__` then five or more of `[A-Za-z0-9_-]` to the end (`block__x1y2z`), by hand: the pattern
+ * `/__[A-Za-z0-9_-]{5,}$/` rescans from every `__` of a long run of underscores (a page's class attribute).
+ */
+function hashedSuffix(token: string): boolean {
+  let start = token.length;
+  while (start > 0 && isClassChar(token.charCodeAt(start - 1))) start--;
+  const underscores = token.indexOf('__', start);
+  return underscores >= 0 && token.length - (underscores + 2) >= 5;
+}
 
 /** Which class tokens may name an element in an anchor (those stable across a kind's pages). */
 export interface TokenFilter {
@@ -147,7 +161,7 @@ const labelLike = (text: string): boolean =>
 export type LabelFilter = ReadonlySet<string> | undefined;
 
 function pair(label: string, value: string, shape: LabelPair['shape'], holder: HTMLElement, stable: TokenFilter, wanted: LabelFilter): LabelPair | undefined {
-  const bare = label.replace(/\s*:\s*$/, '').trim();
+  const bare = withoutEndColon(label).trim();
   // The anchor path is the costly part: only for labels the caller wants.
   if ((wanted && !wanted.has(bare)) || !labelLike(bare) || value.length === 0 || value.length > MAX_VALUE_LENGTH || value === bare) return undefined;
   return { label: bare, name: fieldName(bare), value, shape, path: anchorOf(holder, stable) };
@@ -275,7 +289,26 @@ function colonRun(el: HTMLElement): { label: string; value: string } | undefined
   return value ? { label: clean(decodeEntities(first.rawText.slice(0, colon))), value } : undefined;
 }
 
-const LEAD_SEPARATOR = /^[\s,;&|/]*(and|und|et|y|e)?[\s,;&|/]*$/i;
+/**
+ * Separators between links, with at most one conjunction (`, `, ` and `, ` & `). By hand: the pattern
+ * `^[\s,;&|/]*(and|…)?[\s,;&|/]*$` tries every split of a long run of separators.
+ */
+function isLeadSeparator(text: string): boolean {
+  const separator = (code: number): boolean => code === 0x2c || code === 0x3b || code === 0x26 || code === 0x7c || code === 0x2f || isSpace(code);
+  let start = 0;
+  let end = text.length;
+  while (start < end && separator(text.charCodeAt(start))) start++;
+  while (end > start && separator(text.charCodeAt(end - 1))) end--;
+  return start === end || LEAD_CONJUNCTIONS.has(text.slice(start, end).toLowerCase());
+}
+
+const LEAD_CONJUNCTIONS = new Set(['and', 'und', 'et', 'y', 'e']);
+
+/** Without a final colon and the whitespace around it (`Label :`); by hand, since `\s*:\s*$` is quadratic in a long run of whitespace. */
+function withoutEndColon(text: string): string {
+  const trimmed = text.trimEnd();
+  return trimmed.endsWith(':') ? trimmed.slice(0, -1).trimEnd() : text;
+}
 
 /**
  * `<h3>by <a>Emilie Richards</a></h3>`, `<p>Author: <a>A</a>, <a>B</a></p>`: a word or two of the
@@ -292,7 +325,7 @@ function leadRun(el: HTMLElement): { label: string; value: string } | undefined 
     if (isElement(node)) {
       if (node.rawTagName !== 'a') return undefined;
       links.push(readText(node));
-    } else if (!LEAD_SEPARATOR.test(node.rawText)) return undefined;
+    } else if (!isLeadSeparator(node.rawText)) return undefined;
   }
   return links.length > 0 && links.every(Boolean) ? { label, value: links.join(', ') } : undefined;
 }

@@ -31,7 +31,20 @@ const URL_ATTRIBUTES: ReadonlySet<string> = new Set([
   'href', 'src', 'action', 'formaction', 'poster', 'cite', 'data', 'background', 'data-src', 'data-href', 'data-url', 'longdesc',
 ]);
 
-const ATTRIBUTE_SUFFIX = /^(.*?)\s*@([A-Za-z_:][-A-Za-z0-9_:.]*)$/;
+const ATTRIBUTE_NAME = /^[A-Za-z_:][-A-Za-z0-9_:.]*$/;
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * `selector @attribute` split at its last `@` (an attribute name holds none), or undefined. By hand:
+ * `^(.*?)\s*@(name)$` tries each `@` with a lazy scan, quadratic in a long parameter.
+ */
+function attributeSuffix(value: string): [selector: string, attribute: string] | undefined {
+  const at = value.lastIndexOf('@');
+  if (at < 0) return undefined;
+  const attribute = value.slice(at + 1);
+  const selector = value.slice(0, at).trimEnd();
+  return ATTRIBUTE_NAME.test(attribute) && !LINE_BREAK.test(selector) ? [selector, attribute] : undefined;
+}
 
 /** Compiling against an empty document validates a selector without any page. */
 const EMPTY_DOCUMENT = parseHtml('<html><body></body></html>');
@@ -66,16 +79,16 @@ export function parseCssExtractor(spec: string): CssExtractorParse {
     if (typeof value !== 'string' || value.trim() === '') {
       return failure(`css_extractor key "${key}" must map to a non-empty CSS selector string.`);
     }
-    const match = ATTRIBUTE_SUFFIX.exec(value.trim());
-    const selector = (match ? match[1] : value)?.trim() ?? '';
-    if (selector === '') return failure(`css_extractor key "${key}" has no selector before "@${match?.[2] ?? ''}".`);
+    const match = attributeSuffix(value.trim());
+    const selector = (match ? match[0] : value).trim();
+    if (selector === '') return failure(`css_extractor key "${key}" has no selector before "@${match?.[1] ?? ''}".`);
     try {
       EMPTY_DOCUMENT.querySelectorAll(selector);
     } catch (error) {
       const reason = error instanceof Error ? `: ${error.message}` : '';
       return failure(`css_extractor key "${key}" has an invalid CSS selector "${selector}"${reason}.`);
     }
-    rules.push(match?.[2] ? { key, selector, attribute: match[2].toLowerCase() } : { key, selector });
+    rules.push(match ? { key, selector, attribute: match[1].toLowerCase() } : { key, selector });
   }
   return { ok: true, rules };
 }

@@ -3,6 +3,8 @@
  * content, visibility, and URL resolution against the page (honouring `<base href>`).
  */
 import { type HTMLElement, type Node, NodeType, parse } from 'node-html-parser';
+import { DEFAULT_PARSE_CAPS, HtmlRefused, type ParseCaps } from './limits';
+import { scanHtml } from './scan';
 
 export { type HTMLElement, type Node, NodeType };
 
@@ -12,32 +14,55 @@ export { type HTMLElement, type Node, NodeType };
  */
 export const MAX_DEPTH = 400;
 
-/** Parses a page. Script, style and textarea bodies stay raw text so markup-like strings in them never become elements. */
+/** The caps `parseHtml` enforces now: the process's (the defaults, or its configuration's), or what the running output was given. */
+let caps: Readonly<ParseCaps> = DEFAULT_PARSE_CAPS;
+
+/** The process's parse caps, for every parse outside an output task (a crawl page's links, Extract's preparation); set once by the FetchService. */
+export function configureParseCaps(given: Readonly<ParseCaps>): void {
+  caps = given;
+}
+
+/** A page an output task has scanned already, and the page as the scan left it for the parser. */
+let scanned: { page: string; html: string } | undefined;
+
+/**
+ * Runs `work` with `given` as the parse caps, and with `page` already scanned (to `html`) when the
+ * caller scanned it: the output's own parses of it (main content reads a page up to three times) then
+ * skip the scan. Work is synchronous, so nothing else parses meanwhile.
+ */
+export function withParseCaps<T>(given: Readonly<ParseCaps>, work: () => T, prescan?: { page: string; html: string }): T {
+  const before = { caps, scanned };
+  caps = given;
+  scanned = prescan;
+  try {
+    return work();
+  } finally {
+    ({ caps, scanned } = before);
+  }
+}
+
+/**
+ * Parses a page, or throws HtmlRefused when it goes past a parse cap. The pre-scan (scan/) runs first,
+ * in linear time, and hands the parser the page with tag names in lower case (the parser's own
+ * lowercasing rescans the whole page for every script) and script, style, noscript and textarea end
+ * tags spelled as it looks for them. Their bodies stay raw text, so markup-like strings in them never
+ * become elements.
+ */
 export function parseHtml(html: string): HTMLElement {
-  // The parser's own lowerCaseTagName lowercases the whole document again for every script and style
-  // element (to find its end tag), which made parsing a page with many scripts several times slower;
-  // tag names are lowercased here once instead, and only when the page has capitals in them.
-  const root = parse(lowerTagNames(html), {
+  let source: string;
+  if (scanned !== undefined && scanned.page === html) source = scanned.html;
+  else {
+    const scan = scanHtml(html, caps);
+    if (!scan.ok) throw new HtmlRefused(scan.cap, scan.limit);
+    source = scan.html;
+  }
+  const root = parse(source, {
     lowerCaseTagName: false,
     comment: false,
     blockTextElements: { script: true, style: true, noscript: true, textarea: true },
   });
   capDepth(root);
   return root;
-}
-
-const UPPERCASE_TAG = /<\/?[a-z0-9-]*[A-Z]/;
-/** Raw-text elements whole (their text kept as is), or the start of any other tag's name. */
-const TAG_NAMES = /<(script|style|noscript|textarea)\b([^>]*)>([\s\S]*?)<\/\1\s*>|<(\/?)([A-Za-z][^\s/>]*)/gi;
-
-/** The page with every tag name in lower case; the text of scripts, styles and textareas untouched. */
-export function lowerTagNames(html: string): string {
-  if (!UPPERCASE_TAG.test(html)) return html;
-  return html.replace(TAG_NAMES, (match, raw: string | undefined, attrs: string, text: string, slash: string, name: string) => {
-    if (raw === undefined) return `<${slash}${name.toLowerCase()}`;
-    const tag = raw.toLowerCase();
-    return `<${tag}${attrs}>${text}</${tag}>`;
-  });
 }
 
 function capDepth(root: HTMLElement): void {
@@ -190,5 +215,6 @@ export function visibleText(node: Node, options: TextOptions = {}): string {
   };
   walk(node);
   const text = parts.join('');
-  return options.lines ? text.replace(/ *\n[\n ]*/g, '\n').replace(/ {2,}/g, ' ').trim() : collapseWhitespace(text).trim();
+  // Runs of spaces first: ` *\n` would try every space of a long run that no newline ends (quadratic).
+  return options.lines ? text.replace(/ {2,}/g, ' ').replace(/ ?\n[\n ]*/g, '\n').trim() : collapseWhitespace(text).trim();
 }

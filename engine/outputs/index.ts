@@ -13,3 +13,7 @@ export type { TableOutput } from './extract/tables';
 export { AUTOPARSE_LINK_LIMIT, autoparse, type Autoparsed } from './autoparse';
 export type { MicrodataItem } from './autoparse/microdata';
 export { decodeHtml, detectCharset, isHtml } from './decode';
+export { DEFAULT_PARSE_CAPS, HtmlRefused, isHtmlRefused, type HtmlLimit, type ParseCap, type ParseCaps } from './limits';
+export { HtmlOutputs, type HtmlOutputsOptions, type HtmlTaskArgs, type HtmlTaskTable, type HtmlTaskValue } from './run';
+export { htmlTask, type HtmlAnswer, type HtmlSource, type HtmlTaskInput } from './tasks';
+export { scanHtml, type Scan } from './scan';

@@ -57,7 +57,8 @@ class TextWriter {
   }
 
   finish(): string {
-    return this.parts.join('').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+    // Each run of blanks is matched once, whole (`[ \t]+\n` would rescan a long run that ends without a newline from each of its characters).
+    return this.parts.join('').replace(/[ \t]+(\n)?/g, (blanks: string, newline?: string) => newline ?? blanks).replace(/\n{3,}/g, '\n\n').trim();
   }
 
   private write(text: string): void {
@@ -98,7 +99,7 @@ function walk(parent: HTMLElement, writer: TextWriter): void {
     const block = BLOCK_TAGS.has(tag) && tag !== 'td' && tag !== 'th';
     const breaks = SPACED_BLOCKS.has(tag) ? 2 : 1;
     if (block) writer.lineBreak(breaks);
-    if (tag === 'pre' || tag === 'xmp' || tag === 'listing') writer.raw(codeText(child).replace(/^\r?\n/, '').replace(/\s+$/, ''));
+    if (tag === 'pre' || tag === 'xmp' || tag === 'listing') writer.raw(codeText(child).replace(/^\r?\n/, '').trimEnd());
     else walk(child, writer);
     if (block) writer.lineBreak(breaks);
   }

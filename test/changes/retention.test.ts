@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { connectTemporal, type TemporalHandle } from '../../base/temporal';
 import { ChangeRecorder, type Observation } from '../../core/changes';
 import { RETENTION_SCHEDULE_ID } from '../../core/retention';
+import { createLogger } from '../../base/log';
+import { htmlOutputsFromConfig } from '../../engine';
 import { accountsHandle, crawlAccount } from '../crawls/helpers';
 import { renderPage } from '../fixtures/changes/pages';
 import { startChangeSite, type ChangeSite } from '../fixtures/changes/site';
@@ -14,12 +16,16 @@ describe('change tracking under retention: the plan’s versions and days limits
   this.timeout(180_000);
   let site: ChangeSite;
   let temporal: TemporalHandle;
+  let outputs: ReturnType<typeof htmlOutputsFromConfig>;
 
   before(async () => {
     site = await startChangeSite({ pages: 3, seed: 11 });
-    temporal = connectTemporal((await accountsHandle()).config);
+    const handle = await accountsHandle();
+    temporal = connectTemporal(handle.config);
+    outputs = htmlOutputsFromConfig(handle.config, createLogger('error', {}, () => undefined));
   });
   after(async () => {
+    await outputs.threads.close();
     await temporal.close();
     await site.close();
   });
@@ -75,7 +81,7 @@ describe('change tracking under retention: the plan’s versions and days limits
   it('drops versions replaced more than history_days ago, and a URL no fetch tracked for as long', async () => {
     const account = await crawlAccount();
     const client = historyClient(account);
-    const recorder = new ChangeRecorder((await accountsHandle()).db.db);
+    const recorder = new ChangeRecorder((await accountsHandle()).db.db, outputs.html);
     const model = site.model(site.ids()[1] as number);
     const days = account.principal.plan.limits.historyDays;
     const at = (daysAgo: number): Date => new Date(Date.now() - daysAgo * DAY_MS);

@@ -4,7 +4,8 @@
  * reports the credits of the configuration that returned the page. `autoPageFetcher` runs the
  * mode=auto ladder through the Fetch pipeline (core/fetch/pipeline.ts, the one place a target is
  * fetched for a caller), whose retrieval passes the installation's host gate and, when asked, the
- * site's robots.txt.
+ * site's robots.txt. An HTML page past the parse caps (its links and kept HTML are parsed) fails
+ * before it is billed, as a Fetch of it would (RESP005), so it costs nothing.
  */
 import { retryAfterMs } from '../../../engine';
 import type { Page } from '../../../engine';
@@ -41,7 +42,7 @@ export interface PageFetcher {
  * that asks to come back later (`Retry-After`) is returned as is, so the crawl waits instead of paying
  * for a dearer configuration.
  */
-export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage'>): PageFetcher {
+export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage' | 'refusePage'>): PageFetcher {
   return {
     async fetch({ url, signal, afford, reuseKey, respectRobots }) {
       const result = await pipeline.retrievePage(
@@ -60,6 +61,9 @@ export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage'>): 
         return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
       }
       const { page, rung } = result;
+      // Only a page the crawl keeps is read (an error status fails without being parsed).
+      const refused = page.status < 400 ? pipeline.refusePage(page) : undefined;
+      if (refused) return { ok: false, vetoed: false, detail: refused.detail };
       return {
         ok: true,
         status: page.status,

@@ -6,6 +6,7 @@
  */
 import type { Db } from 'mongodb';
 import type { Accounts } from '../../accounts';
+import type { HtmlOutputs } from '../../../engine';
 import { ActiveJobs } from '../../jobs/active-jobs';
 import type { WorkContext } from '../../jobs/work';
 import { crawlCharges } from '../charges';
@@ -22,12 +23,12 @@ export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchReques
 export { CrawlRuntime } from './runtime';
 export type { PublishInput, PublishResult } from './publish';
 
-export function createCrawlWork(deps: { db: Db; accounts: Accounts; fetcher: PageFetcher; retryAfterMaxMs: number }) {
+export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number }) {
   const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs });
   const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const ends = new CrawlEnds(deps.db);
-  const changes = new CrawlChanges(deps.db);
+  const changes = new CrawlChanges(deps.db, deps.html);
   return {
     runtime,
     /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */

@@ -9,10 +9,7 @@ export function jsonLd(root: HTMLElement): unknown[] {
   for (const script of root.querySelectorAll('script[type]')) {
     const type = (script.getAttribute('type') ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/ld+json') continue;
-    const text = script.rawText
-      .trim()
-      .replace(/^(?:<!--|\/\/\s*<!\[CDATA\[|<!\[CDATA\[)\s*/, '')
-      .replace(/\s*(?:-->|\/\/\s*\]\]>|\]\]>)$/, '');
+    const text = withoutClosingMarker(script.rawText.trim().replace(/^(?:<!--|\/\/\s*<!\[CDATA\[|<!\[CDATA\[)\s*/, ''));
     if (!text) continue;
     try {
       const parsed: unknown = JSON.parse(text);
@@ -23,4 +20,15 @@ export function jsonLd(root: HTMLElement): unknown[] {
     }
   }
   return out;
+}
+
+/**
+ * The block without a closing `-->`, `]]>` or `// ]]>` (and the whitespace before it), by hand: the
+ * pattern `\s*(?:-->|…)$` rescans a long run of whitespace inside the block from each of its characters.
+ */
+function withoutClosingMarker(text: string): string {
+  if (text.endsWith('-->')) return text.slice(0, -3).trimEnd();
+  if (!text.endsWith(']]>')) return text;
+  const before = text.slice(0, -3).trimEnd();
+  return before.endsWith('//') ? before.slice(0, -2).trimEnd() : before;
 }

@@ -7,11 +7,20 @@ import { OrderedSet, type Page } from './page';
 /** Lengths are bounded (RFC 5321 limits) so a long run of text cannot make matching quadratic. */
 const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
 const EMAIL_EXACT = new RegExp(`^${EMAIL.source}$`);
+/** Leading and trailing dots removed, by hand (`\.+$` rescans a long inner run of dots from each of them). */
+function withoutEdgeDots(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) === 0x2e) start++;
+  while (end > start && text.charCodeAt(end - 1) === 0x2e) end--;
+  return text.slice(start, end);
+}
+
 /** Retina image names (`logo@2x.png`) look like addresses; these endings are files, not domains. */
 const FILE_ENDING = /\.(?:png|jpe?g|gif|svg|webp|avif|ico|bmp|css|js|json|html?)$/i;
 
 function cleanEmail(value: string): string | undefined {
-  const email = value.trim().replace(/^\.+|\.+$/g, '');
+  const email = withoutEdgeDots(value.trim());
   return EMAIL_EXACT.test(email) && !FILE_ENDING.test(email) ? email.toLowerCase() : undefined;
 }
 

@@ -47,7 +47,8 @@ export function codeText(node: Node): string {
 }
 
 export function renderCode(pre: HTMLElement): string {
-  const text = codeText(pre).replace(/^\r?\n/, '').replace(/\s+$/, '').replace(/\r\n?/g, '\n');
+  // trimEnd, not /\s+$/: the pattern rescans a long inner run of whitespace from each of its characters.
+  const text = codeText(pre).replace(/^\r?\n/, '').trimEnd().replace(/\r\n?/g, '\n');
   if (!text) return '';
   let fence = '```';
   while (text.includes(fence)) fence += '`';

@@ -29,11 +29,23 @@ export function escapeLineStart(line: string): string {
     .replace(/^~~~/, '\\~~~');
 }
 
+/**
+ * The whitespace a text starts with, the text between, and the whitespace it ends with (all of it
+ * lead when it is only whitespace). Trimmed by hand: `^(\s*)([\s\S]*?)(\s*)$` is quadratic in a long
+ * run of inner whitespace.
+ */
+export function edges(inner: string): [lead: string, text: string, trail: string] {
+  const start = inner.length - inner.trimStart().length;
+  if (start === inner.length) return [inner, '', ''];
+  const end = inner.trimEnd().length;
+  return [inner.slice(0, start), inner.slice(start, end), inner.slice(end)];
+}
+
 /** Puts emphasis markers around the text while keeping its edge whitespace outside them. */
 export function wrap(inner: string, marker: string): string {
-  const match = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
-  if (!match || !match[2]) return inner;
-  return `${match[1]}${marker}${match[2]}${marker}${match[3]}`;
+  const [lead, text, trail] = edges(inner);
+  if (!text) return inner;
+  return `${lead}${marker}${text}${marker}${trail}`;
 }
 
 /** A code span whose backtick fence is longer than any backtick run inside it. */

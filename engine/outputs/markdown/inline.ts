@@ -3,7 +3,7 @@
  * whitespace (single spaces) and marks `<br>` as `\n`; `finishParagraph` turns a run into a block.
  */
 import { type HTMLElement, type Node, NOISE_TAGS, NodeType, collapseWhitespace, imageSource, isElement, isHidden, resolveUrl, tagOf } from '../dom';
-import { codeSpan, escapeLabel, escapeLineStart, escapeText, markdownUrl, wrap } from './escape';
+import { codeSpan, edges, escapeLabel, escapeLineStart, escapeText, markdownUrl, wrap } from './escape';
 
 export interface Context {
   /** What relative URLs resolve against. */
@@ -94,7 +94,7 @@ function link(el: HTMLElement, ctx: Context): string {
   if (!inner.trim()) return inner;
   const href = resolveUrl(el.getAttribute('href'), ctx.base);
   if (!href) return inner;
-  const [, lead = '', text = '', trail = ''] = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner) ?? [];
+  const [lead, text, trail] = edges(inner);
   return `${lead}[${text}](${markdownUrl(href)})${trail}`;
 }
 

@@ -6,7 +6,8 @@ import { parseAsOf, parseChangeParams } from '../../../core/changes/params';
 import { changeIds, keyHash, newGeneration } from '../../../core/changes/store';
 import { changeMarks } from '../../../core/crawls/store';
 import { urlKey } from '../../../core/crawls/urls';
-import { toMarkdown } from '../../../engine/outputs';
+import { HtmlOutputs, toMarkdown } from '../../../engine/outputs';
+import { WorkerPool } from '../../../engine/threads';
 
 const NO_BROWSER = { screenshot: false, pdf: false, instructions: false };
 
@@ -74,11 +75,25 @@ describe('change tracking: what names a history, a version and a page as kept', 
     expect(contentKind({ body: Buffer.from(html) })).to.equal('html');
     expect(contentKind({ body: Buffer.from('{"a":1}'), contentType: 'application/json' })).to.equal('text');
     expect(contentKind({ body: Buffer.from('%PDF-1.7'), contentType: 'application/pdf' })).to.equal('binary');
-    expect(comparedText({ ...base, body: Buffer.from(html), contentType: 'text/html' }, 'h')).to.equal(toMarkdown(html, base.finalUrl));
-    expect(comparedText({ ...base, body: Buffer.from('{"a":1}\n'), contentType: 'application/json' }, 'h')).to.equal('{"a":1}\n');
-    expect(comparedText({ ...base, body: Buffer.from('%PDF-1.7'), contentType: 'application/pdf' }, 'abc')).to.contain('sha-256 abc');
-    // What a Fetch made already is not made again.
-    expect(comparedText({ ...base, body: Buffer.from(html), markdown: 'given' }, 'h')).to.equal('given');
+    const pool = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, memoryMb: 256 });
+    try {
+      // A small page converted inline, a big one on the pool's thread: the same Markdown.
+      const inline = new HtmlOutputs({ pool, caps: { maxChars: 1 << 20, maxNodes: 10_000, maxDepth: 1_000 }, inlineMaxChars: 64 * 1024, inlineMaxNodes: 1_000, timeoutMs: 30_000, memoryMb: 256 });
+      const threaded = new HtmlOutputs({ pool, caps: { maxChars: 1 << 20, maxNodes: 10_000, maxDepth: 1_000 }, inlineMaxChars: 0, inlineMaxNodes: 0, timeoutMs: 30_000, memoryMb: 256 });
+      for (const outputs of [inline, threaded]) {
+        expect(await comparedText({ ...base, body: Buffer.from(html), contentType: 'text/html' }, 'h', outputs)).to.equal(toMarkdown(html, base.finalUrl));
+        expect(await comparedText({ ...base, body: Buffer.from('{"a":1}\n'), contentType: 'application/json' }, 'h', outputs)).to.equal('{"a":1}\n');
+        expect(await comparedText({ ...base, body: Buffer.from('%PDF-1.7'), contentType: 'application/pdf' }, 'abc', outputs)).to.contain('sha-256 abc');
+        // What a Fetch made already is not made again.
+        expect(await comparedText({ ...base, body: Buffer.from(html), markdown: 'given' }, 'h', outputs)).to.equal('given');
+      }
+      // A page past the parse caps is refused, as a Fetch's shaping refuses it.
+      const deep = '<div>'.repeat(2_000);
+      const refused = await comparedText({ ...base, body: Buffer.from(deep), contentType: 'text/html' }, 'h', inline).then(() => undefined, (error: unknown) => error);
+      expect(refused).to.be.instanceOf(Error).and.to.have.property('limit', 'depth');
+    } finally {
+      await pool.close();
+    }
 
     const stored = await pack(Buffer.from(html));
     expect((await unpack(stored)).toString()).to.equal(html);
