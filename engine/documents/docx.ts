@@ -1,0 +1,31 @@
+/**
+ * DOCX through mammoth (headings from paragraph styles, lists from numbering levels, tables, links)
+ * into HTML, which the service's own converter turns into Markdown or text. Mammoth gets the repacked
+ * XML parts only: images are never read, and external files never (`externalFileAccess: false`).
+ */
+import mammoth from 'mammoth';
+import type { DocumentModel } from './model';
+import { ooxmlInfo, repackXmlParts, type ReadContext } from './ooxml';
+import { documentError } from './failures';
+import type { DocumentInfo } from './types';
+import type { ZipArchive } from './zip';
+
+const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", 'p.Title => h1:fresh', "p[style-name='Subtitle'] => p:fresh", "r[style-name='Strong'] => strong"];
+
+export async function readDocx(zip: ZipArchive, context: ReadContext): Promise<{ model: DocumentModel; info: DocumentInfo }> {
+  if (!zip.has('word/document.xml')) throw documentError('document_unreadable', 'ooxml_missing_part', 'The file is not a Word document.');
+  const buffer = repackXmlParts(zip, context.limits);
+  const result = await mammoth.convertToHtml(
+    { buffer },
+    {
+      styleMap: STYLE_MAP,
+      ignoreEmptyParagraphs: true,
+      externalFileAccess: false,
+      convertImage: mammoth.images.imgElement(async () => ({ src: '' })),
+    },
+  );
+  return {
+    model: { pages: [[{ kind: 'html', html: `<html><body>${result.value}</body></html>` }]], paged: false },
+    info: ooxmlInfo(zip, 'docx', context.limits, null),
+  };
+}
