@@ -12,9 +12,12 @@ import type { ZipArchive } from './zip';
 
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", 'p.Title => h1:fresh', "p[style-name='Subtitle'] => p:fresh", "r[style-name='Strong'] => strong"];
 
+/** Mammoth takes any `w:tblHeader` for a header row, even one switched off: those are dropped first. */
+const HEADER_OFF = /<w:tblHeader w:val="(?:0|false|off)"\s*\/>/g;
+
 export async function readDocx(zip: ZipArchive, context: ReadContext): Promise<{ model: DocumentModel; info: DocumentInfo }> {
   if (!zip.has('word/document.xml')) throw documentError('document_unreadable', 'ooxml_missing_part', 'The file is not a Word document.');
-  const buffer = repackXmlParts(zip, context.limits);
+  const buffer = repackXmlParts(zip, context.limits, (name, text) => (name === 'word/document.xml' ? text.replace(HEADER_OFF, '') : text));
   const result = await mammoth.convertToHtml(
     { buffer },
     {

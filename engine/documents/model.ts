@@ -24,7 +24,8 @@ export interface ListItem {
 export type Block =
   | { kind: 'heading'; level: number; content: Inline[] }
   | { kind: 'paragraph'; content: Inline[] }
-  | { kind: 'list'; ordered: boolean; start?: number; items: ListItem[] }
+  /** `group`: the items as read (PDF) and how many lists they made, so a list cut by a page break can be nested again as a whole. */
+  | { kind: 'list'; ordered: boolean; start?: number; items: ListItem[]; group?: ListGroup }
   | { kind: 'table'; rows: Inline[][][]; header: boolean }
   /** Raw HTML from a library (mammoth), converted by the same converter. */
   | { kind: 'html'; html: string };
@@ -129,6 +130,11 @@ export function renderModel(model: DocumentModel, output: DocumentOutput, pageMa
   });
   if (marked && output === 'plaintext') return pages.join('\n\f\n') + '\n';
   return pages.join('\n\n') + '\n';
+}
+
+export interface ListGroup {
+  flat: FlatItem[];
+  count: number;
 }
 
 export interface FlatItem {

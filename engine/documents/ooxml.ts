@@ -54,12 +54,17 @@ export function requireXml(zip: ZipArchive, name: string, limits: DocumentLimits
  * The XML parts of the archive (media left out: libraries read images only when asked, and we never
  * ask), each checked, as a stored zip.
  */
-export function repackXmlParts(zip: ZipArchive, limits: DocumentLimits): Buffer {
+export function repackXmlParts(zip: ZipArchive, limits: DocumentLimits, fix?: (name: string, text: string) => string): Buffer {
   const parts: { name: string; data: Buffer }[] = [];
   for (const name of zip.names) {
     if (!/\.(?:xml|rels)$/i.test(name)) continue;
-    const data = zip.read(name)!;
-    checkXmlText(data.toString('utf8'), limits.maxDepth);
+    let data = zip.read(name)!;
+    const text = data.toString('utf8');
+    checkXmlText(text, limits.maxDepth);
+    if (fix) {
+      const fixed = fix(name, text);
+      if (fixed !== text) data = Buffer.from(fixed, 'utf8');
+    }
     parts.push({ name, data });
   }
   return repack(parts);

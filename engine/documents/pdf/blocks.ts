@@ -5,7 +5,7 @@
  * marker's indentation; tables as found.
  */
 import type { Block, Inline } from '../model';
-import { listBlocks, mergeRuns } from '../model';
+import { listBlocks, mergeRuns, type FlatItem } from '../model';
 import type { Element } from './order';
 import type { Box, Segment } from './types';
 
@@ -17,6 +17,8 @@ export interface HeadingStyle {
   boldLevel: number;
   /** Heading level by the outline's titles (normalized). */
   byOutline: Map<string, number>;
+  /** Indentations of list markers seen so far in the document, left to right: a list cut by a page break keeps its levels. */
+  listIndents: number[];
 }
 
 export const sizeKey = (size: number): number => Math.round(size * 2) / 2;
@@ -28,7 +30,7 @@ export function headingStyle(segments: Segment[], body: number, outline: Map<str
   const keys = new Set<number>();
   for (const segment of segments) if (segment.size >= body * 1.12 && wordCount(segment.text) <= 30) keys.add(sizeKey(segment.size));
   const sorted = [...keys].sort((a, b) => b - a).slice(0, 5);
-  return { body, bySize: new Map(sorted.map((key, i) => [key, i + 1])), boldLevel: Math.min(6, sorted.length + 1), byOutline: outline };
+  return { body, bySize: new Map(sorted.map((key, i) => [key, i + 1])), boldLevel: Math.min(6, sorted.length + 1), byOutline: outline, listIndents: [] };
 }
 
 function headingLevel(segment: Segment, style: HeadingStyle): number {
@@ -139,7 +141,7 @@ export function buildBlocks(elements: Element[], marks: Box[], style: HeadingSty
     text = undefined;
   };
   const flushList = () => {
-    if (items.length > 0) blocks.push(...nestItems(items));
+    if (items.length > 0) blocks.push(...nestItems(items, style.listIndents, blocks.length === 0));
     items = [];
   };
   const breaks = (previous: Segment, segment: Segment): boolean => {
@@ -185,18 +187,33 @@ export function buildBlocks(elements: Element[], marks: Box[], style: HeadingSty
   return blocks;
 }
 
-/** Items to nested lists: marker indentations, clustered, are the levels. */
-function nestItems(items: OpenItem[]): Block[] {
-  const positions: number[] = [];
-  for (const x of items.map((item) => item.marker.x).sort((a, b) => a - b)) {
-    if (positions.length === 0 || x - positions[positions.length - 1]! > 4) positions.push(x);
+/**
+ * Items to nested lists: marker indentations, clustered, are the levels. A list at the top of a page
+ * may go on from the page before, so its levels count from the document's outermost indentation;
+ * any other list counts from its own.
+ */
+function nestItems(items: OpenItem[], indents: number[], pageTop: boolean): Block[] {
+  for (const item of items) {
+    const x = item.marker.x;
+    if (!indents.some((position) => Math.abs(position - x) <= 4)) indents.push(x);
   }
-  const levelOf = (x: number) => {
+  indents.sort((a, b) => a - b);
+  const indexOf = (x: number) => {
     let level = 0;
-    positions.forEach((position, i) => {
+    indents.forEach((position, i) => {
       if (x >= position - 4) level = i;
     });
     return level;
   };
-  return listBlocks(items.map((item) => ({ content: mergeRuns(item.content), level: levelOf(item.marker.x), ordered: item.marker.ordered, start: item.marker.start })));
+  const base = pageTop ? 0 : Math.min(...items.map((item) => indexOf(item.marker.x)));
+  const flat = items.map((item) => ({ content: mergeRuns(item.content), level: indexOf(item.marker.x) - base, ordered: item.marker.ordered, start: item.marker.start }));
+  return withFlat(flat);
+}
+
+/** Lists from flat items, each carrying the group they came from, for a later join across a page break. */
+export function withFlat(flat: FlatItem[]): Block[] {
+  const blocks = listBlocks(flat);
+  const group = { flat, count: blocks.length };
+  for (const block of blocks) if (block.kind === 'list') block.group = group;
+  return blocks;
 }

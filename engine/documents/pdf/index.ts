@@ -7,7 +7,7 @@ import { documentError } from '../failures';
 import type { Block } from '../model';
 import type { ReadContext } from '../ooxml';
 import type { DocumentInfo } from '../types';
-import { buildBlocks, headingStyle, joinLine, normalizeTitle } from './blocks';
+import { buildBlocks, headingStyle, joinLine, normalizeTitle, withFlat } from './blocks';
 import { bodySize, buildLines } from './lines';
 import { openPdf, readPage, type PdfDocument } from './load';
 import { readingOrder, textElement, type Element } from './order';
@@ -124,6 +124,13 @@ function joinAcrossPages(pages: Block[][]): void {
   for (let i = 0; i + 1 < pages.length; i++) {
     const last = pages[i]![pages[i]!.length - 1];
     const next = pages[i + 1]![0];
+    if (last?.kind === 'list' && next?.kind === 'list' && last.group && next.group) {
+      const before = last.group;
+      const after = next.group;
+      pages[i]!.splice(pages[i]!.length - before.count, before.count, ...withFlat([...before.flat, ...after.flat]));
+      pages[i + 1]!.splice(0, after.count);
+      continue;
+    }
     if (last?.kind !== 'paragraph' || next?.kind !== 'paragraph') continue;
     const tail = last.content.map((run) => run.text).join('').trim();
     const head = next.content.map((run) => run.text).join('').trim();

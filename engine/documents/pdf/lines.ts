@@ -73,8 +73,11 @@ function segment(runs: Run[]): Segment {
     let piece = run.text;
     if (last) {
       const gap = run.x0 - last.x1;
+      const size = Math.max(run.size, last.size);
       const spaced = /\s$/.test(text) || /^\s/.test(piece);
-      if (!spaced && gap > 0.12 * Math.max(run.size, last.size)) piece = ' ' + piece;
+      if (!spaced && gap > 0.12 * size) piece = ' ' + piece;
+      // pdf.js sometimes starts a run with a space its own position denies (after a soft hyphen): the geometry wins.
+      else if (/^ \p{Ll}/u.test(piece) && /\p{L}$/u.test(text) && Math.abs(gap) < 0.08 * size) piece = piece.slice(1);
     }
     text += piece;
     parts.push({ ...run, text: piece });

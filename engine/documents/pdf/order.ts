@@ -4,8 +4,8 @@
  * gutter are put back together first, so two columns whose lines happen to leave a common gap are not
  * read across.
  */
-import type { TableElement } from './tables';
-import type { Box, Segment } from './types';
+import { alignedTable, type TableElement } from './tables';
+import type { Box, Line, Segment } from './types';
 
 export interface TextElement {
   kind: 'text';
@@ -50,6 +50,13 @@ function cut(elements: Element[], gutter: number, out: Element[], depth: number)
     return;
   }
   const vertical = gaps(elements, 'x', gutter);
+  if (vertical.length > 0 && elements.every((e) => e.kind === 'text')) {
+    const table = tableIn(elements as TextElement[]);
+    if (table) {
+      out.push(...topDown(table.before), table.table, ...topDown(table.after));
+      return;
+    }
+  }
   if (vertical.length > 0) {
     const widest = vertical.reduce((a, b) => (b.to - b.from > a.to - a.from ? b : a));
     const left = elements.filter((e) => e.box.x1 <= widest.from + 0.01);
@@ -63,19 +70,12 @@ function cut(elements: Element[], gutter: number, out: Element[], depth: number)
     out.push(...topDown(elements));
     return;
   }
-  // Bands that share a gutter belong to one multi-column stretch.
+  // Consecutive bands that leave a gutter free together belong to one multi-column stretch.
   const merged: Element[][] = [];
-  let previousGaps: Gap[] = [];
   for (const band of bands) {
-    const bandGaps = band.length > 1 ? gaps(band, 'x', gutter) : [];
     const last = merged[merged.length - 1];
-    if (last && bandGaps.length > 0 && previousGaps.some((a) => bandGaps.some((b) => a.from < b.to && b.from < a.to))) {
-      last.push(...band);
-      previousGaps = previousGaps.flatMap((a) => bandGaps.filter((b) => a.from < b.to && b.from < a.to).map((b) => ({ from: Math.max(a.from, b.from), to: Math.min(a.to, b.to) })));
-    } else {
-      merged.push([...band]);
-      previousGaps = bandGaps;
-    }
+    if (last && gaps([...last, ...band], 'x', gutter).length > 0) last.push(...band);
+    else merged.push([...band]);
   }
   if (merged.length === 1) {
     out.push(...topDown(elements));
@@ -107,3 +107,32 @@ const topDown = (elements: Element[]): Element[] =>
     const by = b.kind === 'text' ? b.segment.y : b.box.y1;
     return Math.abs(ay - by) < 2 ? a.box.x0 - b.box.x0 : by - ay;
   });
+
+/** Segments to lines by baseline, top first. */
+function linesOf(elements: TextElement[]): Line[] {
+  const sorted = [...elements].sort((a, b) => b.segment.y - a.segment.y || a.segment.x0 - b.segment.x0);
+  const lines: Line[] = [];
+  for (const { segment } of sorted) {
+    const last = lines[lines.length - 1];
+    if (last && Math.abs(last.y - segment.y) <= 0.3 * Math.max(last.size, segment.size)) {
+      last.segments.push(segment);
+      last.size = Math.max(last.size, segment.size);
+    } else lines.push({ segments: [segment], y: segment.y, size: segment.size });
+  }
+  for (const line of lines) line.segments.sort((a, b) => a.x0 - b.x0);
+  return lines;
+}
+
+/** A borderless table filling the region, lone lines above and below it (a caption, a note) set apart. */
+function tableIn(elements: TextElement[]): { table: TableElement; before: Element[]; after: Element[] } | undefined {
+  const lines = linesOf(elements);
+  let start = 0;
+  let end = lines.length;
+  while (start < end && lines[start]!.segments.length < 2) start++;
+  while (end > start && lines[end - 1]!.segments.length < 2) end--;
+  if (end - start < 2) return undefined;
+  const table = alignedTable(lines.slice(start, end));
+  if (!table) return undefined;
+  const element = (line: Line) => line.segments.map(textElement);
+  return { table, before: lines.slice(0, start).flatMap(element), after: lines.slice(end).flatMap(element) };
+}

@@ -1,8 +1,9 @@
 /**
  * Tables on a page, found two ways: grids of ruling lines (a connected set of horizontal and vertical
- * rules; rows and columns between them), and, for tables without borders, runs of lines whose
- * segments keep to the same columns. Each table takes its lines out of the reading flow and comes back
- * as one element with its box.
+ * rules; rows and columns between them), found on the whole page first, and, for tables without
+ * borders, regions the reading order isolates whose lines keep their segments to the same columns
+ * (order.ts asks `alignedTable` before reading a region column by column). Each table comes back as
+ * one element with its box.
  */
 import type { Inline } from '../model';
 import { mergeRuns } from '../model';
@@ -58,7 +59,6 @@ export function findTables(lines: Line[], rules: Rule[], body: number): { tables
     const table = ruledTable(group, lines, used, body);
     if (table) tables.push(table);
   }
-  tables.push(...alignedTables(lines, used, body));
   return { tables, used };
 }
 
@@ -108,7 +108,7 @@ function ruledTable(group: Rule[], lines: Line[], used: Set<Segment>, body: numb
   for (const placed of inside) {
     const row = rowOf(placed);
     if (row < 0) continue;
-    for (const piece of splitAtColumns(placed.segment, columns)) grid[row]![piece.column]!.push(...piece.runs);
+    for (const piece of splitAtColumns(placed.segment, columns)) grid[row]![piece.column]!.push(...spaced(piece.runs));
     used.add(placed.segment);
   }
   return { kind: 'table', box, rows: grid.map((row) => row.map(cellContent)).filter((row) => row.some((cell) => cell.length > 0)) };
@@ -149,13 +149,12 @@ function push(out: { column: number; runs: Run[] }[], column: number, run: Run):
   else out.push({ column, runs: [run] });
 }
 
+/** A cell's runs as inline content; runs keep the spaces their segments gave them. */
 function cellContent(runs: Run[]): Inline[] {
   const content: Inline[] = [];
   for (const run of runs) {
     const text = run.text.replace(/\s+/g, ' ');
-    if (!text.trim()) continue;
-    if (content.length > 0 && !/\s$/.test(content[content.length - 1]!.text) && !/^\s/.test(text)) content.push({ text: ' ' });
-    content.push(run.href ? { text, href: run.href } : { text });
+    if (text) content.push(run.href ? { text, href: run.href } : { text });
   }
   const merged = mergeRuns(content);
   if (merged[0]) merged[0].text = merged[0].text.trimStart();
@@ -163,6 +162,9 @@ function cellContent(runs: Run[]): Inline[] {
   if (tail) tail.text = tail.text.trimEnd();
   return merged.filter((run) => run.text);
 }
+
+/** A segment's runs for a cell that may already hold text: the first starts with a space. */
+const spaced = (runs: Run[]): Run[] => runs.map((run, i) => (i === 0 ? { ...run, text: ' ' + run.text } : run));
 
 /** Column intervals: segment x-ranges merged where they overlap. */
 function columnIntervals(segments: Segment[]): { x0: number; x1: number }[] {
@@ -176,68 +178,49 @@ function columnIntervals(segments: Segment[]): { x0: number; x1: number }[] {
   return out;
 }
 
-/** Prose in two columns looks like a two-column table: its segments are long runs of words. */
+/**
+ * Prose in columns looks like a table whose lines pair up: its segments are runs of words, where a
+ * table's cells are short values.
+ */
 function isProse(segments: Segment[]): boolean {
-  const long = segments.filter((segment) => segment.text.split(' ').length >= 6).length;
-  return long / segments.length > 0.5;
+  const long = segments.filter((segment) => segment.text.split(' ').length >= 5).length;
+  return long / segments.length > 0.25;
 }
 
-function alignedTables(lines: Line[], used: Set<Segment>, body: number): TableElement[] {
-  const tables: TableElement[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    const free = (line: Line) => line.segments.every((segment) => !used.has(segment));
-    if (!free(lines[i]!) || lines[i]!.segments.length < 2) {
-      i++;
-      continue;
-    }
-    // Grow a run of lines with two or more segments (and single segments sandwiched inside one column).
-    let end = i + 1;
-    while (end < lines.length && free(lines[end]!)) {
-      const line = lines[end]!;
-      const gap = lines[end - 1]!.y - line.y;
-      if (gap > 3 * Math.max(line.size, body) || gap < 0) break;
-      if (line.segments.length >= 2) {
-        end++;
-        continue;
-      }
-      const next = lines[end + 1];
-      if (next && free(next) && next.segments.length >= 2 && lines[end]!.y - next.y <= 3 * Math.max(line.size, body)) {
-        end++;
-        continue;
-      }
-      break;
-    }
-    const run = lines.slice(i, end);
-    const table = alignedTable(run, body);
-    if (table) {
-      for (const line of run) for (const segment of line.segments) used.add(segment);
-      tables.push(table);
-    }
-    i = end;
-  }
-  return tables;
-}
-
-function alignedTable(run: Line[], body: number): TableElement | undefined {
+/**
+ * A table without borders: lines (top first) whose segments keep to shared columns. The caller hands
+ * over a region the reading order isolated, so lines of other columns are not mixed in.
+ */
+export function alignedTable(run: Line[]): TableElement | undefined {
   const multi = run.filter((line) => line.segments.length >= 2);
   if (multi.length < 2) return undefined;
   const segments = run.flatMap((line) => line.segments);
   const intervals = columnIntervals(segments);
   if (intervals.length < 2) return undefined;
-  if (intervals.length === 2 && isProse(segments)) return undefined;
+  if (isProse(segments)) return undefined;
+  // A column of running text (most of its segments sentences) is a page column beside something else.
+  const proseColumn = intervals.some((interval) => {
+    const inside = segments.filter((s) => s.x0 >= interval.x0 - 1 && s.x1 <= interval.x1 + 1);
+    return inside.length > 0 && inside.filter((s) => s.text.split(' ').length >= 5).length / inside.length > 0.5;
+  });
+  if (proseColumn) return undefined;
+  // Two columns of text whose lines often stand alone are a page's columns, not a table.
+  if (intervals.length === 2 && (run.length - multi.length) / run.length > 0.3) return undefined;
   // Every multi-segment line must spread over at least two columns.
   const columnOf = (segment: Segment) => intervals.findIndex((interval) => segment.x0 >= interval.x0 - 1 && segment.x1 <= interval.x1 + 1);
   const rows: Run[][][] = [];
-  for (const line of run) {
+  // Leading lines all in bold are one header row, however its cells wrap.
+  let header = 0;
+  while (header < run.length - 1 && run[header]!.segments.every((segment) => segment.bold)) header++;
+  run.forEach((line, index) => {
     const row: Run[][] = intervals.map(() => []);
-    for (const segment of line.segments) row[Math.max(0, columnOf(segment))]!.push(...segment.runs);
-    const continuation = rows.length > 0 && row[0]!.length === 0 && line.segments.length < intervals.length;
+    for (const segment of line.segments) row[Math.max(0, columnOf(segment))]!.push(...spaced(segment.runs));
+    const continuation = rows.length > 0 && ((index < header && index > 0) || (row[0]!.length === 0 && line.segments.length < intervals.length));
     if (continuation) {
       const previous = rows[rows.length - 1]!;
-      row.forEach((cell, c) => previous[c]!.push(...cell.map((r) => ({ ...r, text: ' ' + r.text }))));
+      row.forEach((cell, c) => previous[c]!.push(...cell));
     } else rows.push(row);
-  }
+  });
   if (rows.length < 2) return undefined;
   const box: Box = {
     x0: Math.min(...segments.map((s) => s.x0)),
@@ -245,6 +228,5 @@ function alignedTable(run: Line[], body: number): TableElement | undefined {
     y0: Math.min(...segments.map((s) => s.y - 0.25 * s.size)),
     y1: Math.max(...segments.map((s) => s.y + 0.85 * s.size)),
   };
-  void body;
   return { kind: 'table', box, rows: rows.map((row) => row.map(cellContent)) };
 }
