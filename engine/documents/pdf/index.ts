@@ -93,7 +93,8 @@ function dropRunningLines(pages: RawPage[], lines: Line[][]): void {
     const keys = new Set(lines[i]!.filter((line) => inMargin(page, line)).map((line) => runningKey(line.segments.map((s) => s.text).join(' '))));
     for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
   });
-  const repeated = (key: string) => PAGE_NUMBER.test(key) || (pages.length >= 3 && (counts.get(key) ?? 0) >= Math.max(3, pages.length * 0.5));
+  // Running heads are short; a long line that repeats is text that repeats.
+  const repeated = (key: string) => PAGE_NUMBER.test(key) || (pages.length >= 3 && key.split(' ').length <= 12 && (counts.get(key) ?? 0) >= Math.max(3, pages.length * 0.5));
   pages.forEach((page, i) => {
     lines[i] = lines[i]!.filter((line) => !(inMargin(page, line) && repeated(runningKey(line.segments.map((s) => s.text).join(' ')))));
   });
