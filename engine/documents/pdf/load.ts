@@ -5,10 +5,11 @@
  * a worker of the document pool.
  */
 import path from 'node:path';
+import type * as PdfJsModule from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { documentError } from '../failures';
 import type { Box, LinkArea, RawPage, Rule, Run } from './types';
 
-type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+type PdfJs = typeof PdfJsModule;
 type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
 type PdfPage = Awaited<ReturnType<PdfDocument['getPage']>>;
 
