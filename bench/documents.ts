@@ -11,7 +11,9 @@
  * one or two columns, tables with or without borders, serif or sans, ragged or justified, level-3
  * headings sized or bold at body size, a footer with page numbers on some, an outline on half.
  *
- *   npx tsx bench/documents.ts [--per-format=10] [--long-pages=300] [--skip-peer] [--show=FILE]
+ *   npx tsx bench/documents.ts [--per-format=10] [--long-pages=300] [--skip-peer] [--show=FILE] [--failures]
+ *
+ * --failures lists, for ours, each heading, list item and table row a document lost.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +31,7 @@ import { specXlsx, xlsxTruth } from '../test/fixtures/documents/xlsx';
 import { scorePage, summarize, type PageScore } from './text-score';
 
 const MARKITDOWN_VERSION = '0.1.9';
-const { values } = parseArgs({ options: { 'per-format': { type: 'string' }, 'long-pages': { type: 'string' }, 'skip-peer': { type: 'boolean' }, show: { type: 'string' }, convert: { type: 'string' } } });
+const { values } = parseArgs({ options: { 'per-format': { type: 'string' }, 'long-pages': { type: 'string' }, 'skip-peer': { type: 'boolean' }, show: { type: 'string' }, convert: { type: 'string' }, failures: { type: 'boolean' } } });
 const PER_FORMAT = Math.max(1, Number(values['per-format'] ?? 10) || 10);
 const LONG_PAGES = Math.max(0, Number(values['long-pages'] ?? 300) || 0);
 const FORMATS = ['pdf', 'docx', 'pptx', 'xlsx'] as const;
@@ -138,6 +140,7 @@ function structure(markdown: string): Structure {
 }
 
 interface Scores {
+  misses?: string[];
   text: PageScore[];
   headings: [number, number];
   items: [number, number];
@@ -153,6 +156,7 @@ function score(scores: Scores, sample: Sample, markdown: string): void {
     for (const w of wanted) {
       into[1]++;
       if (have.has(w)) into[0]++;
+      else if (scores.misses) scores.misses.push(`${path.basename(sample.file)}: ${w}`);
     }
   };
   count(scores.headings, sample.truth.headings.map(normalize), found.headings);
@@ -191,13 +195,14 @@ function peer(samples: Sample[]): { outputs: Map<string, string>; seconds: numbe
 }
 
 function report(name: string, samples: Sample[], outputs: Map<string, string>): Map<Format, Scores> {
-  const byFormat = new Map<Format, Scores>(FORMATS.map((f) => [f, emptyScores()]));
+  const byFormat = new Map<Format, Scores>(FORMATS.map((f) => [f, { ...emptyScores(), ...(values.failures && name === 'ours' ? { misses: [] } : {}) }]));
   for (const sample of samples) score(byFormat.get(sample.format)!, sample, outputs.get(sample.file) ?? '');
   for (const format of FORMATS) {
     const s = byFormat.get(format)!;
     const text = summarize(s.text);
     console.log(`| ${name} | ${format} | ${text.f1.toFixed(3)} | ${text.precision.toFixed(3)} | ${text.recall.toFixed(3)} | ${ratio(s.headings)} | ${ratio(s.items)} | ${ratio(s.rows)} |`);
   }
+  for (const format of FORMATS) for (const miss of byFormat.get(format)!.misses ?? []) console.log(`  lost: ${miss}`);
   return byFormat;
 }
 

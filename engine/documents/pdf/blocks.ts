@@ -158,7 +158,9 @@ export function buildBlocks(elements: Element[], marks: Box[], style: HeadingSty
       continue;
     }
     const segment = element.segment;
-    const level = headingLevel(segment, style);
+    let level = headingLevel(segment, style);
+    // A heading's second line (a number, a short word) goes with the heading it continues.
+    if (level === 0 && text?.kind === 'heading' && Math.abs(text.last.size - segment.size) < 0.5 && text.last.bold === segment.bold && !breaks(text.last, segment)) level = text.level;
     const marker = level === 0 ? markerOf(segment, marks) : undefined;
     if (marker) {
       flushText();

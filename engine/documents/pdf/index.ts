@@ -35,10 +35,10 @@ export async function readPdf(bytes: Buffer, context: ReadContext): Promise<{ mo
       if (chars > limits.maxTextChars) throw documentError('document_too_large', 'text', 'The PDF holds more text than the service returns.');
       raw.push(page);
     }
-    const lines = raw.map((page) => buildLines(page.runs, page.rules, page.links));
+    const body = bodySize(raw.flatMap((page) => page.runs));
+    const lines = raw.map((page) => buildLines(page.runs, page.rules, page.links, body));
     dropRunningLines(raw, lines);
     const all = lines.flat();
-    const body = bodySize(all);
     const style = headingStyle(
       all.flatMap((line) => line.segments),
       body,

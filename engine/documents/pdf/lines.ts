@@ -8,7 +8,7 @@ import type { LinkArea, Line, Rule, Run, Segment } from './types';
 /** A gap wider than this many font sizes separates segments (word spaces are about a quarter). */
 const SEGMENT_GAP = 0.75;
 
-export function buildLines(runs: Run[], rules: Rule[], links: LinkArea[]): Line[] {
+export function buildLines(runs: Run[], rules: Rule[], links: LinkArea[], body: number): Line[] {
   const linked = links.length > 0 ? runs.flatMap((run) => applyLinks(run, links)) : runs;
   const sorted = [...linked].sort((a, b) => b.y - a.y || a.x0 - b.x0);
   const groups: Run[][] = [];
@@ -25,10 +25,10 @@ export function buildLines(runs: Run[], rules: Rule[], links: LinkArea[]): Line[
   }
   if (current.length > 0) groups.push(current);
   const verticals = rules.filter((rule) => !rule.horizontal);
-  return groups.map((group) => toLine(group, verticals));
+  return groups.map((group) => toLine(group, verticals, body));
 }
 
-function toLine(runs: Run[], verticals: Rule[]): Line {
+function toLine(runs: Run[], verticals: Rule[], body: number): Line {
   runs.sort((a, b) => a.x0 - b.x0);
   const segments: Segment[] = [];
   let open: Run[] = [];
@@ -36,13 +36,14 @@ function toLine(runs: Run[], verticals: Rule[]): Line {
     if (open.length > 0) segments.push(segment(open));
     open = [];
   };
+  const wordGap = justifiedGap(runs, body);
   for (const run of runs) {
     const last = open[open.length - 1];
     if (last) {
       const gap = run.x0 - last.x1;
       const size = Math.max(run.size, last.size);
       const ruled = verticals.some((rule) => rule.x0 >= last.x1 - 1 && rule.x1 <= run.x0 + 1 && rule.y0 <= run.y + 0.5 * size && rule.y1 >= run.y);
-      if (gap > SEGMENT_GAP * size || ruled) close();
+      if (gap > Math.max(SEGMENT_GAP * size, wordGap * 1.5) || ruled) close();
     }
     open.push(run);
   }
@@ -51,6 +52,25 @@ function toLine(runs: Run[], verticals: Rule[]): Line {
   const size = Math.max(...segments.map((s) => s.size));
   const y = segments.reduce((sum, s) => sum + s.y, 0) / segments.length;
   return { segments, y, size };
+}
+
+/**
+ * Justified text stretches its word spaces past the segment gap, all by the same amount: when at least
+ * two wide gaps of a line agree within 30 % and the runs between them are plain words (not figures, nor
+ * bold text at body size: both make table rows), that width is a word space here. Zero when the line is
+ * not justified that way.
+ */
+function justifiedGap(runs: Run[], body: number): number {
+  const wide: number[] = [];
+  for (let i = 1; i < runs.length; i++) {
+    const gap = runs[i]!.x0 - runs[i - 1]!.x1;
+    if (gap > SEGMENT_GAP * runs[i]!.size && gap < 2 * runs[i]!.size) wide.push(gap);
+  }
+  if (wide.length < 2) return 0;
+  wide.sort((a, b) => a - b);
+  const agreeing = wide.filter((gap) => gap <= wide[0]! * 1.3);
+  if (agreeing.length < 2 || runs.some((run) => (run.bold && run.size < body * 1.12) || !/\p{L}/u.test(run.text))) return 0;
+  return agreeing[agreeing.length - 1]!;
 }
 
 /** A bullet or number standing apart from its text (a tab after it) belongs to the text's segment. */
@@ -144,13 +164,11 @@ function applyLinks(run: Run, links: LinkArea[]): Run[] {
 }
 
 /** The body text size: the size most characters have (to half a point). */
-export function bodySize(lines: Line[]): number {
+export function bodySize(runs: Run[]): number {
   const counts = new Map<number, number>();
-  for (const line of lines) {
-    for (const seg of line.segments) {
-      const key = Math.round(seg.size * 2) / 2;
-      counts.set(key, (counts.get(key) ?? 0) + seg.text.length);
-    }
+  for (const run of runs) {
+    const key = Math.round(run.size * 2) / 2;
+    counts.set(key, (counts.get(key) ?? 0) + run.text.length);
   }
   let best = 10;
   let most = -1;
