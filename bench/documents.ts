@@ -170,28 +170,37 @@ function score(scores: Scores, sample: Sample, markdown: string): void {
 
 const ratio = ([hit, total]: [number, number]): string => (total === 0 ? '–' : (hit / total).toFixed(3));
 
-async function ours(samples: Sample[]): Promise<{ outputs: Map<string, string>; seconds: number }> {
+interface Run {
+  outputs: Map<string, string>;
+  /** Seconds per file. */
+  seconds: Map<string, number>;
+}
+
+async function ours(samples: Sample[]): Promise<Run> {
   const outputs = new Map<string, string>();
+  const seconds = new Map<string, number>();
   // One conversion first, so module loading (pdf.js, exceljs) is not counted, as MarkItDown's imports are not.
   await convertInProcess(readFileSync(samples[0]!.file), { fileName: samples[0]!.file });
-  const started = process.hrtime.bigint();
   for (const sample of samples) {
-    const result = await convertInProcess(readFileSync(sample.file), { fileName: sample.file, speakerNotes: true });
+    const bytes = readFileSync(sample.file);
+    const started = process.hrtime.bigint();
+    const result = await convertInProcess(bytes, { fileName: sample.file, speakerNotes: true });
+    seconds.set(sample.file, Number(process.hrtime.bigint() - started) / 1e9);
     outputs.set(sample.file, result.ok ? result.text : '');
     if (!result.ok) console.log(`ours failed on ${sample.file}: ${result.code} ${result.reason}`);
   }
-  return { outputs, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  return { outputs, seconds };
 }
 
-function peer(samples: Sample[]): { outputs: Map<string, string>; seconds: number } {
+function peer(samples: Sample[]): Run {
   const python = markitdownPython();
   const list = path.join(folder(), 'files.json');
   const out = path.join(folder(), 'markitdown.json');
   writeFileSync(list, JSON.stringify(samples.map((s) => s.file)));
   const result = spawnSync(python, [path.join(__dirname, 'peer-markitdown.py'), list, out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (result.status !== 0) throw new Error(`markitdown failed:\n${result.stderr}`);
-  const parsed = JSON.parse(readFileSync(out, 'utf8')) as { seconds: number; outputs: Record<string, string> };
-  return { outputs: new Map(Object.entries(parsed.outputs)), seconds: parsed.seconds };
+  const parsed = JSON.parse(readFileSync(out, 'utf8')) as { seconds: Record<string, number>; outputs: Record<string, string> };
+  return { outputs: new Map(Object.entries(parsed.outputs)), seconds: new Map(Object.entries(parsed.seconds)) };
 }
 
 function report(name: string, samples: Sample[], outputs: Map<string, string>): Map<Format, Scores> {
@@ -248,13 +257,22 @@ async function main(): Promise<void> {
   console.log('| converter | format | text F1 | precision | recall | headings | list items | table rows |');
   console.log('|---|---|---|---|---|---|---|---|');
   report('ours', samples, mine.outputs);
-  let theirs: { outputs: Map<string, string>; seconds: number } | undefined;
+  let theirs: Run | undefined;
   if (!values['skip-peer']) {
     theirs = peer(samples);
     report(`MarkItDown ${MARKITDOWN_VERSION}`, samples, theirs.outputs);
   }
-  console.log(`\nours: ${(samples.length / mine.seconds).toFixed(1)} documents/s in-process (${mine.seconds.toFixed(2)} s for ${samples.length})`);
-  if (theirs) console.log(`MarkItDown: ${(samples.length / theirs.seconds).toFixed(1)} documents/s in-process (${theirs.seconds.toFixed(2)} s); ratio ${(theirs.seconds / mine.seconds).toFixed(2)}×`);
+  console.log('\n| format | ours documents/s | MarkItDown documents/s | ratio |');
+  console.log('|---|---|---|---|');
+  const rate = (run: Run, format: Format | 'all') => {
+    const chosen = samples.filter((s) => format === 'all' || s.format === format);
+    return chosen.length / chosen.reduce((sum, s) => sum + (run.seconds.get(s.file) ?? 0), 0);
+  };
+  for (const format of [...FORMATS, 'all'] as const) {
+    const a = rate(mine, format);
+    const b = theirs ? rate(theirs, format) : NaN;
+    console.log(`| ${format} | ${a.toFixed(1)} | ${theirs ? b.toFixed(1) : '–'} | ${theirs ? (a / b).toFixed(2) + '×' : '–'} |`);
+  }
   if (LONG_PAGES > 0) await longPdf();
 }
 
