@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { processConfig } from '../core/config';
+import { processConfig } from '../base/config';
 import { createDocumentPool } from '../engine/documents';
 import { convertInProcess } from '../engine/documents/convert';
 import { startPrinter } from '../test/fixtures/documents/chromium';

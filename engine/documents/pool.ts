@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../../core/log';
+import type { Logger } from '../../base/log';
 import { failure } from './failures';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from './limits';
 import type { ConvertOptions, DocumentConversion, DocumentLimits } from './types';
