@@ -6,6 +6,7 @@ import { Registry } from '../base/metrics';
 import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
+import { documentRoutes } from './documents/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { extractRoutes } from './extract/routes';
@@ -28,6 +29,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...crawlRoutes(deps),
     ...extractRoutes(deps),
     ...fetchRoutes(deps),
+    ...documentRoutes(deps),
     ...webhookRoutes(deps),
     ...batchRoutes(deps),
     ...mcpRoutes(deps),

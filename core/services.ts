@@ -14,6 +14,8 @@ import { createBatchCommands } from './batch/commands';
 import { createCrawlCommands } from './crawls/commands';
 import { createExtractCommands } from './extract/commands';
 import { fetchRecipes } from './extract/recipes';
+import { createDocumentCommands } from './documents/commands';
+import { createDocuments } from './documents/pool';
 import { createFetchPipeline } from './fetch/pipeline';
 import { mcpSessionCommands } from './mcp/commands';
 import { createOAuthCommands } from './oauth/commands';
@@ -39,10 +41,14 @@ export function createServices(roots: ServiceRoots) {
   const { guard } = fetching;
   const hmacKeys = hmacKeysOf(db.db, config.secretsKey);
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
+  // Worker threads converting documents for Fetch, MCP and uploads (core/documents).
+  const documents = createDocuments(config, log);
   return {
     extract,
-    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract) }),
+    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, and the document pool. */
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes: fetchRecipes(db.db, extract), documents }),
+    /** Files the caller sends (POST /v1/documents, the MCP `convert_document` tool). */
+    documents: createDocumentCommands({ pool: documents, accounts, maxBytes: config.documentMaxBytes }),
     crawls: createCrawlCommands({
       db: db.db,
       accounts,
@@ -67,6 +73,8 @@ export function createServices(roots: ServiceRoots) {
     claims: createClaims(accounts),
     /** Hosts paused now after 429/503 answers (operators' metrics). */
     pausedHosts: (now: Date) => hostsInBackoff(db.db, now),
+    /** Ends what the services hold of their own (the document workers): after requests drained, before the connections close. */
+    close: () => documents.close(),
   };
 }
 

@@ -14,6 +14,7 @@ import { createBatchWorker } from './batch/worker';
 import { createCrawlWork, autoPageFetcher } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
+import { createDocuments } from './documents/pool';
 import { createTaskRunner } from './fetch/task';
 import type { WorkContext } from './jobs/work';
 import { reconcile } from './reconcile';
@@ -38,8 +39,10 @@ export interface WorkerRoots {
 
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval });
-  const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
+  // Worker threads converting the documents of Batch tasks and crawl pages (core/documents).
+  const documents = createDocuments(config, log);
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, documents });
+  const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs, documents });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline) }),
     crawl,
@@ -51,5 +54,7 @@ export function createWorkerServices(roots: WorkerRoots) {
     reconcile: (progress: () => void) => reconcile({ db, client: temporal, config, accounts, log }, { progress }),
     /** The pipeline self-check's record, written by this worker. */
     selfCheck: (token: string) => recordSelfCheck(db, token, identity),
+    /** Ends the document workers, once the activities have drained. */
+    close: () => documents.close(),
   };
 }

@@ -48,3 +48,25 @@ export { SESSION_TTL_MS } from './proxies/sessions';
 export type { Proxy, ProxyChoice, ProxyChoiceRequest, ProxyPools } from './proxies/pool';
 export { createWebhookPoster, WEBHOOK_USER_AGENT, type AttemptOutcome, type WebhookPoster } from './webhooks/post';
 export { checkWebhookUrl, type WebhookTargetVerdict } from './webhooks/target';
+export {
+  createDocumentPool,
+  detectDocument,
+  documentFormatOfName,
+  documentFormatOfType,
+  DOCUMENT_FAILURES,
+  DEFAULT_DOCUMENT_LIMITS,
+  DEFAULT_POOL_OPTIONS,
+  fileNameFromDisposition,
+  mimeOf,
+  mimeOfFormat,
+  type ConvertOptions,
+  type DocumentConversion,
+  type DocumentFailure,
+  type DocumentFailureCode,
+  type DocumentFormat,
+  type DocumentInfo,
+  type DocumentOutput,
+  type DocumentPool,
+  type DocumentResult,
+  type PoolOptions as DocumentPoolOptions,
+} from './documents';

@@ -18,6 +18,7 @@ import { FAILURES, type FailureKind } from './failures';
 import type { EngineMethod, EngineProxyInfo } from './types';
 import { HostPaused, type GateAnswer, type HostGate } from './politeness';
 import type { RobotsReader } from './robots';
+import { documentFormatOfType } from './documents/detect';
 
 export interface RetrievalDeps {
   engine: FetchEngine;
@@ -186,8 +187,13 @@ export function createRetrieval(deps: RetrievalDeps) {
       },
       { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },
     );
+    // A document behind a rendered URL: an attachment (a download to the browser), or a PDF that
+    // Chromium shows in its viewer, whose HTML is an empty shell. Its bytes come through the plain
+    // transport (the same target check, proxy pool and gate turn), as the caller's configuration.
+    if (!result.ok && result.error.download) return fetchPlain(request, rung);
     if (!result.ok) return failure(result.error.kind, result.error.detail, result.error.parameter);
     const contentType = result.headers.find(([name]) => name === 'content-type')?.[1];
+    if (documentFormatOfType(contentType) && !result.pdf && !result.screenshot) return fetchPlain(request, rung);
     return {
       ok: true,
       status: result.status,

@@ -19,6 +19,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     ...(doc.output_format ? { output_format: doc.output_format } : {}),
     ...(doc.main_content ? { main_content: true } : {}),
     respect_robots: doc.respect_robots === true,
+    include_documents: doc.include_documents !== false,
     discovery: ['links'],
     extract_calls: 0,
     coverage: { ...doc.coverage },
@@ -29,8 +30,9 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
 }
 
 export function presentResult(crawlId: string, outputFormat: boolean, item: ResultItem): Record<string, unknown> {
-  const status = item.contentStatus ?? 'pending';
-  const skipped = status === 'skipped' ? { skip_reason: 'robots_txt' } : {};
+  const stored = item.contentStatus ?? 'pending';
+  const status = stored === 'skipped_document' ? 'skipped' : stored;
+  const skipped = stored === 'skipped' ? { skip_reason: 'robots_txt' } : stored === 'skipped_document' ? { skip_reason: 'document' } : {};
   if (!outputFormat) return status === 'skipped' ? { url: item.url, content_status: status, ...skipped } : { url: item.url };
   return {
     url: item.url,
@@ -60,8 +62,9 @@ export function presentStop(end: CrawlEndDoc): Record<string, unknown> {
   };
 }
 
-/** A kept page as the crawl serves it: by its output format, and only the main content when asked. */
-export function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string): string {
+/** A kept page as the crawl serves it: by its output format, and only the main content when asked; a document as it was converted. */
+export function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string, document?: string): string {
+  if (document) return html;
   const markdown = doc.output_format === 'markdown';
   if (doc.main_content) return renderMainContent(findMainContent(html, url), markdown ? 'markdown' : 'html');
   return markdown ? toMarkdown(html, url) : html;
@@ -73,7 +76,7 @@ export async function* downloadLines(view: CrawlView, items: AsyncIterable<Downl
     if (!('status' in item)) {
       yield `${JSON.stringify({ url: item.url })}\n`;
     } else if (item.status === 'fetched') {
-      const content = keptPage(view.doc, item.html, item.url);
+      const content = keptPage(view.doc, item.html, item.url, item.document);
       yield `${JSON.stringify({ url: item.url, content_status: 'fetched', content })}\n`;
     } else {
       yield `${JSON.stringify({ url: item.url, content_status: item.status })}\n`;

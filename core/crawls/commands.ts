@@ -55,6 +55,8 @@ export interface StartBody {
   main_content?: boolean;
   /** Skip what the site's robots.txt disallows (default true). */
   respect_robots?: boolean;
+  /** Documents (PDF, office files) are results, converted when pages are kept (default true). */
+  include_documents?: boolean;
   /** `["links"]` only: accepted as the official clients send it. */
   discovery?: string[];
 }
@@ -79,7 +81,7 @@ export interface ResultsPage {
 }
 
 /** One line of a download: a result, with its page when the crawl keeps pages. */
-export type DownloadItem = { url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string };
+export type DownloadItem = { url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string; document?: string };
 
 export function createCrawlCommands(deps: CrawlCommandDeps) {
   const reader = new CrawlReader(deps.db);
@@ -131,6 +133,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.main_content === true ? { main_content: true } : {}),
         respect_robots: body.respect_robots !== false,
+        ...(body.include_documents === false ? { include_documents: false as const } : {}),
       });
     await startJob(
       { db: deps.db, client: temporal.client },
@@ -231,7 +234,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
     },
 
     /** One kept page of a crawl with `output_format`. */
-    async content(crawlId: string, accountId: string, contentId: string): Promise<{ view: CrawlView; url: string; html: string }> {
+    async content(crawlId: string, accountId: string, contentId: string): Promise<{ view: CrawlView; url: string; html: string; document?: string }> {
       const crawl = await view(crawlId, accountId);
       const content = crawl.doc.output_format ? await reader.content(crawl.doc._id, contentId) : null;
       if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
@@ -256,7 +259,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         for (const [contentId, page] of await reader.pages(crawlId, batch)) {
           const result = results.get(contentId);
           if (!result) continue;
-          yield { url: result.url, status: 'fetched', html: page.html };
+          yield { url: result.url, status: 'fetched', html: page.html, ...(page.document ? { document: page.document } : {}) };
           results.delete(contentId);
         }
       }

@@ -95,8 +95,8 @@ export class CrawlReader {
       }
       offset = end;
     }
-    // Crawls without output_format keep outcome blocks only for pages robots.txt made them skip.
-    if (view.doc.output_format || view.doc.respect_robots) await this.addContentStatus(view.doc._id, items);
+    // Crawls without output_format keep outcome blocks only for pages they skipped (robots.txt, documents).
+    if (view.doc.output_format || view.doc.respect_robots || view.doc.include_documents === false) await this.addContentStatus(view.doc._id, items);
     const exhausted = batch >= view.doc.published;
     return { items, next: { batch, commit, offset }, exhausted };
   }

@@ -32,6 +32,7 @@ export function crawlWorkflowStart(doc: CrawlDoc, config: CrawlStartConfig): Wor
     exclude: doc.exclude_patterns,
     ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
     ...(doc.respect_robots ? { respectRobots: true } : {}),
+    ...(doc.include_documents === false ? { includeDocuments: false } : {}),
   };
   const tuning: CrawlTuning = {
     slicePages: config.crawlSlicePages,

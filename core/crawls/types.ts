@@ -31,6 +31,8 @@ export interface CrawlSpec {
   outputFormat?: 'html' | 'markdown';
   /** Skip (never fetch, never bill) what the site's robots.txt disallows. */
   respectRobots?: boolean;
+  /** false: documents are skipped (links to document file names dropped, document answers unbilled); absent: they are results. */
+  includeDocuments?: false;
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */

@@ -19,6 +19,8 @@ import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
 import { answerStatus, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
+import type { DocumentPool } from '../../engine';
+import { shapeDocument } from '../documents/fetch';
 
 /** How a Fetch is paid; the strategy is the caller's. */
 export interface FetchBilling {
@@ -103,7 +105,7 @@ export interface RetrievePageRequest {
   acceptAsIs?: (page: Page) => boolean;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; documents?: DocumentPool }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
     let vetoed = false;
     const result = await deps.retrieval.retrieve({
@@ -160,6 +162,9 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         const { page, rung } = retrieved;
         const statusError = targetStatusError(page, params);
         if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: isTransientStatus(page.status), interrupted: false, page, rung };
+        // Documents (core/documents/fetch.ts): shaped and priced by their pages; a failure is never charged.
+        const document = deps.documents && !recipe ? await shapeDocument(deps.documents, page, params) : null;
+        if (document && !document.ok) return { ok: false, error: document.error, vetoed: false, retryable: document.retryable, interrupted: false, page, rung };
         let shaped: Shaped;
         let extractWarning: string | undefined;
         try {
@@ -169,15 +174,19 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
             shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
           } else {
-            shaped = shapeResponse(page, params);
+            shaped = document ? document.shaped : shapeResponse(page, params);
           }
         } catch (error) {
           // A page no recipe role recognises (REQS007): the target answered, so its page goes with the refusal.
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
-        await billing.settle(rung.cost);
-        return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
+        const cost = rung.cost + (document?.surcharge ?? 0);
+        if (cost > rung.cost && !(await billing.afford(cost))) {
+          return { ok: false, error: problem('AUTH004', `Not enough credits for the document's ${document?.document?.pages ?? 0} pages (${cost} credits).`), vetoed: true, retryable: false, interrupted: false, page, rung };
+        }
+        await billing.settle(cost);
+        return { ok: true, shaped, cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
       } finally {
         await billing.close();
       }

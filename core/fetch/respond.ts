@@ -92,7 +92,7 @@ export function shapeResponse(page: Page, params: FetchParams): Shaped {
 }
 
 /** Headers as one value per name (repeated values joined), for the JSON envelope. */
-function foldHeaders(headers: ReadonlyArray<readonly [string, string]>): Map<string, string> {
+export function foldHeaders(headers: ReadonlyArray<readonly [string, string]>): Map<string, string> {
   const folded = new Map<string, string>();
   for (const [name, value] of headers) {
     const previous = folded.get(name);

@@ -158,6 +158,8 @@ export interface RenderError {
   /** The request parameter at fault, for `invalid_parameter`. */
   parameter?: string;
   url?: string;
+  /** The navigation's answer was a download (an attachment, or a file the browser does not display): its bytes are to be fetched, not rendered. */
+  download?: boolean;
 }
 
 export interface RenderFailure {

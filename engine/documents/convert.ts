@@ -51,9 +51,11 @@ export async function convertInProcess(bytes: Uint8Array, options: ConvertOption
     }
     const output = options.output ?? 'markdown';
     const { model, info } = await READERS[format](buffer, { limits, speakerNotes: options.speakerNotes ?? false }, format);
-    const text = renderModel(model, output, options.pageMarkers ?? true);
-    if (text.length > limits.maxTextChars) return failure('document_too_large', 'text', 'The document holds more text than the service returns.');
-    return { ok: true, format, output, text, document: info };
+    const pageMarkers = options.pageMarkers ?? true;
+    const text = renderModel(model, output, pageMarkers);
+    const also = options.also && options.also !== output ? renderModel(model, options.also, pageMarkers) : undefined;
+    if (text.length + (also?.length ?? 0) > limits.maxTextChars) return failure('document_too_large', 'text', 'The document holds more text than the service returns.');
+    return { ok: true, format, output, text, ...(also !== undefined ? { also } : {}), document: info };
   } catch (error) {
     return toFailure(error);
   }

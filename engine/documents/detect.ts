@@ -29,6 +29,9 @@ const BY_EXTENSION: Record<string, DocumentFormat> = {
   csv: 'csv',
 };
 
+/** A table's own entry only: a type or extension such as `constructor` must not reach Object's prototype. */
+const own = (table: Record<string, DocumentFormat>, key: string): DocumentFormat | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
+
 /** Types servers send for "a file" without saying which: the bytes or the file name decide. */
 const GENERIC = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download', 'application/force-download', 'application/download', 'application/zip', 'application/x-zip-compressed', 'application/unknown']);
 
@@ -42,6 +45,21 @@ export function extensionOf(fileName: string | undefined): string {
   return dot < 0 || dot < name.lastIndexOf('/') ? '' : name.slice(dot + 1).toLowerCase();
 }
 
+/** The document format a Content-Type names, or null (generic types such as application/octet-stream name none). */
+export function documentFormatOfType(contentType: string | undefined): DocumentFormat | null {
+  return own(BY_MIME, mimeOf(contentType)) ?? null;
+}
+
+/** The document format a file name's extension names (`report.PDF`, `/files/q3.xlsx?v=2`), or null. */
+export function documentFormatOfName(fileName: string | undefined): DocumentFormat | null {
+  return own(BY_EXTENSION, extensionOf(fileName)) ?? null;
+}
+
+/** The Content-Type of a format, for answers that carry a document's own bytes without a usable type. */
+export function mimeOfFormat(format: DocumentFormat): string {
+  return Object.keys(BY_MIME).find((mime) => BY_MIME[mime] === format) ?? 'application/octet-stream';
+}
+
 /**
  * The document format of an answer, or null when it is not one of ours (a page, an image, a legacy
  * binary Office file). Bytes win over a generic or wrong type: a PDF served as text/html is a PDF.
@@ -50,10 +68,10 @@ export function detectDocument(bytes: Uint8Array, hints: { contentType?: string;
   const sniffed = sniff(bytes);
   if (sniffed) return sniffed;
   const mime = mimeOf(hints.contentType);
-  const declared = BY_MIME[mime];
+  const declared = own(BY_MIME, mime);
   if (declared) return declared;
   if (GENERIC.has(mime) || mime === 'text/plain') {
-    const byName = BY_EXTENSION[extensionOf(hints.fileName)];
+    const byName = own(BY_EXTENSION, extensionOf(hints.fileName));
     // An encrypted OOXML file is a compound file, not a zip: its name still says what it is.
     if (byName && (byName === 'csv' || isCompoundFile(bytes) || byName === 'pdf' || isZip(bytes))) return byName;
   }
@@ -97,7 +115,7 @@ function odfMimetype(bytes: Buffer): DocumentFormat | null {
   const start = 30 + nameLength + bytes.readUInt16LE(28);
   const size = bytes.readUInt32LE(18);
   if (size > 100 || start + size > bytes.length) return null;
-  return BY_MIME[bytes.toString('latin1', start, start + size).trim()] ?? null;
+  return own(BY_MIME, bytes.toString('latin1', start, start + size).trim()) ?? null;
 }
 
 /** Entry names from the central directory, at most `limit` of them; an unreadable directory gives none. */

@@ -33,7 +33,7 @@ export async function readDocx(zip: ZipArchive, context: ReadContext): Promise<{
   // A cell's own paragraph is not a paragraph of the page: plain text would set each cell apart.
   const html = result.value.replace(CELL_OPEN, '<$1>').replace(CELL_CLOSE, '</$1>');
   return {
-    model: { pages: [[{ kind: 'html', html: `<html><body>${html}</body></html>` }]], paged: false },
+    model: { pages: [[{ kind: 'html', html }]], paged: false },
     info: ooxmlInfo(zip, 'docx', context.limits, null),
   };
 }

@@ -118,6 +118,7 @@ const BASE = 'about:blank';
 
 export function renderModel(model: DocumentModel, output: DocumentOutput, pageMarkers: boolean): string {
   const marked = pageMarkers && model.paged;
+  if (output === 'html') return renderHtml(model, marked);
   const pages: string[] = [];
   model.pages.forEach((blocks, index) => {
     const html = blocksToHtml(blocks);
@@ -130,6 +131,17 @@ export function renderModel(model: DocumentModel, output: DocumentOutput, pageMa
   });
   if (marked && output === 'plaintext') return pages.join('\n\f\n') + '\n';
   return pages.join('\n\n') + '\n';
+}
+
+/** One HTML document of every page, each after its marker comment (the same as Markdown's). */
+function renderHtml(model: DocumentModel, marked: boolean): string {
+  const parts: string[] = ['<html><body>'];
+  model.pages.forEach((blocks, index) => {
+    if (marked) parts.push(`<!-- ${model.unit ?? 'page'} ${index + 1} -->`);
+    for (const block of blocks) blockHtml(block, parts, 0);
+  });
+  parts.push('</body></html>');
+  return parts.join('\n') + '\n';
 }
 
 export interface ListGroup {

@@ -2,7 +2,8 @@
 
 export type DocumentFormat = 'pdf' | 'docx' | 'pptx' | 'xlsx' | 'odt' | 'ods' | 'odp' | 'csv';
 
-export type DocumentOutput = 'markdown' | 'plaintext';
+/** `html`: the document's structure as one HTML document (crawl pages, the JSON envelope, HTML-reading outputs). */
+export type DocumentOutput = 'markdown' | 'plaintext' | 'html';
 
 export interface ConvertOptions {
   /** The target's or the caller's Content-Type, parameters allowed (`application/pdf; qs=1`). */
@@ -11,6 +12,8 @@ export interface ConvertOptions {
   fileName?: string;
   /** Which text to build; the `document` metadata comes with either. Default markdown. */
   output?: DocumentOutput;
+  /** A second rendering of the same reading, answered as `also` (one parse for two shapes). */
+  also?: DocumentOutput;
   /** Page boundaries in the text (`<!-- page N -->` in Markdown, a form feed in plain text). Default true. */
   pageMarkers?: boolean;
   /** PPTX and ODP: each slide's speaker notes after its content. Default false. */
@@ -35,8 +38,10 @@ export interface DocumentResult {
   ok: true;
   format: DocumentFormat;
   output: DocumentOutput;
-  /** Markdown or plain text, as asked. */
+  /** Markdown, plain text or HTML, as asked. */
   text: string;
+  /** The second rendering, when `also` asked for one. */
+  also?: string;
   document: DocumentInfo;
 }
 

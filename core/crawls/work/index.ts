@@ -5,6 +5,7 @@
  * (activities/crawl) only call it.
  */
 import type { Db } from 'mongodb';
+import type { DocumentPool } from '../../../engine';
 import type { Accounts } from '../../accounts';
 import { ActiveJobs } from '../../jobs/active-jobs';
 import type { WorkContext } from '../../jobs/work';
@@ -21,8 +22,8 @@ export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchReques
 export { CrawlRuntime } from './runtime';
 export type { PublishInput, PublishResult } from './publish';
 
-export function createCrawlWork(deps: { db: Db; accounts: Accounts; fetcher: PageFetcher; retryAfterMaxMs: number }) {
-  const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs });
+export function createCrawlWork(deps: { db: Db; accounts: Accounts; fetcher: PageFetcher; retryAfterMaxMs: number; documents?: DocumentPool }) {
+  const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs, ...(deps.documents ? { documents: deps.documents } : {}) });
   const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const ends = new CrawlEnds(deps.db);

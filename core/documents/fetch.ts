@@ -1,0 +1,102 @@
+/**
+ * Documents in a Fetch answer (the Fetch route, MCP `fetch_page`, Batch tasks): every answer the
+ * target gives is checked for a document (its Content-Type, its bytes, or an octet-stream's file
+ * name), and a document is shaped by what the request asks for:
+ *
+ *   json_response                    ─> the envelope with `html` (the document's structure as HTML) and a
+ *                                       `document` object (format, pages, title, author, created,
+ *                                       modified, pages_without_text; `content` with response_type)
+ *   css_extractor, autoparse, outputs ─> run on the document's HTML
+ *   response_type=markdown|plaintext  ─> the converted text, with page markers unless turned off
+ *   anything else                     ─> the document's own bytes, as they came (never relabelled)
+ *
+ * Conversions run in the process's document pool (worker threads, capped in time, memory and
+ * inflated size); a failure is the engine's stable code as a 4xx problem, never charged.
+ */
+import type { ApiError } from '../../base/errors';
+import { detectDocument, fileNameFromDisposition, mimeOfFormat, type DocumentFormat, type DocumentInfo, type DocumentOutput, type DocumentPool, type DocumentResult, type Page } from '../../engine';
+import type { FetchParams } from '../fetch/params';
+import { answerStatus, foldHeaders, shapeResponse, type Shaped } from '../fetch/respond';
+import { documentSurcharge } from './price';
+import { documentProblem } from './problems';
+
+export type DocumentShaping =
+  | { ok: true; shaped: Shaped; surcharge: number; document?: DocumentInfo }
+  | { ok: false; error: ApiError; retryable: boolean };
+
+/** The document an answer is, or null; a rendered page never is (render fetches a document's bytes instead). */
+export function documentOf(page: Pick<Page, 'html' | 'headers' | 'body' | 'contentType' | 'finalUrl'>): { format: DocumentFormat; fileName?: string } | null {
+  if (page.html !== undefined) return null;
+  const fileName = fileNameFromDisposition(page.headers.find(([name]) => name === 'content-disposition')?.[1]) ?? pathOf(page.finalUrl);
+  const format = detectDocument(page.body, { ...(page.contentType ? { contentType: page.contentType } : {}), ...(fileName ? { fileName } : {}) });
+  return format ? { format, ...(fileName ? { fileName } : {}) } : null;
+}
+
+function pathOf(url: string): string | undefined {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `document` object of JSON answers, in the interface's spelling. */
+export function presentDocument(info: DocumentInfo, content?: string): Record<string, unknown> {
+  return {
+    format: info.format,
+    pages: info.pages,
+    title: info.title,
+    author: info.author,
+    created: info.created,
+    modified: info.modified,
+    pages_without_text: info.pagesWithoutText,
+    ...(content !== undefined ? { content } : {}),
+  };
+}
+
+const textType = (output: 'markdown' | 'plaintext'): string => (output === 'markdown' ? 'text/markdown; charset=utf-8' : 'text/plain; charset=utf-8');
+
+/** The document's shape for the request, or null when the page is not a document. */
+export async function shapeDocument(pool: DocumentPool, page: Page, params: FetchParams): Promise<DocumentShaping | null> {
+  const found = documentOf(page);
+  if (!found) return null;
+  const status = answerStatus(page, params);
+  const text = params.responseType === 'markdown' || params.responseType === 'plaintext' ? params.responseType : undefined;
+  const readsHtml = params.jsonResponse || params.cssExtractor !== undefined || params.autoparse || params.outputs !== undefined;
+  if (!readsHtml && !text) {
+    // As it came: the target's own type, or the format's when it sent none.
+    return { ok: true, surcharge: 0, shaped: { status, contentType: page.contentType ?? mimeOfFormat(found.format), body: page.body } };
+  }
+  const output: DocumentOutput = readsHtml ? 'html' : (text ?? 'markdown');
+  const converted = await pool.convert(page.body, {
+    ...(page.contentType ? { contentType: page.contentType } : {}),
+    ...(found.fileName ? { fileName: found.fileName } : {}),
+    output,
+    ...(params.jsonResponse && text ? { also: text } : {}),
+    pageMarkers: params.documentPageMarkers,
+    speakerNotes: params.documentSpeakerNotes,
+  });
+  if (!converted.ok) return { ok: false, error: documentProblem(converted), retryable: converted.code === 'documents_busy' };
+  return { ok: true, surcharge: documentSurcharge(converted.document), document: converted.document, shaped: shapeConverted(page, params, converted, status, text) };
+}
+
+function shapeConverted(page: Page, params: FetchParams, converted: DocumentResult, status: number, text: 'markdown' | 'plaintext' | undefined): Shaped {
+  if (params.jsonResponse) {
+    return {
+      status,
+      contentType: 'application/json; charset=utf-8',
+      body: JSON.stringify({
+        html: converted.text,
+        status: page.status,
+        headers: Object.fromEntries(foldHeaders(page.headers)),
+        xhr: [],
+        document: presentDocument(converted.document, converted.also),
+      }),
+    };
+  }
+  if (converted.output === 'html') {
+    // The HTML-reading outputs read the document's structure as they read a page.
+    return shapeResponse({ ...page, html: converted.text, body: Buffer.from(converted.text, 'utf8'), contentType: 'text/html; charset=utf-8' }, { ...params, mainContent: false });
+  }
+  return { status, contentType: textType(text ?? 'markdown'), body: converted.text };
+}
