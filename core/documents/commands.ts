@@ -39,6 +39,9 @@ export function createDocumentCommands(deps: { pool: DocumentPool; accounts: { c
     /** The upload from the request body as it arrives (413 past the cap, 400 for a body with no file). */
     read: (chunks: AsyncIterable<Buffer>, headers: UploadHeaders): Promise<Upload> => readUpload(chunks, headers, maxBytes),
 
+    /** The pool's workers, busy and queued now (operators' view; tests wait on it). */
+    stats: () => pool.stats(),
+
     /** Bytes the caller sent another way (MCP: base64): the same cap. */
     checkSize(bytes: number): void {
       if (bytes > maxBytes) throw uploadTooLarge(maxBytes);

@@ -65,9 +65,11 @@ export function mimeOfFormat(format: DocumentFormat): string {
  * binary Office file). Bytes win over a generic or wrong type: a PDF served as text/html is a PDF.
  */
 export function detectDocument(bytes: Uint8Array, hints: { contentType?: string; fileName?: string } = {}): DocumentFormat | null {
-  const sniffed = sniff(bytes);
-  if (sniffed) return sniffed;
   const mime = mimeOf(hints.contentType);
+  const sniffed = sniff(bytes);
+  // A page declared as HTML that merely mentions `%PDF-` near its top is a page: a PDF served as
+  // text/html starts with its header.
+  if (sniffed && !(sniffed === 'pdf' && HTML_TYPES.has(mime) && !startsWithPdf(bytes))) return sniffed;
   const declared = own(BY_MIME, mime);
   if (declared) return declared;
   if (GENERIC.has(mime) || mime === 'text/plain') {
@@ -86,6 +88,16 @@ export function isZip(bytes: Uint8Array): boolean {
 export function isCompoundFile(bytes: Uint8Array): boolean {
   const magic = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
   return bytes.length >= 8 && magic.every((byte, i) => bytes[i] === byte);
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml', 'text/xml', 'application/xml']);
+
+/** `%PDF-` first, after a byte-order mark or white space at most. */
+function startsWithPdf(bytes: Uint8Array): boolean {
+  let at = 0;
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) at = 3;
+  while (at < bytes.length && at < 64 && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) at++;
+  return bytes[at] === 0x25 && bytes[at + 1] === 0x50 && bytes[at + 2] === 0x44 && bytes[at + 3] === 0x46 && bytes[at + 4] === 0x2d;
 }
 
 /** `%PDF-` within the first KiB: the PDF standard lets readers accept junk before the header. */

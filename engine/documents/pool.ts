@@ -156,7 +156,9 @@ export function createDocumentPool(settings: Partial<PoolOptions> & { log?: Logg
     convert(bytes, convertOptions = {}) {
       if (closed) return Promise.resolve(failure('documents_busy', 'closed', 'Document conversion is shutting down.'));
       if (bytes.byteLength > options.limits.maxBytes) return Promise.resolve(failure('document_too_large', 'bytes', `The document is larger than ${options.limits.maxBytes} bytes.`));
-      if (queue.length >= options.queue) return Promise.resolve(failure('documents_busy', 'queue', 'Every document worker is busy; try again shortly.'));
+      // The queue is the waiting room: a job an idle (or not yet started) worker can take does not wait.
+      const free = [...slots].some((slot) => !slot.current && !slot.ending) || slots.size < options.workers;
+      if (queue.length >= options.queue && !(free && queue.length === 0)) return Promise.resolve(failure('documents_busy', 'queue', 'Every document worker is busy; try again shortly.'));
       // A copy the worker can own: the caller's buffer may be a view into a shared pool.
       const copy = new ArrayBuffer(bytes.byteLength);
       new Uint8Array(copy).set(bytes);

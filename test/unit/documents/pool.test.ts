@@ -67,4 +67,14 @@ describe('document pool', () => {
     expect((await first).ok).to.equal(true);
     expect((await second).ok).to.equal(true);
   });
+
+  it('with no waiting room, still gives a job to an idle worker and refuses only what would wait', async () => {
+    pool = createDocumentPool({ workers: 1, queue: 0 });
+    const pdf = writePdf(flow([{ kind: 'paragraph', text: 'No waiting room.' }]));
+    expect((await pool.convert(pdf)).ok).to.equal(true);
+    const first = pool.convert(pdf);
+    expect(await pool.convert(pdf)).to.include({ ok: false, code: 'documents_busy' });
+    expect((await first).ok).to.equal(true);
+    expect((await pool.convert(pdf)).ok).to.equal(true);
+  });
 });
