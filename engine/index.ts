@@ -53,6 +53,7 @@ export {
   detectDocument,
   documentFormatOfName,
   documentFormatOfType,
+  isLegacyOffice,
   DOCUMENT_FAILURES,
   DEFAULT_DOCUMENT_LIMITS,
   DEFAULT_POOL_OPTIONS,

@@ -14,7 +14,7 @@
  * inflated size); a failure is the engine's stable code as a 4xx problem, never charged.
  */
 import type { ApiError } from '../../base/errors';
-import { detectDocument, fileNameFromDisposition, mimeOfFormat, type DocumentFormat, type DocumentInfo, type DocumentOutput, type DocumentPool, type DocumentResult, type Page } from '../../engine';
+import { detectDocument, fileNameFromDisposition, isLegacyOffice, mimeOfFormat, type DocumentFormat, type DocumentInfo, type DocumentOutput, type DocumentPool, type DocumentResult, type Page } from '../../engine';
 import type { FetchParams } from '../fetch/params';
 import { answerStatus, foldHeaders, shapeResponse, type Shaped } from '../fetch/respond';
 import { documentSurcharge } from './price';
@@ -24,12 +24,19 @@ export type DocumentShaping =
   | { ok: true; shaped: Shaped; surcharge: number; document?: DocumentInfo }
   | { ok: false; error: ApiError; retryable: boolean };
 
+/** A document answer: its format, or null for a legacy Office file (recognised, not read: `document_unsupported`). */
+export interface FoundDocument {
+  format: DocumentFormat | null;
+  fileName?: string;
+}
+
 /** The document an answer is, or null; a rendered page never is (render fetches a document's bytes instead). */
-export function documentOf(page: Pick<Page, 'html' | 'headers' | 'body' | 'contentType' | 'finalUrl'>): { format: DocumentFormat; fileName?: string } | null {
+export function documentOf(page: Pick<Page, 'html' | 'headers' | 'body' | 'contentType' | 'finalUrl'>): FoundDocument | null {
   if (page.html !== undefined) return null;
   const fileName = fileNameFromDisposition(page.headers.find(([name]) => name === 'content-disposition')?.[1]) ?? pathOf(page.finalUrl);
   const format = detectDocument(page.body, { ...(page.contentType ? { contentType: page.contentType } : {}), ...(fileName ? { fileName } : {}) });
-  return format ? { format, ...(fileName ? { fileName } : {}) } : null;
+  if (!format && !isLegacyOffice(page.body, page.contentType)) return null;
+  return { format, ...(fileName ? { fileName } : {}) };
 }
 
 function pathOf(url: string): string | undefined {
@@ -65,7 +72,7 @@ export async function shapeDocument(pool: DocumentPool, page: Page, params: Fetc
   const readsHtml = params.jsonResponse || params.cssExtractor !== undefined || params.autoparse || params.outputs !== undefined;
   if (!readsHtml && !text) {
     // As it came: the target's own type, or the format's when it sent none.
-    return { ok: true, surcharge: 0, shaped: { status, contentType: page.contentType ?? mimeOfFormat(found.format), body: page.body } };
+    return { ok: true, surcharge: 0, shaped: { status, contentType: page.contentType ?? (found.format ? mimeOfFormat(found.format) : 'application/octet-stream'), body: page.body } };
   }
   const output: DocumentOutput = readsHtml ? 'html' : (text ?? 'markdown');
   const converted = await pool.convert(page.body, {

@@ -55,6 +55,16 @@ export function documentFormatOfName(fileName: string | undefined): DocumentForm
   return own(BY_EXTENSION, extensionOf(fileName)) ?? null;
 }
 
+const LEGACY_TYPES = new Set(['application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint']);
+
+/**
+ * A legacy binary Office file (.doc, .xls, .ppt) by its type or its bytes: a document the service
+ * recognises and does not read (conversions answer `document_unsupported`).
+ */
+export function isLegacyOffice(bytes: Uint8Array, contentType: string | undefined): boolean {
+  return LEGACY_TYPES.has(mimeOf(contentType)) || (isCompoundFile(bytes) && detectDocument(bytes, contentType ? { contentType } : {}) === null);
+}
+
 /** The Content-Type of a format, for answers that carry a document's own bytes without a usable type. */
 export function mimeOfFormat(format: DocumentFormat): string {
   return Object.keys(BY_MIME).find((mime) => BY_MIME[mime] === format) ?? 'application/octet-stream';

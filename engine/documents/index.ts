@@ -3,7 +3,7 @@
  * and the `document` metadata. Surfaces use `detectDocument` (cheap, on their own thread) and a pool's
  * `convert` (off it). See README.md.
  */
-export { detectDocument, documentFormatOfName, documentFormatOfType, extensionOf, fileNameFromDisposition, mimeOf, mimeOfFormat } from './detect';
+export { detectDocument, documentFormatOfName, documentFormatOfType, isLegacyOffice, extensionOf, fileNameFromDisposition, mimeOf, mimeOfFormat } from './detect';
 export { DOCUMENT_FAILURES } from './failures';
 export { DEFAULT_DOCUMENT_LIMITS, DEFAULT_POOL_OPTIONS, type PoolOptions } from './limits';
 export { createDocumentPool, type DocumentPool, type DocumentPoolStats } from './pool';

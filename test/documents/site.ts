@@ -1,6 +1,6 @@
 /**
  * A loopback site of documents for the stack suites: seeded reports as PDF (printed by the stack's
- * Chromium, in two columns), DOCX, PPTX and XLSX served with their types, a long PDF, a DOCX served
+ * Chromium), a two-column PDF, DOCX, PPTX and XLSX served with their types, a long PDF, a DOCX served
  * as application/octet-stream with a Content-Disposition name, the hostile kinds, and HTML pages that
  * link them (for crawls). Each document carries what a conversion must keep (its truth).
  */
@@ -54,13 +54,14 @@ export interface DocumentSite {
 }
 
 /** A long PDF of numbered sections, laid out by the test writer (fast at any length). */
-function longPdf(sections: number): Buffer {
+function longPdf(sections: number): { pdf: Buffer; pages: number } {
   const blocks: FlowBlock[] = [];
   for (let s = 1; s <= sections; s++) {
     blocks.push({ kind: 'heading', text: `Section ${s} of the long report`, size: 16 });
-    blocks.push({ kind: 'paragraph', text: `Paragraph ${s} reads steadily across the page and carries its own number ${s} so that a reader can tell where it is in the long report.`.repeat(3) });
+    blocks.push({ kind: 'paragraph', text: `Paragraph ${s} reads steadily across the page and carries its own number ${s} so that a reader can tell where it is in the long report. `.repeat(3).trim() });
   }
-  return writePdf(flow(blocks));
+  const pages = flow(blocks);
+  return { pdf: writePdf(pages), pages: pages.length };
 }
 
 /** Two columns per page: paragraphs that must come back whole and in order, the left column first. */
@@ -75,20 +76,20 @@ export async function startDocumentSite(options: { host?: string } = {}): Promis
   const printer = await startPrinter();
   let report: Buffer;
   try {
-    report = await printer.print(specHtml(spec, { columns: 2, bordered: true }), { outline: true });
+    report = await printer.print(specHtml(spec, { bordered: true }), { outline: true });
   } finally {
     await printer.close();
   }
   const docx = await specDocx(spec);
   const columns = twoColumns();
-  const long = longPdf(130);
+  const long = longPdf(720);
   const served: ServedDocument[] = [
     { path: '/files/report.pdf', bytes: report, type: TYPES.pdf, truth: truthOf(spec) },
     { path: '/files/report.docx', bytes: docx, type: TYPES.docx, truth: truthOf(spec) },
     { path: '/files/deck.pptx', bytes: await specPptx(spec), type: TYPES.pptx, truth: truthOf(spec) },
     { path: '/files/book.xlsx', bytes: await specXlsx(spec), type: TYPES.xlsx, truth: xlsxTruth(spec) },
     { path: '/files/columns.pdf', bytes: columns.pdf, type: TYPES.pdf },
-    { path: '/files/long.pdf', bytes: long, type: TYPES.pdf },
+    { path: '/files/long.pdf', bytes: long.pdf, type: TYPES.pdf },
     // Many servers send files so: the name in Content-Disposition, the type generic.
     { path: '/download?id=7', bytes: docx, type: 'application/octet-stream', truth: truthOf(spec), headers: { 'content-disposition': 'attachment; filename="quarterly report.docx"' } },
     { path: '/hostile/bomb.docx', bytes: await zipBombDocx(200), type: TYPES.docx },
@@ -124,7 +125,7 @@ export async function startDocumentSite(options: { host?: string } = {}): Promis
   return {
     server,
     documents,
-    longPages: (long.toString('latin1').match(/\/Type \/Page\b/g) ?? []).length,
+    longPages: long.pages,
     columns: columns.paragraphs,
     url: (path) => `${server.url.replace(/\/$/, '')}${path}`,
     close: () => server.close(),

@@ -30,7 +30,7 @@ export type CrawlDocument =
 export async function crawlDocument(documents: CrawlDocuments, page: Extract<PageFetch, { ok: true }>, keep: boolean): Promise<CrawlDocument | null> {
   const found = documentOf(page);
   if (!found) return null;
-  if (!documents.include) return { kind: 'skipped', detail: `The page is a document (${found.format}) and the crawl skips documents.` };
+  if (!documents.include) return { kind: 'skipped', detail: `The page is a document (${found.format ?? 'legacy Office'}) and the crawl skips documents.` };
   if (!keep || !documents.output) return { kind: 'result' };
   const converted = await documents.pool.convert(page.body, {
     ...(page.contentType ? { contentType: page.contentType } : {}),

@@ -86,6 +86,8 @@ describe('documents on the surfaces', () => {
       expect(documentOf({ ...base, headers: [['content-disposition', "attachment; filename*=UTF-8''orders%20Q3.csv"]], body: csv })?.format).to.equal('csv');
       expect(documentOf({ ...base, finalUrl: 'http://files.test/orders.csv', headers: [], body: csv })?.format).to.equal('csv');
       expect(documentOf({ ...base, headers: [], body: csv })).to.equal(null);
+      // A legacy Office file is recognised (its conversion answers document_unsupported), not taken for a page.
+      expect(documentOf({ ...base, contentType: 'application/msword', headers: [], body: Buffer.from('binary') })).to.deep.equal({ format: null, fileName: '/download' });
       // A rendered page is never a document: its HTML is what the browser made of it.
       expect(documentOf({ ...base, html: '<html></html>', headers: [], body: pdf })).to.equal(null);
     });
