@@ -84,7 +84,7 @@ export function documentRoutes(deps: ApiDeps): LeanRoute[] {
         'application/vnd.openxmlformats-officedocument.presentationml.presentation': { schema: { type: 'string', format: 'binary' } },
         'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: { type: 'string', format: 'binary' } },
         'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
-        'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } },
+        'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } },
       },
       issues: fetchIssues,
       before: [authenticate(deps, 'documents')],
