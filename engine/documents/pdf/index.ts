@@ -4,7 +4,7 @@
  * the next page joined to its start; pages that paint images but have no text reported as scans.
  */
 import { documentError } from '../failures';
-import type { Block } from '../model';
+import type { Block, Inline } from '../model';
 import type { ReadContext } from '../ooxml';
 import type { DocumentInfo } from '../types';
 import { buildBlocks, headingStyle, joinLine, normalizeTitle, withFlat } from './blocks';
@@ -120,25 +120,50 @@ function linePitch(lines: Line[], body: number): number {
   return best;
 }
 
-/** A paragraph cut by a page break (no sentence end, the next page going on in lower case) is made whole. */
+/**
+ * What a page break cut is made whole: a paragraph (no sentence end, the next page going on in lower
+ * case), a list (its items joined again, levels kept), a list item whose text goes on at the top of the
+ * next page. Joins chain: a page emptied by them hands on to the next.
+ */
 function joinAcrossPages(pages: Block[][]): void {
-  for (let i = 0; i + 1 < pages.length; i++) {
-    const last = pages[i]![pages[i]!.length - 1];
-    const next = pages[i + 1]![0];
-    if (last?.kind === 'list' && next?.kind === 'list' && last.group && next.group) {
-      const before = last.group;
-      const after = next.group;
-      pages[i]!.splice(pages[i]!.length - before.count, before.count, ...withFlat([...before.flat, ...after.flat]));
-      pages[i + 1]!.splice(0, after.count);
-      continue;
+  // The page whose last block the next page's first block may continue.
+  let at = -1;
+  for (let i = 0; i < pages.length; i++) {
+    const page = pages[i]!;
+    while (at >= 0 && page.length > 0) {
+      const before = pages[at]!;
+      const last = before[before.length - 1];
+      const next = page[0];
+      if (last?.kind === 'list' && next?.kind === 'list' && last.group && next.group) {
+        const group = last.group;
+        const after = next.group;
+        before.splice(before.length - group.count, group.count, ...withFlat([...group.flat, ...after.flat]));
+        page.splice(0, after.count);
+        continue;
+      }
+      const item = last?.kind === 'list' && last.group ? last.group.flat[last.group.flat.length - 1] : undefined;
+      if (last?.kind === 'list' && last.group && item && next?.kind === 'paragraph' && continues(item.content, next.content)) {
+        joinLine(item.content, next.content);
+        before.splice(before.length - last.group.count, last.group.count, ...withFlat(last.group.flat));
+        page.shift();
+        continue;
+      }
+      if (last?.kind === 'paragraph' && next?.kind === 'paragraph' && continues(last.content, next.content)) {
+        joinLine(last.content, next.content);
+        page.shift();
+        continue;
+      }
+      break;
     }
-    if (last?.kind !== 'paragraph' || next?.kind !== 'paragraph') continue;
-    const tail = last.content.map((run) => run.text).join('').trim();
-    const head = next.content.map((run) => run.text).join('').trim();
-    if (/[.!?:;"”]$/.test(tail) || !/^\p{Ll}/u.test(head)) continue;
-    joinLine(last.content, next.content);
-    pages[i + 1]!.shift();
+    if (page.length > 0) at = i;
   }
+}
+
+/** Text that does not end a sentence, followed on the next page by text going on in lower case. */
+function continues(before: Inline[], after: Inline[]): boolean {
+  const tail = before.map((run) => run.text).join('').trim();
+  const head = after.map((run) => run.text).join('').trim();
+  return !/[.!?:;"”]$/.test(tail) && /^\p{Ll}/u.test(head);
 }
 
 /** `D:YYYYMMDDHHmmSS+HH'mm'` (every part after the year optional) as ISO 8601. */

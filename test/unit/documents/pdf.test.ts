@@ -110,6 +110,21 @@ describe('PDF documents', () => {
     for (let i = 0; i < 60 * 12; i++) expect(plain).to.include(sentence(i));
   });
 
+  it('keeps a list item whole when a page break cuts it, hyphenated or not, and the list going on after it', async () => {
+    const bullet = (y: number, text: string) => [
+      { x: 60, y, size: 11, text: '•' },
+      { x: 72, y, size: 11, text },
+    ];
+    const pages: PdfPage[] = [
+      { texts: [{ x: 72, y: 740, size: 11, text: 'The list begins on this page and is cut by its end.' }, ...bullet(720, 'First item of the list'), ...bullet(706, 'Second item goes on across the page and characteri-')] },
+      { texts: [{ x: 72, y: 740, size: 11, text: 'stics of it end here' }, ...bullet(726, 'Third item after the break'), ...bullet(712, 'Fourth item cut without a hyphen goes')] },
+      { texts: [{ x: 72, y: 740, size: 11, text: 'on and ends on the last page' }, { x: 72, y: 700, size: 11, text: 'A closing paragraph.' }] },
+    ];
+    const { text } = await markdown(pages);
+    expect(text).to.contain('- Second item goes on across the page and characteristics of it end here\n- Third item after the break\n- Fourth item cut without a hyphen goes on and ends on the last page');
+    expect(text).to.contain('A closing paragraph.');
+  });
+
   it('reports pages without a text layer, and the metadata the file states', async () => {
     const result = await markdown(
       [{ texts: [{ x: 72, y: 700, size: 11, text: 'A page with text.' }] }, { texts: [], scanned: true }, { texts: [{ x: 72, y: 700, size: 11, text: 'Text again.' }] }],
