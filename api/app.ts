@@ -7,6 +7,7 @@ import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
 import { historyRoutes } from './history/routes';
+import { documentRoutes } from './documents/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { extractRoutes } from './extract/routes';
@@ -30,6 +31,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...extractRoutes(deps),
     ...fetchRoutes(deps),
     ...historyRoutes(deps),
+    ...documentRoutes(deps),
     ...webhookRoutes(deps),
     ...batchRoutes(deps),
     ...mcpRoutes(deps),

@@ -68,6 +68,7 @@ async function main(): Promise<void> {
       ),
     );
     await accounts.stop();
+    await deps.services.close();
     await fetching.close();
     await temporal.close();
     await db.close();

@@ -637,6 +637,49 @@ const variables = {
     scope: 'all',
     description: 'Redirects followed per fetch; every hop passes the target check again.',
   },
+  DOCUMENT_MAX_BYTES: {
+    parse: byteSize,
+    fallback: '50mb',
+    scope: 'all',
+    description:
+      'Largest document converted (PDF, DOCX, PPTX, XLSX, ODF, CSV): an upload to `POST /v1/documents` past it is refused while it arrives (413 `document_too_large`); a fetched document is bounded by `FETCH_MAX_BYTES` first.',
+  },
+  DOCUMENT_MAX_INFLATED_BYTES: {
+    parse: byteSize,
+    fallback: '100mb',
+    scope: 'all',
+    description: 'Bytes a document\'s zip parts (DOCX, PPTX, XLSX, ODF) may inflate to, counted while inflating: past it 413 `document_too_large` (zip bombs).',
+  },
+  DOCUMENT_MAX_PAGES: {
+    parse: integer(1, 100_000),
+    fallback: '2000',
+    scope: 'all',
+    description: 'Pages, slides or sheets of one document at most (413 `document_too_large` past it).',
+  },
+  DOCUMENT_WORKERS: {
+    parse: integer(1, 64),
+    fallback: '2',
+    scope: 'all',
+    description: 'Worker threads converting documents in each API and worker process (started when needed); conversions never run on the event loop.',
+  },
+  DOCUMENT_QUEUE: {
+    parse: integer(0, 10_000),
+    fallback: '64',
+    scope: 'all',
+    description: 'Conversions waiting for a document worker per process; past it 503 `documents_busy` with `Retry-After`.',
+  },
+  DOCUMENT_TIMEOUT_MS: {
+    parse: integer(1_000, 600_000),
+    fallback: '60000',
+    scope: 'all',
+    description: 'Wall time of one conversion; past it the worker thread is ended and the answer is 422 `document_too_complex`.',
+  },
+  DOCUMENT_MEMORY_MB: {
+    parse: integer(64, 16_384),
+    fallback: '512',
+    scope: 'all',
+    description: 'Heap of one document worker thread; a conversion that needs more ends its worker and answers 413 `document_too_large`.',
+  },
   PROXIES: {
     parse: proxyList,
     fallback: '',

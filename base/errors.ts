@@ -35,6 +35,13 @@ const catalogue = {
   AUTH010: { status: 402, title: 'Feature not included in the plan', meaning: 'The plan lacks this capability.' },
   AUTH014: { status: 402, title: 'API key credit cap reached', meaning: 'This key reached its own credit cap; the account’s other keys still work.' },
   CTX0002: { status: 504, title: 'Request timed out', meaning: 'The request exceeded the maximum time.' },
+  // Documents (Fetch, crawls, Batch, MCP and POST /v1/documents alike); nothing is charged for any of them
+  document_unsupported: { status: 415, title: 'Document format not supported', meaning: 'The file is not a format the service converts (PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, CSV), or a legacy binary Office file.' },
+  document_unreadable: { status: 422, title: 'Document could not be read', meaning: 'The document is truncated or corrupt, loops on itself, or carries a DTD (external entities).' },
+  document_encrypted: { status: 422, title: 'Document is encrypted', meaning: 'The document needs a password to be opened.' },
+  document_too_large: { status: 413, title: 'Document too large', meaning: 'The document is over a cap: bytes (DOCUMENT_MAX_BYTES), inflated size (DOCUMENT_MAX_INFLATED_BYTES), pages, cells, text or memory; `limit` names it.' },
+  document_too_complex: { status: 422, title: 'Document too complex', meaning: 'The document nests deeper than the service follows, or took longer than DOCUMENT_TIMEOUT_MS to read.' },
+  documents_busy: { status: 503, title: 'Document conversion busy', meaning: 'Every document worker is busy and the queue is full; retry after the Retry-After seconds.' },
   // Crawl
   invalid_request: { status: 400, title: 'Invalid request', meaning: 'The body is not valid JSON, or a header or query value is malformed.' },
   unknown_parameter: { status: 400, title: 'Unknown parameter', meaning: 'A body field or query parameter is not accepted; the detail names it.' },

@@ -14,6 +14,8 @@ import { createBatchCommands } from './batch/commands';
 import { createCrawlCommands } from './crawls/commands';
 import { createExtractCommands } from './extract/commands';
 import { fetchRecipes } from './extract/recipes';
+import { createDocumentCommands } from './documents/commands';
+import { createDocuments } from './documents/pool';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createChangeTracking } from './changes';
@@ -43,12 +45,16 @@ export function createServices(roots: ServiceRoots) {
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
   const recipes = fetchRecipes(db.db, extract);
   const changes = createChangeTracking(db.db, fetching.html);
+  // Worker threads converting documents for Fetch, MCP and uploads (core/documents).
+  const documents = createDocuments(config, log);
   return {
     extract,
-    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms and the HTML outputs. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, html: fetching.html, renders: createRenderRules({ db: db.db, accounts, config, log }) }),
+    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms, the HTML outputs and the document pool. */
+    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, html: fetching.html, renders: createRenderRules({ db: db.db, accounts, config, log }), documents }),
     /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
     changes: { ...changes, recipes, accounts, outputs: fetching.html },
+    /** Files the caller sends (POST /v1/documents, the MCP `convert_document` tool). */
+    documents: createDocumentCommands({ pool: documents, accounts, maxBytes: config.documentMaxBytes }),
     crawls: createCrawlCommands({
       db: db.db,
       accounts,
@@ -73,6 +79,8 @@ export function createServices(roots: ServiceRoots) {
     claims: createClaims(accounts),
     /** Hosts paused now after 429/503 answers (operators' metrics). */
     pausedHosts: (now: Date) => hostsInBackoff(db.db, now),
+    /** Ends what the services hold of their own (the document workers): after requests drained, before the connections close. */
+    close: () => documents.close(),
   };
 }
 

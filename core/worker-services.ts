@@ -15,6 +15,7 @@ import { createCrawlWork, autoPageFetcher } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
+import { createDocuments } from './documents/pool';
 import { createTaskRunner } from './fetch/task';
 import { ChangeRecorder, taskChanges } from './changes';
 import type { WorkContext } from './jobs/work';
@@ -40,8 +41,10 @@ export interface WorkerRoots {
 
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }) });
-  const crawl = createCrawlWork({ db, accounts, html: fetching.html, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
+  // Worker threads converting the documents of Batch tasks and crawl pages (core/documents).
+  const documents = createDocuments(config, log);
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }), documents });
+  const crawl = createCrawlWork({ db, accounts, html: fetching.html, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs, documents });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db, fetching.html), fetching.html)) }),
     crawl,
@@ -53,5 +56,7 @@ export function createWorkerServices(roots: WorkerRoots) {
     reconcile: (progress: () => void) => reconcile({ db, client: temporal, config, accounts, log }, { progress }),
     /** The pipeline self-check's record, written by this worker. */
     selfCheck: (token: string) => recordSelfCheck(db, token, identity),
+    /** Ends the document workers, once the activities have drained. */
+    close: () => documents.close(),
   };
 }

@@ -19,6 +19,7 @@ import { FAILURES, type FailureKind } from './failures';
 import { engineError, type EngineMethod, type EngineProxyInfo, type HopGate } from './types';
 import { isHostWait, type GateAnswer, type HostGate, type HostWait, type Park } from './politeness';
 import type { RobotsReader } from './robots';
+import { documentFormatOfType } from './documents/detect';
 
 export interface RetrievalDeps {
   engine: FetchEngine;
@@ -195,12 +196,17 @@ export function createRetrieval(deps: RetrievalDeps) {
       },
       { pool: browsers, guard, log, ...(renderLimits ? { limits: renderLimits } : {}) },
     );
+    // A document behind a rendered URL: an attachment (a download to the browser), or a PDF that
+    // Chromium shows in its viewer, whose HTML is an empty shell. Its bytes come through the plain
+    // transport (the same target check, proxy pool and gate turn), as the caller's configuration.
+    if (!result.ok && result.error.download) return fetchPlain(request, rung);
     if (!result.ok) {
       const { kind, detail, parameter, heldPageMs } = result.error;
       const failed = failure(kind, detail, parameter);
       return heldPageMs === undefined ? failed : { ok: false, error: { ...failed.error, heldPageMs } };
     }
     const contentType = result.headers.find(([name]) => name === 'content-type')?.[1];
+    if (documentFormatOfType(contentType) && !result.pdf && !result.screenshot) return fetchPlain(request, rung);
     return {
       ok: true,
       status: result.status,

@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     // Temporal's runtime also stops its workers on SIGTERM/SIGINT; shut down only what still runs.
     for (const each of [worker, light]) if (each.getState() === 'RUNNING') each.shutdown();
     await running;
+    await services.close();
     await fetching.close();
     await temporal.close();
     await connection.close();

@@ -9,6 +9,7 @@
  * | extract           | `apikey` query or `X-API-Key`   | AUTH001 / AUTH002 / AUTH003         |
  * | prepared-domains  | `apikey` query or `X-API-Key`   | unauthenticated                     |
  * | crawl             | `X-API-Key` or `apikey` query   | AUTH001 / AUTH002 / AUTH003         |
+ * | documents         | `X-API-Key` or `apikey` query   | AUTH001 / AUTH002 / AUTH003         |
  * | batch             | `X-API-Key` only; a key in the URL is refused | unauthenticated       |
  * | usage             | `X-API-Key`                     | AUTH001 / AUTH002 / AUTH003         |
  * | agent             | `X-API-Key`                     | unauthenticated                     |
@@ -32,7 +33,7 @@ import { clientAddress } from '../http/client-address';
 import type { HttpContext, HttpMiddleware, RequestState } from '../http/context';
 import type { JsonSchema } from '../http/routes';
 
-export type Surface = 'fetch' | 'extract' | 'prepared-domains' | 'crawl' | 'batch' | 'usage' | 'agent';
+export type Surface = 'fetch' | 'extract' | 'prepared-domains' | 'crawl' | 'documents' | 'batch' | 'usage' | 'agent';
 
 interface KeyRule {
   query: boolean;
@@ -47,6 +48,7 @@ export const KEY_RULES: Readonly<Record<Surface, KeyRule>> = {
   extract: { query: true, header: true, failures: 'codes' },
   'prepared-domains': { query: true, header: true, failures: 'unauthenticated' },
   crawl: { query: true, header: true, failures: 'codes' },
+  documents: { query: true, header: true, failures: 'codes' },
   batch: { query: false, header: true, refuseInUrl: true, failures: 'unauthenticated' },
   usage: { query: false, header: true, failures: 'codes' },
   agent: { query: false, header: true, failures: 'unauthenticated' },

@@ -22,6 +22,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     ...(doc.main_content ? { main_content: true } : {}),
     ...(doc.track_changes ? { track_changes: true, ...(doc.change_tracking_tag !== undefined ? { change_tracking_tag: doc.change_tracking_tag } : {}) } : {}),
     respect_robots: doc.respect_robots === true,
+    include_documents: doc.include_documents !== false,
     discovery: ['links'],
     extract_calls: 0,
     coverage: { ...doc.coverage },
@@ -39,8 +40,9 @@ export function presentResult(crawlId: string, outputFormat: boolean, item: Resu
 }
 
 function presentFound(crawlId: string, outputFormat: boolean, item: ResultItem): Record<string, unknown> {
-  const status = item.contentStatus ?? 'pending';
-  const skipped = status === 'skipped' ? { skip_reason: 'robots_txt' } : {};
+  const stored = item.contentStatus ?? 'pending';
+  const status = stored === 'skipped_document' ? 'skipped' : stored;
+  const skipped = stored === 'skipped' ? { skip_reason: 'robots_txt' } : stored === 'skipped_document' ? { skip_reason: 'document' } : {};
   if (!outputFormat) return status === 'skipped' ? { url: item.url, content_status: status, ...skipped } : { url: item.url };
   return {
     url: item.url,
@@ -73,9 +75,11 @@ export function presentStop(end: CrawlEndDoc): Record<string, unknown> {
 /**
  * A kept page as the crawl serves it: by its output format, and only the main content when asked. The
  * conversion runs as a Fetch's does (engine HtmlOutputs: on a worker thread unless the page is small);
- * a page it refuses (past a budget: the caps held when it was kept) is the RESP005 problem.
+ * a page it refuses (past a budget: the caps held when it was kept) is the RESP005 problem. A
+ * document is served as it was converted when kept.
  */
-export async function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string, outputs: HtmlOutputs): Promise<string> {
+export async function keptPage(doc: Pick<CrawlDoc, 'output_format' | 'main_content'>, html: string, url: string, outputs: HtmlOutputs, document?: string): Promise<string> {
+  if (document) return html;
   const markdown = doc.output_format === 'markdown';
   try {
     if (doc.main_content) return await outputs.run('mainContent', { html }, { url, format: markdown ? 'markdown' : 'html' });
@@ -92,7 +96,7 @@ export async function* downloadLines(view: CrawlView, items: AsyncIterable<Downl
     if (!('status' in item)) {
       yield `${JSON.stringify({ url: item.url, ...change })}\n`;
     } else if (item.status === 'fetched') {
-      const content = await keptPage(view.doc, item.html, item.url, outputs).catch((error: unknown) => {
+      const content = await keptPage(view.doc, item.html, item.url, outputs, item.document).catch((error: unknown) => {
         if (isApiError(error) && (error.code === 'RESP005' || error.code === 'service_unavailable')) return undefined;
         throw error;
       });

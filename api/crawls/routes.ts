@@ -142,7 +142,7 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         ctx.type = markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8';
         markThirdParty(ctx);
         ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
-        ctx.body = await keptPage(content.view.doc, content.html, content.url, deps.fetching.html);
+        ctx.body = await keptPage(content.view.doc, content.html, content.url, deps.fetching.html, content.document);
       },
     },
     {

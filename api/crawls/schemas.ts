@@ -23,6 +23,13 @@ export const START_BODY: ObjectSchema = {
       description:
         'Extension of this service: skip what the site’s robots.txt disallows for this service’s user agent (default true). Skipped URLs are listed with `content_status: "skipped"` and `skip_reason: "robots_txt"`, never fetched, never billed; the site’s `Crawl-delay` paces every job at it.',
     },
+    include_documents: {
+      type: 'boolean',
+      description:
+        'Extension of this service: documents linked in scope (PDF, DOCX, PPTX, XLSX, ODT/ODS/ODP, CSV) are results (default true); with `output_format` each is kept converted, ' +
+        'as Markdown (`markdown`) or as its structure in HTML (`html`), priced as a Fetch of it (1 credit more per started 50 PDF pages past the first 50). ' +
+        'false: links whose file name is a document are dropped, and a page that answers as a document anyway is `content_status: "skipped"` with `skip_reason: "document"`, unbilled.',
+    },
     discovery: {
       type: 'array',
       items: { type: 'string', enum: ['links'] },
@@ -83,7 +90,7 @@ const RESULT: JsonSchema = {
     url: { type: 'string', format: 'uri' },
     content_status: { type: 'string', enum: ['pending', 'fetched', 'failed', 'skipped'] },
     change_status: { type: 'string', enum: ['new', 'changed', 'same', 'removed'], description: 'Crawls with track_changes (our extension).' },
-    skip_reason: { type: 'string', enum: ['robots_txt'] },
+    skip_reason: { type: 'string', enum: ['robots_txt', 'document'] },
     content_url: { type: 'string' },
   },
 };
@@ -110,6 +117,7 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
   main_content: { type: 'boolean' },
   track_changes: { type: 'boolean' },
   change_tracking_tag: { type: 'string' },
+  include_documents: { type: 'boolean' },
   respect_robots: { type: 'boolean' },
   discovery: { type: 'array', items: { type: 'string', enum: ['links', 'pagination'] } },
   extract_calls: { type: 'integer' },

@@ -16,6 +16,7 @@ import { fetchWithHistory } from '../../core/changes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { forwardedHeaders } from './headers';
+import { DOCUMENT_PRICE_RULE } from '../../core/documents/price';
 import { setChangeHeaders, setFetchHeaders } from './pipeline';
 
 /** Change tracking's headers (our extension), in the OpenAPI document. */
@@ -58,7 +59,8 @@ export function fetchRoutes(deps: ApiDeps): LeanRoute[] {
     summary: 'Retrieve one page as HTML, Markdown, plain text, PDF, a screenshot or JSON.',
     description:
       'POST and PUT bodies are forwarded to the target as they came, with the caller’s Content-Type. ' +
-      'Credits: plain 1, js_render 5, premium_proxy 10, both 25; mode=auto is billed for the configuration that succeeded.',
+      'Credits: plain 1, js_render 5, premium_proxy 10, both 25; mode=auto is billed for the configuration that succeeded. ' +
+      `A target that is a document (PDF, DOCX, PPTX, XLSX, ODT/ODS/ODP, CSV) comes back as its own bytes, or converted with response_type=markdown|plaintext or json_response (our extension): ${DOCUMENT_PRICE_RULE}`,
     tags: ['Fetch'],
     security: securityOf('fetch'),
     query: FETCH_QUERY,

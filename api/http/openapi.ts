@@ -63,7 +63,7 @@ function withDeprecation(response: ResponseSpec, route: Route): ResponseSpec {
 /** Surfaces the document describes; Batch is listed once its routes are mounted. */
 function describeServed(routes: Route[]): string {
   const tags = new Set(routes.filter((route) => !route.internal).flatMap((route) => route.tags));
-  const served = ['Fetch', 'Extract', 'Crawl', 'Batch', 'Batch webhooks', 'Plan usage', 'Agent signup', 'MCP', 'OAuth'].filter((tag) => tags.has(tag));
+  const served = ['Fetch', 'Documents', 'Extract', 'Crawl', 'Batch', 'Batch webhooks', 'Plan usage', 'Agent signup', 'MCP', 'OAuth'].filter((tag) => tags.has(tag));
   return `Web data retrieval. Served here: ${served.join(', ')}.`;
 }
 

@@ -27,12 +27,14 @@ async function main(): Promise<void> {
   accounts.start();
   const temporal = connectTemporal(config);
   const fetching = createFetching({ config, log, db: db.db });
-  const server = createMcpServer(mcpTools(apiDeps({ config, log, db, temporal, accounts, fetching })), check.principal);
+  const deps = apiDeps({ config, log, db, temporal, accounts, fetching });
+  const server = createMcpServer(mcpTools(deps), check.principal);
   const transport = new StdioServerTransport();
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       await accounts.stop();
+      await deps.services.close();
       await fetching.close();
       await temporal.close();
       await db.close();

@@ -19,6 +19,7 @@ import { changeTrackingJson, fetchWithHistory } from '../../core/changes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
+import { convertDocumentTool } from './documents';
 import type { ParsedQuery } from '../http/context';
 
 type Args = Record<string, unknown>;
@@ -67,6 +68,8 @@ const FETCH_INPUT: ToolSchema = {
     premium_proxy: prop('premium_proxy'),
     wait_for: prop('wait_for'),
     wait: prop('wait'),
+    document_page_markers: prop('document_page_markers'),
+    document_speaker_notes: prop('document_speaker_notes'),
     screenshot: { type: 'boolean', description: 'Return an above-the-fold screenshot as an image.' },
     screenshot_fullpage: { type: 'boolean', description: 'Return a full-page screenshot as an image.' },
     // Change tracking (core/changes).
@@ -136,10 +139,12 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       name: 'fetch_page',
       description:
         'Retrieve one web page as Markdown (default), plain text or HTML, by default only its main content (main_content=false for the whole page); or CSS-extracted JSON (css_extractor), ' +
-        'typed data (outputs: emails, links, tables, ...), or a screenshot image. Billed as GET /v1/ (1 credit plain, 5 rendered, 10 premium, 25 both).',
+        'typed data (outputs: emails, links, tables, ...), or a screenshot image. A URL that is a document (PDF, DOCX, PPTX, XLSX, ODF, CSV) comes back converted, with its headings, lists and tables. ' +
+        'Billed as GET /v1/ (1 credit plain, 5 rendered, 10 premium, 25 both; a PDF 1 credit more per started 50 pages past the first 50).',
       inputSchema: FETCH_INPUT,
       run: (principal, args, signal) => runFetch(deps, pipeline, principal, fetchArgsToQuery(args), signal),
     },
+    convertDocumentTool(deps),
     {
       name: 'extract',
       description:

@@ -65,8 +65,8 @@ const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
 });
 
 /** Records a fetched page for its caller (Fetch, MCP, Batch tasks); `origin` names retried work. */
-export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string): Promise<Recorded> {
-  const fields = fieldSource(params, done, outputs);
+export async function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string): Promise<Recorded> {
+  const fields = await fieldSource(params, done, outputs);
   return pending.record(observationOf(done, params), { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) });
 }
 
@@ -100,7 +100,7 @@ function observationOf(done: FetchDone, params: FetchParams): Observation {
 const bodyJson = (shaped: Shaped): unknown => JSON.parse(typeof shaped.body === 'string' ? shaped.body : shaped.body.toString('utf8'));
 
 /** The structured output compared field by field: Extract's `parsed`, else css_extractor's, else autoparse's (pages read by the HTML outputs). */
-function fieldSource(params: FetchParams, done: FetchDone, outputs: HtmlOutputs): FieldSource | undefined {
+async function fieldSource(params: FetchParams, done: FetchDone, outputs: HtmlOutputs): Promise<FieldSource | undefined> {
   const recipe: RecipeDoc | undefined = done.recipe;
   if (params.extract && recipe) {
     const parsed = (shaped: Shaped): unknown => (bodyJson(shaped) as { parsed?: unknown }).parsed ?? null;
@@ -112,11 +112,11 @@ function fieldSource(params: FetchParams, done: FetchDone, outputs: HtmlOutputs)
       const result = await outputs.run('cssExtractor', htmlSourceOf(page), { url: page.finalUrl, spec });
       return result.ok ? result.data : null;
     };
-    return { current: params.jsonResponse ? extract(done.page) : bodyJson(done.shaped), previous: extract };
+    return { current: params.jsonResponse ? await extract(done.page) : bodyJson(done.shaped), previous: extract };
   }
   if (params.autoparse) {
     const parse = (page: Page): Promise<unknown> => outputs.run('autoparse', htmlSourceOf(page), { url: page.finalUrl });
-    return { current: params.jsonResponse ? parse(done.page) : bodyJson(done.shaped), previous: parse };
+    return { current: params.jsonResponse ? await parse(done.page) : bodyJson(done.shaped), previous: parse };
   }
   return undefined;
 }

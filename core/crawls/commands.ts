@@ -55,6 +55,8 @@ export interface StartBody {
   main_content?: boolean;
   /** Skip what the site's robots.txt disallows (default true). */
   respect_robots?: boolean;
+  /** Documents (PDF, office files) are results, converted when pages are kept (default true). */
+  include_documents?: boolean;
   /** `["links"]` only: accepted as the official clients send it. */
   discovery?: string[];
   /** Record each fetched result in its URL's history (core/changes); every result is fetched. */
@@ -81,8 +83,8 @@ export interface ResultsPage {
   nextCursor: string | null;
 }
 
-/** One line of a download: a result, with its page when the crawl keeps pages, and its change status when it tracks changes. */
-export type DownloadItem = ({ url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string }) & { change?: ResultChange | 'removed' };
+/** One line of a download: a result, with its page when the crawl keeps pages (a document as converted), and its change status when it tracks changes. */
+export type DownloadItem = ({ url: string } | { url: string; status: 'pending' | 'failed' } | { url: string; status: 'fetched'; html: string; document?: string }) & { change?: ResultChange | 'removed' };
 
 export function createCrawlCommands(deps: CrawlCommandDeps) {
   const reader = new CrawlReader(deps.db);
@@ -135,6 +137,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         ...(body.main_content === true ? { main_content: true } : {}),
         respect_robots: body.respect_robots !== false,
         ...(body.track_changes === true ? { track_changes: true, ...(body.change_tracking_tag !== undefined ? { change_tracking_tag: body.change_tracking_tag } : {}) } : {}),
+        ...(body.include_documents === false ? { include_documents: false as const } : {}),
       });
     await startJob(
       { db: deps.db, client: temporal.client },
@@ -238,7 +241,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
     },
 
     /** One kept page of a crawl with `output_format`. */
-    async content(crawlId: string, accountId: string, contentId: string): Promise<{ view: CrawlView; url: string; html: string }> {
+    async content(crawlId: string, accountId: string, contentId: string): Promise<{ view: CrawlView; url: string; html: string; document?: string }> {
       const crawl = await view(crawlId, accountId);
       const content = crawl.doc.output_format ? await reader.content(crawl.doc._id, contentId) : null;
       if (!content) throw problem('content_not_found', 'This page was not fetched yet, its fetch failed, or the crawl keeps no HTML.');
@@ -273,7 +276,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         for (const [contentId, page] of await reader.pages(crawlId, batch)) {
           const result = results.get(contentId);
           if (!result) continue;
-          yield { url: result.url, status: 'fetched', html: page.html, ...(result.change ? { change: result.change } : {}) };
+          yield { url: result.url, status: 'fetched', html: page.html, ...(page.document ? { document: page.document } : {}), ...(result.change ? { change: result.change } : {}) };
           results.delete(contentId);
         }
       }

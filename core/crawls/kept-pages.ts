@@ -10,13 +10,17 @@ import { Blobs } from '../jobs/blobs';
 export interface KeptPage {
   url: string;
   html: string;
+  /** A converted document's format: its text is already in the crawl's output format, served as it is. */
+  document?: string;
 }
 
 export const keptPageBlob = (crawlId: string, contentId: string): string => `${crawlId}|${contentId}`;
 
 export async function storeKeptPage(db: Db, crawlId: string, contentId: string, page: KeptPage): Promise<void> {
-  // A URL as kept never holds a line break (normalized), so the first one ends it.
-  await new Blobs(db).put({ kind: 'crawl', id: crawlId }, keptPageBlob(crawlId, contentId), Buffer.from(`${page.url}\n${page.html}`, 'utf8'));
+  // A URL as kept never holds a line break nor a tab (normalized), so the first line break ends it, and a
+  // tab after it carries a document's format.
+  const head = page.document ? `${page.url}\t${page.document}` : page.url;
+  await new Blobs(db).put({ kind: 'crawl', id: crawlId }, keptPageBlob(crawlId, contentId), Buffer.from(`${head}\n${page.html}`, 'utf8'));
 }
 
 /** The pages of these content ids that the blob store holds. */
@@ -27,7 +31,10 @@ export async function readKeptPages(db: Db, crawlId: string, contentIds: string[
     const text = found.get(keptPageBlob(crawlId, contentId))?.toString('utf8');
     if (text === undefined) continue;
     const end = text.indexOf('\n');
-    pages.set(contentId, end < 0 ? { url: text, html: '' } : { url: text.slice(0, end), html: text.slice(end + 1) });
+    const head = end < 0 ? text : text.slice(0, end);
+    const tab = head.indexOf('\t');
+    const url = tab < 0 ? head : head.slice(0, tab);
+    pages.set(contentId, { url, html: end < 0 ? '' : text.slice(end + 1), ...(tab >= 0 ? { document: head.slice(tab + 1) } : {}) });
   }
   return pages;
 }

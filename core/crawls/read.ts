@@ -100,8 +100,8 @@ export class CrawlReader {
       }
       offset = end;
     }
-    // Crawls without output_format keep outcome blocks only for pages robots.txt made them skip, and when they track changes.
-    if (view.doc.output_format || view.doc.respect_robots || view.doc.track_changes) await this.addContentStatus(view.doc._id, items);
+    // Crawls without output_format keep outcome blocks only for pages they skipped (robots.txt, documents), and when they track changes.
+    if (view.doc.output_format || view.doc.respect_robots || view.doc.include_documents === false || view.doc.track_changes) await this.addContentStatus(view.doc._id, items);
     let exhausted = batch >= view.doc.published;
     // A settled tracked crawl's removed URLs follow its results, at positions {published, 0, index}.
     if (exhausted && view.settled && view.doc.track_changes && items.length < limit) {

@@ -41,6 +41,8 @@ export interface CrawlDoc {
   /** Each fetched result is recorded in its URL's history (core/changes), under the tag when given. */
   track_changes?: boolean;
   change_tracking_tag?: string;
+  /** Documents are skipped (stored only when false: absent means they are results). */
+  include_documents?: false;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -73,6 +75,7 @@ export type CrawlRequestFields = Pick<
   | 'respect_robots'
   | 'track_changes'
   | 'change_tracking_tag'
+  | 'include_documents'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */
@@ -171,16 +174,17 @@ export const ids = {
 };
 
 /** A result's fetch outcome, as readers and slices speak of it (`skipped`: its site's robots.txt disallows it). */
-export type ContentStatus = 'pending' | 'fetched' | 'failed' | 'skipped';
+/** `skipped`: robots.txt disallows the page; `skipped_document`: a document, and the crawl skips documents. */
+export type ContentStatus = 'pending' | 'fetched' | 'failed' | 'skipped' | 'skipped_document';
 
-const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p', skipped: 's' };
+const MARK_OF: Record<ContentStatus, string> = { fetched: 'f', failed: 'x', pending: 'p', skipped: 's', skipped_document: 'd' };
 
 /** The outcome documents' one-character marks (`s`), written and read only here. */
 export const outcomeMarks = {
   encode: (statuses: ReadonlyArray<ContentStatus | undefined>): string => Array.from({ length: statuses.length }, (_, index) => MARK_OF[statuses[index] ?? 'pending']).join(''),
   decode: (marks: string, position: number): ContentStatus => {
     const mark = marks[position];
-    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : mark === 's' ? 'skipped' : 'pending';
+    return mark === 'f' ? 'fetched' : mark === 'x' ? 'failed' : mark === 's' ? 'skipped' : mark === 'd' ? 'skipped_document' : 'pending';
   },
 };
 

@@ -34,6 +34,8 @@ export interface CrawlSpec {
   /** Record each fetched result in its URL's history (core/changes), under this tag when given: every result is fetched. */
   trackChanges?: boolean;
   changeTag?: string;
+  /** false: documents are skipped (links to document file names dropped, document answers unbilled); absent: they are results. */
+  includeDocuments?: false;
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */

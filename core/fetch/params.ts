@@ -44,6 +44,12 @@ export const FETCH_QUERY: ObjectSchema = {
     ),
     respect_robots: bool('Extension of this service: fetch only what the site’s robots.txt allows (403 REQS009 otherwise, nothing charged). Default false: the caller named this URL.'),
     main_content_metadata: bool('Extension of this service: with main_content, the title, byline and date the page states first, as front matter (Markdown, plain text) or a <head> (HTML).'),
+    // Documents (core/documents): our extension.
+    document_page_markers: bool(
+      'Extension of this service: when the target is a document (PDF, DOCX, PPTX, XLSX, ODT/ODS/ODP, CSV) converted by response_type=markdown|plaintext or json_response, ' +
+        'mark page boundaries (`<!-- page N -->` / `<!-- slide N -->` in Markdown, a form feed in plain text). Default true.',
+    ),
+    document_speaker_notes: bool('Extension of this service: with a presentation (PPTX, ODP) converted, each slide’s speaker notes after its content. Default false.'),
     screenshot: bool('Above-the-fold screenshot. Requires js_render.'),
     screenshot_fullpage: bool('Full-page screenshot. Requires js_render.'),
     screenshot_selector: { type: 'string', minLength: 1, description: 'Screenshot of the matching element. Requires js_render.' },
@@ -96,6 +102,9 @@ export interface FetchParams extends ChangeParams {
   mainContentMetadata: boolean;
   /** Ask the site's robots.txt before fetching (our extension). */
   respectRobots: boolean;
+  /** A document target: page markers in its text (default true), speaker notes of slides (default false). Our extension. */
+  documentPageMarkers: boolean;
+  documentSpeakerNotes: boolean;
   outputs?: OutputKind[];
   /** Everything only a browser does (instructions, waits, screenshots, PDF, device, blocking). */
   browser: BrowserOptions;
@@ -191,6 +200,8 @@ export function parseFetchParams(query: Record<string, unknown>): FetchParams {
     mainContent,
     mainContentMetadata,
     respectRobots: flag('respect_robots'),
+    documentPageMarkers: q.document_page_markers !== false,
+    documentSpeakerNotes: flag('document_speaker_notes'),
     outputs,
     browser: { ...value, ...(jsonResponse ? { captureXhr: true } : {}) },
     needsBrowser,

@@ -27,6 +27,8 @@ import type { FetchParams } from './params';
 import { answerStatus, htmlProblem, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
 import type { RenderRules } from './render-rules';
+import type { DocumentPool } from '../../engine';
+import { shapeDocument } from '../documents/fetch';
 
 /** How a Fetch is paid; the strategy is the caller's. */
 export interface FetchBilling {
@@ -131,7 +133,7 @@ export interface RetrievePageRequest {
   park?: Park;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules; documents?: DocumentPool }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
     const account = request.reuseKey;
     const rules = account === undefined ? undefined : deps.renders;
@@ -212,6 +214,9 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         const { page, rung } = retrieved;
         const statusError = targetStatusError(page, params);
         if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: isTransientStatus(page.status), interrupted: false, page, rung };
+        // Documents (core/documents/fetch.ts): shaped and priced by their pages; a failure is never charged.
+        const document = deps.documents && !recipe ? await shapeDocument(deps.documents, deps.html, page, params, job.signal) : null;
+        if (document && !document.ok) return { ok: false, error: document.error, vetoed: false, retryable: document.retryable, interrupted: false, page, rung };
         let shaped: Shaped;
         let extractWarning: string | undefined;
         try {
@@ -221,7 +226,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             if (extracted.stale) await deps.recipes?.reportStale(recipe.domain);
             shaped = { status: extracted.status, contentType: extracted.contentType, body: extracted.body };
           } else {
-            shaped = await shapeResponse(page, params, deps.html, job.signal);
+            shaped = document ? document.shaped : await shapeResponse(page, params, deps.html, job.signal);
           }
           if (job.beforeSettle) shaped = await job.beforeSettle({ page, rung, shaped, ...(recipe ? { recipe } : {}) });
         } catch (error) {
@@ -234,8 +239,12 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
           if (!isApiError(error)) throw error;
           return { ok: false, error, vetoed: false, retryable: false, interrupted: false, page, rung };
         }
-        await billing.settle(rung.cost);
-        return { ok: true, shaped, cost: rung.cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
+        const cost = rung.cost + (document?.surcharge ?? 0);
+        if (cost > rung.cost && !(await billing.afford(cost))) {
+          return { ok: false, error: problem('AUTH004', `Not enough credits for the document's ${document?.document?.pages ?? 0} pages (${cost} credits).`), vetoed: true, retryable: false, interrupted: false, page, rung };
+        }
+        await billing.settle(cost);
+        return { ok: true, shaped, cost, page, rung, ...(extractWarning ? { extractWarning } : {}) };
       } finally {
         await billing.close();
       }

@@ -126,7 +126,7 @@ export async function shapeResponse(page: Page, params: FetchParams, outputs: Ht
 }
 
 /** Headers as one value per name (repeated values joined), for the JSON envelope. */
-function foldHeaders(headers: ReadonlyArray<readonly [string, string]>): Map<string, string> {
+export function foldHeaders(headers: ReadonlyArray<readonly [string, string]>): Map<string, string> {
   const folded = new Map<string, string>();
   for (const [name, value] of headers) {
     const previous = folded.get(name);

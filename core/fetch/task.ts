@@ -39,6 +39,8 @@ export function parameterOf(error: ApiError): string | undefined {
 function typeOf(params: FetchParams, contentType: string): TaskResultType {
   if (params.responseType) return params.responseType;
   if (/json/i.test(contentType)) return 'json';
+  // A PDF target's own bytes (a document fetched without a response_type).
+  if (/^application\/pdf/i.test(contentType)) return 'pdf';
   return 'html';
 }
 

@@ -404,7 +404,7 @@ function navigationError(error: unknown, url: URL): Error {
   if (net === 'ERR_NAME_NOT_RESOLVED') return stopWith('dns_failed', `${url.hostname} could not be resolved`, { url: url.href });
   if (net) return stopWith('navigation_failed', `the page could not be loaded (${net})`, { url: url.href });
   if (/Timeout \d+ms exceeded/.test(message)) return stopWith('timeout', 'the page did not load in time', { url: url.href });
-  if (/Download is starting/.test(message)) return stopWith('navigation_failed', 'the target answered with a download, not a page', { url: url.href });
+  if (/Download is starting/.test(message)) return stopWith('navigation_failed', 'the target answered with a download, not a page', { url: url.href, download: true });
   return error instanceof Error ? error : new Error(message);
 }
 

@@ -169,6 +169,8 @@ export interface RenderError {
    * most of the deadline here spent the machine's time, one with little waited for a page.
    */
   heldPageMs?: number;
+  /** The navigation's answer was a download (an attachment, or a file the browser does not display): its bytes are to be fetched, not rendered. */
+  download?: boolean;
 }
 
 export interface RenderFailure {

@@ -33,6 +33,7 @@ describe('crawls: starting one', function () {
       exclude_patterns: ['/p/9'],
       output_format: 'html',
       respect_robots: true,
+      include_documents: true,
       discovery: ['links'],
       extract_calls: 0,
       coverage: { pages_fetched: 0, pages_failed: 0, items_found: 0 },

@@ -81,6 +81,7 @@ export async function startApp(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await deps.services.close();
       await fetching.close();
       await temporal.close();
       await handle.close();

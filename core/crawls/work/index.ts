@@ -5,6 +5,7 @@
  * (activities/crawl) only call it.
  */
 import type { Db } from 'mongodb';
+import type { DocumentPool } from '../../../engine';
 import type { Accounts } from '../../accounts';
 import type { HtmlOutputs } from '../../../engine';
 import { ActiveJobs } from '../../jobs/active-jobs';
@@ -23,8 +24,8 @@ export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchReques
 export { CrawlRuntime } from './runtime';
 export type { PublishInput, PublishResult } from './publish';
 
-export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number }) {
-  const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs });
+export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number; documents?: DocumentPool }) {
+  const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs, ...(deps.documents ? { documents: deps.documents } : {}) });
   const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const ends = new CrawlEnds(deps.db);

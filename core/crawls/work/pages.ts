@@ -13,6 +13,7 @@ import type { ResultChange } from '../store';
 
 type PageFetchOk = Extract<PageFetch, { credits: number }>;
 import type { Semaphore } from '../../../base/semaphore';
+import { crawlDocument, type CrawlDocuments } from './documents';
 
 export interface WorkItem {
   /** The URL as presented (results, contents). */
@@ -31,8 +32,10 @@ export interface PageOutcome {
   status: ContentStatus;
   credits: number;
   links?: PageLinks;
-  /** Text of the page, when it is HTML or text (for `output_format`). */
+  /** Text of the page, when it is HTML or text (for `output_format`); a document's converted text. */
   html?: string;
+  /** The kept text is a converted document of this format (served as it is stored). */
+  document?: string;
   httpStatus?: number;
   /** Where the page was answered from, after redirects, and what it said it is. */
   finalUrl?: string;
@@ -56,6 +59,8 @@ export interface PageRunner {
   reuseKey?: string;
   /** Skip what the site's robots.txt disallows. */
   respectRobots?: boolean;
+  /** How pages that are documents are treated (absent: as any other answer). */
+  documents?: CrawlDocuments;
   heartbeat(): void;
 }
 
@@ -67,6 +72,12 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
     if (attempt > 0 && (await runner.ended())) return { status: 'pending', credits: 0 };
     const leaveCrawl = await runner.crawlLimit.acquire();
     let reserved = 0;
+    const afford = async (credits: number): Promise<boolean> => {
+      if (credits <= reserved) return true;
+      const ok = await bill.need(credits - reserved);
+      if (ok) reserved = credits;
+      return ok;
+    };
     let outcome;
     try {
       outcome = await runner.fetcher.fetch({
@@ -74,12 +85,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
         ...(runner.signal ? { signal: runner.signal } : {}),
         ...(runner.reuseKey !== undefined ? { reuseKey: runner.reuseKey } : {}),
         ...(runner.respectRobots ? { respectRobots: true } : {}),
-        afford: async (credits) => {
-          if (credits <= reserved) return true;
-          const ok = await bill.need(credits - reserved);
-          if (ok) reserved = credits;
-          return ok;
-        },
+        afford,
       });
     } finally {
       leaveCrawl();
@@ -98,10 +104,24 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
       continue;
     }
     const { billable, failed } = billingOf(outcome.status);
-    const credits = billable ? outcome.credits : 0;
+    const answered = { httpStatus: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
+    // Documents (documents.ts): skipped or failed unbilled, kept converted and priced by their pages.
+    const document = !failed && runner.documents ? await crawlDocument(runner.documents, outcome, keepHtml) : null;
+    if (document?.kind === 'skipped' || document?.kind === 'failed') {
+      bill.giveBack(reserved);
+      return { status: document.kind === 'skipped' ? 'skipped_document' : 'failed', credits: 0, ...answered, detail: document.detail };
+    }
+    const surcharge = document?.kind === 'kept' ? document.surcharge : 0;
+    if (surcharge > 0 && !(await afford(outcome.credits + surcharge))) {
+      bill.giveBack(reserved);
+      return { status: 'pending', credits: 0, detail: 'The account cannot pay for the document\'s pages.', refused: true };
+    }
+    const credits = billable ? outcome.credits + surcharge : 0;
     bill.giveBack(reserved - credits);
-    const result: PageOutcome = { status: failed ? 'failed' : 'fetched', credits, httpStatus: outcome.status, finalUrl: outcome.finalUrl, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) };
+    const result: PageOutcome = { status: failed ? 'failed' : 'fetched', credits, ...answered };
     if (failed) return { ...result, detail: `The page answered ${outcome.status}.` };
+    if (document?.kind === 'kept') return { ...result, html: document.text, document: document.format };
+    if (document) return result;
     const html = isHtml({ ...(outcome.contentType ? { contentType: outcome.contentType } : {}), body: outcome.body, rendered: outcome.html !== undefined });
     // Text answers are kept too (output_format); only HTML is read for links.
     const text = outcome.html ?? (html || /^text\//i.test(outcome.contentType ?? '') ? decodeHtml(outcome.body, outcome.contentType) : undefined);

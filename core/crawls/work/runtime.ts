@@ -8,6 +8,7 @@ import type { Db } from 'mongodb';
 import { CrawlEnds } from '../ends';
 import type { PageFetcher } from './fetcher';
 import { RunLimits, type RunLimit } from '../../jobs/run-limits';
+import type { DocumentPool } from '../../../engine';
 
 const ENDED_TTL_MS = 150;
 const SEEN_PER_CRAWL = 200_000;
@@ -17,11 +18,14 @@ export interface CrawlRuntimeOptions {
   db: Db;
   fetcher: PageFetcher;
   retryAfterMaxMs: number;
+  /** The worker's document pool: kept pages that are documents are converted in it. */
+  documents?: DocumentPool;
 }
 
 export class CrawlRuntime {
   readonly fetcher: PageFetcher;
   readonly retryAfterMaxMs: number;
+  readonly documents?: DocumentPool;
   private readonly limits = new RunLimits();
   private readonly seenSets = new Map<string, Set<string>>();
   private readonly endChecks = new Map<string, { at: number; ended: Promise<boolean> }>();
@@ -30,6 +34,7 @@ export class CrawlRuntime {
   constructor(options: CrawlRuntimeOptions) {
     this.fetcher = options.fetcher;
     this.retryAfterMaxMs = options.retryAfterMaxMs;
+    if (options.documents) this.documents = options.documents;
     this.ends = new CrawlEnds(options.db);
   }
 

@@ -13,6 +13,7 @@
  * outcomes nor its bill and throws: the next attempt fetches the slice, and bills it, whole.
  */
 import type { CrawlCharges } from '../charges';
+import { documentFormatOfName } from '../../../engine';
 import { normalizeLink, passesPatterns, scopeOf, startKey } from '../urls';
 import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../../base/db';
 import { storeKeptPage } from '../kept-pages';
@@ -58,6 +59,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
       ended: () => deps.runtime.ended(spec.crawlId),
       reuseKey: spec.accountId,
       ...(spec.respectRobots ? { respectRobots: true } : {}),
+      ...(deps.runtime.documents ? { documents: { pool: deps.runtime.documents, include: spec.includeDocuments !== false, ...(spec.outputFormat ? { output: spec.outputFormat } : {}) } } : {}),
       heartbeat: () => work.heartbeat(),
     };
     try {
@@ -80,9 +82,10 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
         }
         delete outcome.page;
         if (outcome.html !== undefined && item.src) {
-          await storeKeptPage(deps.db, spec.crawlId, ids.contentId(item.src.k, item.src.index), { url: item.url, html: outcome.html });
+          await storeKeptPage(deps.db, spec.crawlId, ids.contentId(item.src.k, item.src.index), { url: item.url, html: outcome.html, ...(outcome.document ? { document: outcome.document } : {}) });
         }
         delete outcome.html;
+        delete outcome.document;
         outcomes[index] = outcome;
       });
     } finally {
@@ -96,7 +99,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
     const claimed = await claimLinks(deps, input, items, outcomes, own);
     await writeFound(deps, spec.crawlId, k, attempt, claimed.found);
     // Pages robots.txt disallowed are recorded as skipped even when the crawl keeps no pages.
-    if (spec.outputFormat || spec.trackChanges || outcomes.some((outcome) => outcome.status === 'skipped')) await writeOutcomes(deps, input, items, outcomes);
+    if (spec.outputFormat || spec.trackChanges || outcomes.some((outcome) => outcome.status === 'skipped' || outcome.status === 'skipped_document')) await writeOutcomes(deps, input, items, outcomes);
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
 
@@ -126,6 +129,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
 function seedVerdict(outcome: PageOutcome | undefined): SliceResult['seed'] {
   if (outcome?.status === 'fetched') return { ok: true };
   if (outcome?.status === 'pending') return { ok: false, detail: 'The crawl ended before the start URL was fetched.' };
+  if (outcome?.status === 'skipped_document') return { ok: false, detail: 'The start URL is a document and the crawl skips documents (include_documents=false).' };
   if (outcome?.status === 'skipped') return { ok: false, detail: `The start URL is not fetched: ${outcome.detail ?? 'robots.txt disallows it.'}` };
   return { ok: false, detail: outcome?.detail ? `The start URL could not be read: ${outcome.detail}` : 'The start URL could not be read.' };
 }
@@ -175,6 +179,8 @@ async function claimLinks(
     for (const href of outcome.links.hrefs) {
       const link = normalizeLink(href, outcome.links.base, scope);
       if (!link.ok || !passesPatterns(link.url, spec.include, spec.exclude)) continue;
+      // A crawl that skips documents drops links whose file name says document (report.pdf) before they are results.
+      if (spec.includeDocuments === false && documentFormatOfName(new URL(link.url).pathname)) continue;
       if (link.key === start || local.has(link.key)) {
         duplicates++;
         continue;
