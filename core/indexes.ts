@@ -9,6 +9,7 @@ import { CRAWL_INDEXES } from './crawls/store';
 import { EXTRACT_INDEXES } from './extract/store';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { BLOB_INDEXES } from './jobs/blobs';
+import { RUN_LEASE_INDEXES } from './jobs/run-leases';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
@@ -20,6 +21,7 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   SELF_CHECK_INDEXES,
   ACCOUNT_INDEXES,
   ACTIVE_JOB_INDEXES,
+  RUN_LEASE_INDEXES,
   JOB_START_INDEXES,
   BLOB_INDEXES,
   CRAWL_INDEXES,

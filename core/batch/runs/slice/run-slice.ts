@@ -30,7 +30,6 @@
  */
 import type { Accounts } from '../../../accounts';
 import { isDuplicateKey } from '../../../../base/db';
-import type { Semaphore } from '../../../../base/semaphore';
 import { TaskSignals } from '../../../../base/task-signals';
 import type { JobCharges } from '../../../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../../../jobs/work';
@@ -47,8 +46,8 @@ export interface SliceDeps extends TaskDeps {
   store: BatchStore;
   accounts: Accounts;
   charges: JobCharges;
-  /** Limits a task takes a turn of, in order: the run's window in this worker, then the worker's. */
-  limits: Semaphore[];
+  /** Limits a task takes a turn of, in order: the run's lease (shared by every worker), then the worker's slot. */
+  limits: Array<{ acquire(signal?: AbortSignal): Promise<() => void> }>;
   /** What the run asks: go on, pause, or stop (run-control.ts). */
   runControl(runId: string): Promise<RunControl>;
 }
@@ -122,8 +121,15 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         if (index === undefined) return;
         const task = slice.tasks[index] as BatchTask;
         const releases: Array<() => void> = [];
-        for (const limit of deps.limits) releases.push(await limit.acquire());
         const release = (): void => releases.reverse().forEach((free) => free());
+        try {
+          for (const limit of deps.limits) releases.push(await limit.acquire(attempt.signal));
+        } catch (error) {
+          release();
+          // Cancelled while waiting for a turn: the attempt ends as interrupted below.
+          if (attempt.signal.aborted) return;
+          throw error;
+        }
         const taskSignal = signals.open();
         try {
           const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, taskSignal.signal);
