@@ -169,11 +169,11 @@ export interface AccountLimits {
   storedInputBytes: number;
   /** Exports being written at once. */
   concurrentExports: number;
-  /** Authenticated requests per second, per API process (the request budget's refill). */
+  /** Authenticated requests per second, across the API processes (the request budget's refill). */
   requestsPerSecond: number;
   /** Authenticated requests an idle account may send at once before the rate applies. */
   requestBurst: number;
-  /** Authenticated requests of the account in flight at once, per API process. */
+  /** Authenticated requests of the account in flight at once, across the API processes. */
   requestsInFlight: number;
 }
 
@@ -277,7 +277,7 @@ const variables = {
     fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`.',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget").',
   },
   PLAN_LIMITS: {
     parse: planLimits,
@@ -356,7 +356,14 @@ const variables = {
     parse: integer(1, 1_000_000),
     fallback: '50',
     scope: 'api',
-    description: 'Database look-ups of API keys that no cache knows and that turn out not valid, allowed at once per client network (IPv4 /24, IPv6 /64) and API process; beyond, such keys are refused with 429 `rate_limited` (`limit` `auth_failures`, `Retry-After`) before any database work. A key found valid gives its look-up back, and cached keys (valid or not) never count, so only failures wear the allowance down; a valid key no cache holds yet is refused too while its network is over the limit.',
+    description: 'Database look-ups of API keys that no cache knows and that turn out not valid, allowed at once per client network (IPv4 /24, IPv6 /64), shared by the live API processes (each takes its part); beyond, such keys are refused with 429 `rate_limited` (`limit` `auth_failures`, `Retry-After`) before any database work. A key found valid gives its look-up back, and cached keys (valid or not) never count, so only failures wear the allowance down; a valid key no cache holds yet is refused too while its network is over the limit.',
+  },
+  ACCOUNT_DATABASE_SHARE_PERCENT: {
+    parse: integer(1, 100),
+    fallback: '25',
+    scope: 'api',
+    description:
+      'Share of an API process\'s database connections (the driver\'s pool, `maxPoolSize` of MONGODB_URL, 100 by default) that one account\'s requests of the database-backed surfaces (Batch, Crawl, usage, prepared domains) may use at once; as many more wait in the account\'s own line, and beyond, 429 `rate_limited` (`limit` `database_share`). Other accounts never wait behind them.',
   },
   AUTH_FAILURES_PER_MINUTE: {
     parse: integer(0, 1_000_000),

@@ -12,6 +12,7 @@ import type { Config } from '../../base/config';
 import type { Logger } from '../../base/log';
 import { ApiProcesses } from './api-processes';
 import { AuthFailureLimiter } from './auth-failures';
+import { DatabaseShare } from './database-share';
 import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
@@ -29,7 +30,7 @@ import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
   Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'> &
-  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute' | 'workerHeartbeatMs'>>;
+  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute' | 'workerHeartbeatMs' | 'accountDatabaseSharePercent'>>;
 
 export interface Accounts {
   clock: Clock;
@@ -50,6 +51,8 @@ export interface Accounts {
   authFailures: AuthFailureLimiter;
   /** What an account holds at once, in numbered slots shared by every process (limit-gate.ts). */
   holdings: LimitGate;
+  /** Each account's share of this process's database connections (database-share.ts). */
+  databaseShare: DatabaseShare;
   /** The live API processes, whose number divides the request budget and the failed look-ups (api-processes.ts). */
   processes: ApiProcesses;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
@@ -92,6 +95,8 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     rates: new RateLimiter(db),
     budget: new RequestBudget(clock, live),
     processes,
+    // The driver's pool of this process (maxPoolSize: 100 unless the connection string says otherwise).
+    databaseShare: DatabaseShare.of(db.client.options.maxPoolSize, config.accountDatabaseSharePercent ?? 25),
     holdings: new LimitGate(db, clock, config.limitRefusalMemoryMs ?? 1_500),
     async principalFor(accountId, keyId) {
       const account = await store.liveAccount(accountId);
