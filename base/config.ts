@@ -177,8 +177,12 @@ export interface AccountLimits {
   requestsInFlight: number;
 }
 
-/** The request budget's members, filled in when ACCOUNT_LIMITS leaves them out. */
-const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'> = { requestsPerSecond: 200, requestBurst: 400, requestsInFlight: 200 };
+/**
+ * The request budget's members, filled in when ACCOUNT_LIMITS leaves them out: derived from what the
+ * stack serves (bench/request-budget.ts, README "Request budget"): a quarter of the job listings one API
+ * process and FerretDB serve a second, two seconds of it at once, and what is in flight at that rate.
+ */
+const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight'> = { requestsPerSecond: 20, requestBurst: 40, requestsInFlight: 8 };
 
 const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   mcp_sessions: 'mcpSessions',
@@ -274,16 +278,18 @@ const variables = {
   },
   ACCOUNT_LIMITS: {
     parse: accountLimits,
-    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200',
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=20,request_burst=40,requests_in_flight=8',
     scope: 'all',
     description:
       'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget").',
   },
   PLAN_LIMITS: {
     parse: planLimits,
-    fallback: 'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20',
+    fallback:
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200',
     scope: 'all',
-    description: 'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`).',
+    description:
+      'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`). The paid plans raise the request budget: their Fetch concurrency needs more requests at once than the free plan\'s.',
   },
   CSV_INPUT_MAX_BYTES: {
     parse: byteSize,

@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   const stack = new Stack({
     config: { ...processConfig(), dataDir },
     ports: { api: 0, ferretdb: 0, temporal: 0, temporalUi: 0 },
-    serviceEnv: { LOG_LEVEL: 'warn', TARGET_ALLOWLIST: '127.0.0.1', AUTH_FAILURE_BURST: '1000000000', AUTH_FAILURES_PER_MINUTE: '1000000000' },
+    serviceEnv: { LOG_LEVEL: 'warn', TARGET_ALLOWLIST: '127.0.0.1', AUTH_FAILURE_BURST: '1000000', AUTH_FAILURES_PER_MINUTE: '1000000', ACTIVE_JOBS_LIMIT: '100' },
   });
   const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 30_000 });
   try {

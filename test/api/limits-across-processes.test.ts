@@ -93,7 +93,7 @@ describe('limits across API processes and workers', function () {
         ...stackApi.env,
         PORT: String(port),
         API_PROCESSES: '2',
-        ACCOUNT_LIMITS: `mcp_sessions=${CAP},scheduled_jobs=${CAP},stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3`,
+        ACCOUNT_LIMITS: `mcp_sessions=${CAP},scheduled_jobs=${CAP},stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200`,
         ACTIVE_JOBS_LIMIT: String(CAP),
       },
       logDir: folder,
