@@ -122,15 +122,17 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         const task = slice.tasks[index] as BatchTask;
         const releases: Array<() => void> = [];
         const release = (): void => releases.reverse().forEach((free) => free());
+        // The task's own signal (one listener on the attempt's for all tasks), also while it waits for a turn.
+        const taskSignal = signals.open();
         try {
-          for (const limit of deps.limits) releases.push(await limit.acquire(attempt.signal));
+          for (const limit of deps.limits) releases.push(await limit.acquire(taskSignal.signal));
         } catch (error) {
           release();
+          taskSignal.done();
           // Cancelled while waiting for a turn: the attempt ends as interrupted below.
           if (attempt.signal.aborted) return;
           throw error;
         }
-        const taskSignal = signals.open();
         try {
           const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, taskSignal.signal);
           if (item.interrupted) {
