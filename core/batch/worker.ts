@@ -65,7 +65,14 @@ export function createBatchWorker(deps: BatchWorkerDeps) {
   const priced = pricedStats(deps.accounts);
   const endDeps = { db: store.db, activeJobs, priced, events };
   const controls = new RunControls(store);
-  const workerLimit = new Semaphore(config.batchConcurrency);
+  const workerSlots = new Semaphore(config.batchConcurrency);
+  const workerLimit = {
+    async acquire(signal?: AbortSignal): Promise<() => void> {
+      const turn = await workerSlots.take(signal ? { signal } : {});
+      if (!turn.ok) throw new Error(`no worker slot: ${turn.reason}`);
+      return turn.release;
+    },
+  };
   // Each run's leases, shared by every worker: its tasks in flight, wherever they run, stay within its concurrency.
   const runLeases = new RunLeases(deps.db);
   const fire = scheduledFires({
