@@ -35,6 +35,8 @@ async function main(): Promise<void> {
   const temporal = connectTemporal(config);
   const accounts = createAccounts({ db: db.db, config, log });
   accounts.start();
+  // Among the live API processes: each takes its share of every account's request budget.
+  await accounts.serve();
   const fetching = createFetching({ config, log, db: db.db });
   const deps = apiDeps({ config, log, db, temporal, accounts, fetching });
   const mcp = createMcpHttp(deps);

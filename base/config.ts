@@ -169,11 +169,11 @@ export interface AccountLimits {
   storedInputBytes: number;
   /** Exports being written at once. */
   concurrentExports: number;
-  /** Authenticated requests per second, per API process (the request budget's refill). */
+  /** Authenticated requests per second, across the API processes (the request budget's refill). */
   requestsPerSecond: number;
   /** Authenticated requests an idle account may send at once before the rate applies. */
   requestBurst: number;
-  /** Authenticated requests of the account in flight at once, per API process. */
+  /** Authenticated requests of the account in flight at once, across the API processes. */
   requestsInFlight: number;
   /** Browser pages the account's renders hold at once on a machine; unset: half of `BROWSER_MAX_PAGES` (never more than it). */
   renderPages?: number;
@@ -185,11 +185,16 @@ export interface AccountLimits {
   historyDays: number;
 }
 
-/** Members filled in when ACCOUNT_LIMITS leaves them out: the request budget's and the deadline renders'. */
+/**
+ * The request budget's members, filled in when ACCOUNT_LIMITS leaves them out: derived from what the
+ * stack serves (bench/request-budget.ts, README "Request budget"): a quarter of the job listings one API
+ * process and FerretDB serve a second, two seconds of it at once, and what is in flight at that rate.
+ * And the deadline renders' allowance.
+ */
 const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'deadlineRenders'> = {
-  requestsPerSecond: 200,
-  requestBurst: 400,
-  requestsInFlight: 200,
+  requestsPerSecond: 20,
+  requestBurst: 40,
+  requestsInFlight: 8,
   deadlineRenders: 5,
 };
 
@@ -297,17 +302,18 @@ const variables = {
   },
   ACCOUNT_LIMITS: {
     parse: accountLimits,
-    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200,deadline_renders=5',
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=20,request_burst=40,requests_in_flight=8,deadline_renders=5',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, per API process, checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`; left out: 200 and 400) and in flight at once (`requests_in_flight`, left out: 200), beyond which 429 `rate_limited` with `Retry-After`. And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30).',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget"). And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30).',
   },
   PLAN_LIMITS: {
     parse: planLimits,
     fallback:
-      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:deadline_renders=20:history_versions=100:history_days=90,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:deadline_renders=100:history_versions=1000:history_days=365',
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40:deadline_renders=20:history_versions=100:history_days=90,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200:deadline_renders=100:history_versions=1000:history_days=365',
     scope: 'all',
-    description: 'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`).',
+    description:
+      'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`). The paid plans raise the request budget: their Fetch concurrency needs more requests at once than the free plan\'s.',
   },
   CSV_INPUT_MAX_BYTES: {
     parse: byteSize,
@@ -380,7 +386,14 @@ const variables = {
     parse: integer(1, 1_000_000),
     fallback: '50',
     scope: 'api',
-    description: 'Database look-ups of API keys that no cache knows and that turn out not valid, allowed at once per client network (IPv4 /24, IPv6 /64) and API process; beyond, such keys are refused with 429 `rate_limited` (`limit` `auth_failures`, `Retry-After`) before any database work. A key found valid gives its look-up back, and cached keys (valid or not) never count, so only failures wear the allowance down; a valid key no cache holds yet is refused too while its network is over the limit.',
+    description: 'Database look-ups of API keys that no cache knows and that turn out not valid, allowed at once per client network (IPv4 /24, IPv6 /64), shared by the live API processes (each takes its part); beyond, such keys are refused with 429 `rate_limited` (`limit` `auth_failures`, `Retry-After`) before any database work. A key found valid gives its look-up back, and cached keys (valid or not) never count, so only failures wear the allowance down; a valid key no cache holds yet is refused too while its network is over the limit.',
+  },
+  ACCOUNT_DATABASE_SHARE_PERCENT: {
+    parse: integer(1, 100),
+    fallback: '25',
+    scope: 'api',
+    description:
+      'Share of an API process\'s database connections (the driver\'s pool, `maxPoolSize` of MONGODB_URL, 100 by default) that one account\'s requests of the database-backed surfaces (Batch, Crawl, usage, prepared domains) may use at once; as many more wait in the account\'s own line, and beyond, 429 `rate_limited` (`limit` `database_share`). Other accounts never wait behind them.',
   },
   AUTH_FAILURES_PER_MINUTE: {
     parse: integer(0, 1_000_000),

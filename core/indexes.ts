@@ -11,6 +11,7 @@ import { DEADLINE_RENDER_INDEXES } from './fetch/render-rules';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { BLOB_INDEXES } from './jobs/blobs';
 import { CHANGE_INDEXES } from './changes/store';
+import { RUN_LEASE_INDEXES } from './jobs/run-leases';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
@@ -22,6 +23,7 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   SELF_CHECK_INDEXES,
   ACCOUNT_INDEXES,
   ACTIVE_JOB_INDEXES,
+  RUN_LEASE_INDEXES,
   JOB_START_INDEXES,
   BLOB_INDEXES,
   CRAWL_INDEXES,

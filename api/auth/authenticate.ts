@@ -19,7 +19,9 @@
  * `auth_failures`) with `Retry-After`, so well-formed random keys cannot reach the database at will.
  * A known key's account then takes one request of its budget (core/accounts/request-budget.ts): past
  * it, 429 `rate_limited` with `Retry-After`, decided in memory before any database work and sent a
- * second later, so a client retrying at once cannot spin.
+ * second later, so a client retrying at once cannot spin. A request of a database-backed surface then
+ * takes one of its account's turns at the database (core/accounts/database-share.ts): past the
+ * account's share and its line, 429 `rate_limited` (limit `database_share`).
  *
  * Keys never reach a log: the access log records the path without its query, and no detail echoes
  * what was sent.
@@ -34,6 +36,9 @@ import type { HttpContext, HttpMiddleware, RequestState } from '../http/context'
 import type { JsonSchema } from '../http/routes';
 
 export type Surface = 'fetch' | 'extract' | 'prepared-domains' | 'crawl' | 'documents' | 'batch' | 'usage' | 'agent';
+
+/** Surfaces whose requests are database reads and writes, held to the account's share of the pool. */
+const DATABASE_SURFACES: ReadonlySet<Surface> = new Set(['prepared-domains', 'crawl', 'batch', 'usage']);
 
 interface KeyRule {
   query: boolean;
@@ -127,7 +132,14 @@ export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 't
     }
     (ctx.state as AuthState).principal = check.principal;
     try {
-      await next();
+      if (!DATABASE_SURFACES.has(surface)) return await next();
+      const turn = await deps.accounts.databaseShare.take(check.principal.accountId);
+      if (!turn.ok) throw overShare();
+      try {
+        await next();
+      } finally {
+        turn.release();
+      }
     } finally {
       admitted.done();
     }
@@ -151,6 +163,14 @@ export function overBudget(refusal: { reason: 'rate' | 'in_flight'; retryAfterSe
   return problem('rate_limited', detail, {
     members: { limit: refusal.reason === 'rate' ? 'requests_per_second' : 'requests_in_flight' },
     headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
+  });
+}
+
+/** The 429 of an account with as many database-backed requests running and waiting as its share allows. */
+export function overShare(): ApiError {
+  return problem('rate_limited', 'This account has as many requests using the database at once as its share allows, and as many waiting; retry when one is answered.', {
+    members: { limit: 'database_share' },
+    headers: { 'Retry-After': '1' },
   });
 }
 

@@ -17,6 +17,11 @@
  * an account near its limit leave each other half of what is left. An allowance unused for
  * IDLE_FLUSHES flushes is charged and closed.
  *
+ * A Fetch whose price is known when it starts charges it AHEAD (charging.ts `Hold.prepay`): its
+ * settlement joins the allowance's next write at once, while the page is fetched, so the write has
+ * usually landed when the answer is ready; a dearer configuration settles the difference at the end,
+ * and a failure (or a cheaper outcome) refunds what was charged before it is answered.
+ *
  * Every CREDIT_FLUSH_MS a flush renews the holds in use and closes idle ones.
  *
  * Trade-offs: a process killed without stopping leaves its hold to lapse after ALLOWANCE_HOLD_MS (no
@@ -91,6 +96,8 @@ export class Allowances {
   private readonly orphans = new Set<Allowance>();
   /** Writes whose outcome is unknown and whose requests were answered as failed: refunded if they landed. */
   private readonly doubtful: Array<{ payer: Payer; period: Period; hold: string; credits: number; outcome: UnknownOutcome }> = [];
+  /** Refunds of charges made ahead whose write failed: tried again at each flush. */
+  private readonly refunds: Array<{ payer: Payer; period: Period; hold: string; credits: number }> = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -172,6 +179,39 @@ export class Allowances {
     allowance.reserved -= held;
   }
 
+  /**
+   * Takes back `credits` a hold charged ahead (Hold.prepay) for work that then failed or cost less:
+   * resolves once the refund is in the ledger. A refund that cannot be written now is kept and tried
+   * again at every flush (a process that dies meanwhile leaves the charge: charged for a failure,
+   * never the reverse).
+   */
+  async refund(allowance: Allowance, credits: number): Promise<void> {
+    if (credits <= 0) return;
+    const refund = { payer: allowance.payer, period: allowance.period, hold: allowance.hold, credits };
+    try {
+      await this.writeRefund(refund);
+    } catch (error) {
+      this.refunds.push(refund);
+      throw error;
+    }
+  }
+
+  private writeRefund(refund: { payer: Payer; period: Period; hold: string; credits: number }): Promise<LedgerResult> {
+    return this.ledger.submit(refund.payer.accountId, refund.period, { kind: 'refund', hold: refund.hold, key: refund.payer.keyId, credits: refund.credits });
+  }
+
+  /** Refunds that failed: tried again, each at most once per flush. */
+  private async retryRefunds(): Promise<void> {
+    for (const refund of this.refunds.splice(0)) {
+      try {
+        await this.writeRefund(refund);
+      } catch (error) {
+        // Unknown outcome: it may have landed, so not again (rather charged for a failure than twice refunded).
+        if (!isUnknownOutcome(error)) this.refunds.push(refund);
+      }
+    }
+  }
+
   /** Charges what the account's allowances in this process settled (before a usage read). */
   async flushAccount(accountId: string): Promise<void> {
     await Promise.all([...this.open.values()].filter((allowance) => allowance.payer.accountId === accountId).map((allowance) => this.flushOne(allowance, 'charge')));
@@ -180,6 +220,7 @@ export class Allowances {
   /** Charges every allowance's settled credits, closes idle ones and renews the rest. */
   async flush(): Promise<void> {
     await this.resolveDoubts();
+    await this.retryRefunds();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     const outcomes = await Promise.allSettled(all.map((allowance) => this.flushOne(allowance, 'periodic')));
@@ -222,6 +263,7 @@ export class Allowances {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.resolveDoubts();
+    await this.retryRefunds();
     const all = [...this.open.values(), ...this.orphans];
     this.orphans.clear();
     await Promise.all(all.map((allowance) => this.flushOne(allowance, 'stop')));

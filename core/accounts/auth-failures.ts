@@ -7,8 +7,9 @@
  * Each network has a bucket of `burst` look-ups refilling at `perMinute`: a look-up of an uncached
  * key takes one, and gives it back when the key turns out valid, so only failures wear the bucket
  * down; an empty bucket refuses uncached keys (429 with Retry-After) until it refills. Cached keys,
- * valid or not, never come here. Per process; the networks kept are bounded (a full bucket carries
- * nothing and is forgotten first).
+ * valid or not, never come here. Each live API process (api-processes.ts) takes its share of the
+ * bucket (burst and refill ÷ live processes), so the limit holds across processes; the networks kept
+ * are bounded (a full bucket carries nothing and is forgotten first).
  */
 import type { Clock } from '../../base/clock';
 
@@ -33,8 +34,16 @@ export class AuthFailureLimiter {
 
   constructor(
     private readonly clock: Clock,
-    private readonly limits: AuthFailureLimits,
+    private readonly configured: AuthFailureLimits,
+    /** Live API processes sharing the limit (api-processes.ts). */
+    private readonly processes: () => number = () => 1,
   ) {}
+
+  /** This process's share. */
+  private get limits(): AuthFailureLimits {
+    const n = Math.max(1, this.processes());
+    return n === 1 ? this.configured : { burst: Math.max(1, Math.floor(this.configured.burst / n)), perMinute: this.configured.perMinute / n };
+  }
 
   /** A look-up for `network`, or how long until it may look one up again. */
   take(network: string): LookUpTicket {

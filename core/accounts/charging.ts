@@ -56,6 +56,9 @@ const checkCredits = (credits: number): void => {
 /** Credits reserved for one request; settle or release it exactly once. */
 export class Hold {
   private done = false;
+  /** Credits charged ahead (`prepay`), and the write that charges them. */
+  private prepaid = 0;
+  private prepaying: Promise<void> | undefined;
 
   constructor(
     private readonly charging: Charging,
@@ -82,19 +85,34 @@ export class Hold {
     return result;
   }
 
+  /**
+   * Charges the credits held now, before the work ends, so that the ledger write overlaps the work (an
+   * allowance hold only; nothing otherwise). `settle` then charges only a dearer outcome's difference
+   * and waits for this write; `release`, or a cheaper outcome, refunds it before resolving.
+   */
+  prepay(): void {
+    if (this.done || this.prepaying || !this.allowance) return;
+    this.prepaid = this.credits;
+    this.prepaying = this.charging.prepay(this, this.prepaid);
+    // Awaited by settle or release; a failure here is theirs to report.
+    this.prepaying.catch(() => undefined);
+  }
+
   /** Charges `credits` (the configuration that succeeded) and closes the hold. */
   async settle(credits: number): Promise<void> {
     checkCredits(credits);
     if (this.done) throw new Error(`hold ${this.id} is already closed`);
     this.done = true;
-    await this.charging.submit(this, { kind: 'settle', credits });
+    if (!this.prepaying) return void (await this.charging.submit(this, { kind: 'settle', credits }));
+    await this.charging.closePrepaid(this, this.prepaid, this.prepaying, credits);
   }
 
   /** Returns the credits; safe to call after settle (it does nothing then) and more than once. */
   async release(): Promise<void> {
     if (this.done) return;
     this.done = true;
-    await this.charging.submit(this, { kind: 'release' });
+    if (!this.prepaying) return void (await this.charging.submit(this, { kind: 'release' }));
+    await this.charging.closePrepaid(this, this.prepaid, this.prepaying, 0);
   }
 
   get closed(): boolean {
@@ -175,6 +193,45 @@ export class Charging {
 
   limitsOf(payer: Payer): { credits: number; keyCap: number | null } {
     return { credits: payer.plan.credits, keyCap: payer.keyCap };
+  }
+
+  /** @internal used by Hold: charges `credits` of an allowance hold now. */
+  prepay(hold: Hold, credits: number): Promise<void> {
+    if (!hold.allowance || !this.allowances) return Promise.resolve();
+    return this.allowances.settle(hold.allowance, credits, credits);
+  }
+
+  /**
+   * @internal used by Hold: closes a hold that charged `prepaid` ahead at `credits` in the end: the
+   * rest of what it reserved is charged up to `credits` or given back, and what was charged beyond
+   * `credits` is refunded once the charge ahead has landed (nothing to refund if it failed).
+   */
+  async closePrepaid(hold: Hold, prepaid: number, prepaying: Promise<void>, credits: number): Promise<void> {
+    const allowance = hold.allowance;
+    if (!allowance || !this.allowances) return;
+    const rest = hold.credits - prepaid;
+    if (credits > prepaid) {
+      // A dearer configuration succeeded: its difference is charged only once the charge ahead landed.
+      try {
+        await prepaying;
+      } catch (error) {
+        this.allowances.release(allowance, rest);
+        throw error;
+      }
+      await this.allowances.settle(allowance, rest, credits - prepaid);
+      return;
+    }
+    if (credits === prepaid) {
+      this.allowances.release(allowance, rest);
+      await prepaying;
+      return;
+    }
+    this.allowances.release(allowance, rest);
+    const landed = await prepaying.then(
+      () => true,
+      () => false,
+    );
+    if (landed) await this.allowances.refund(allowance, prepaid - credits);
   }
 
   /** @internal used by Hold */

@@ -10,7 +10,9 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../../base/config';
 import type { Logger } from '../../base/log';
+import { ApiProcesses } from './api-processes';
 import { AuthFailureLimiter } from './auth-failures';
+import { DatabaseShare } from './database-share';
 import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
 import { Charging } from './charging';
@@ -28,7 +30,7 @@ import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
   Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'> &
-  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute'>>;
+  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute' | 'workerHeartbeatMs' | 'accountDatabaseSharePercent'>>;
 
 export interface Accounts {
   clock: Clock;
@@ -47,12 +49,18 @@ export interface Accounts {
   budget: RequestBudget;
   /** Failed key look-ups per client network, checked in memory before the database (auth-failures.ts). */
   authFailures: AuthFailureLimiter;
-  /** Serialises an account's creations of one held resource and remembers refusals (limit-gate.ts). */
+  /** What an account holds at once, in numbered slots shared by every process (limit-gate.ts). */
   holdings: LimitGate;
+  /** Each account's share of this process's database connections (database-share.ts). */
+  databaseShare: DatabaseShare;
+  /** The live API processes, whose number divides the request budget and the failed look-ups (api-processes.ts). */
+  processes: ApiProcesses;
   /** The principal of a stored account and key, for work that runs outside a request (activities). */
   principalFor(accountId: string, keyId: string): Promise<Principal>;
   /** Starts background work (renewing slot claims, giving back unused slots, charging allowances). */
   start(): void;
+  /** Records this process among the live API processes (api/main.ts): the per-process limits become shares. */
+  serve(): Promise<void>;
   /** Gives back this process's unused slots and credit allowances and stops background work. */
   stop(): Promise<void>;
 }
@@ -62,14 +70,16 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
   const clock = options.clock ?? systemClock;
   const plans = new PlanCatalogue(config);
   const store = new AccountStore(db, clock);
-  const authFailures = new AuthFailureLimiter(clock, { burst: config.authFailureBurst ?? 50, perMinute: config.authFailuresPerMinute ?? 60 });
-  const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs, authFailures);
+  const claims = db.collection<ChainDocument<ClaimState>>('slot_claims');
   const retention = retentionOf(config.ledgerRetentionHours);
+  const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs, retention);
+  const processes = new ApiProcesses(db, slots.instance, config.workerHeartbeatMs ?? 1_000, log.child({ module: 'api-processes' }));
+  const live = (): number => processes.count;
+  const authFailures = new AuthFailureLimiter(clock, { burst: config.authFailureBurst ?? 50, perMinute: config.authFailuresPerMinute ?? 60 }, live);
+  const keys = new KeyCache(store, plans, clock, config.keyCacheTtlMs, authFailures);
   const ledger = new Ledger(db.collection<ChainDocument<LedgerState>>('usage_ledger'), clock, retention);
   const allowances = new Allowances(ledger, clock, { maxHeadroom: config.creditAllowance, flushMs: config.creditFlushMs });
   const charging = new Charging(ledger, clock, config.creditHoldMs, allowances);
-  const claims = db.collection<ChainDocument<ClaimState>>('slot_claims');
-  const slots = new SlotPool(claims, clock, log.child({ module: 'slots' }), config.slotLeaseMs, config.slotClaimIdleMs, retention);
   const signups = new Signups(db.collection<SignupDoc>('signups'), store, clock, config.signupRateLimit, config.signupRateWindowMs);
   return {
     clock,
@@ -83,8 +93,11 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     slots,
     signups,
     rates: new RateLimiter(db),
-    budget: new RequestBudget(clock),
-    holdings: new LimitGate(clock, config.limitRefusalMemoryMs ?? 1_500),
+    budget: new RequestBudget(clock, live),
+    processes,
+    // The driver's pool of this process (maxPoolSize: 100 unless the connection string says otherwise).
+    databaseShare: DatabaseShare.of(db.client.options.maxPoolSize, config.accountDatabaseSharePercent ?? 25),
+    holdings: new LimitGate(db, clock, config.limitRefusalMemoryMs ?? 1_500),
     async principalFor(accountId, keyId) {
       const account = await store.liveAccount(accountId);
       const key = await store.keyById(keyId);
@@ -102,8 +115,9 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
       slots.start();
       allowances.start();
     },
+    serve: () => processes.start(),
     async stop() {
-      await Promise.all([slots.stop(), allowances.stop()]);
+      await Promise.all([slots.stop(), allowances.stop(), processes.stop()]);
     },
   };
 }

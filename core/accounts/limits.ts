@@ -4,19 +4,20 @@
  * `quota_exceeded` naming the limit, so no account, a free signup included, can take the service's
  * memory or workers from the others.
  *
- * Counts are read from the records themselves (no counter to keep in step). Callers run the count
- * and the creation through `accounts.holdings` (limit-gate.ts): one after the other per account in
- * the process, so requests in flight at once cannot all pass the last free place, and a refusal is
- * remembered briefly so a flood of creations does not count in the database each time.
+ * Each thing held takes one of the account's numbered slots of its limit before it is created
+ * (`accounts.holdings`, limit-gate.ts), so creations in flight at once in any number of API
+ * processes cannot all pass the last free place; a refusal is remembered briefly so a flood of
+ * creations does not read the database each time. The byte total of stored inputs is summed from
+ * the records where an upload is stored.
  */
 import type { AccountLimits } from '../../base/config';
 import { problem } from '../../base/errors';
-import type { Accounts } from './index';
-import type { CountedLimit } from './limit-gate';
+import type { PlanCatalogue } from './plans';
 import type { Principal } from './principal';
-import { AccountsError } from './store';
+import { AccountsError, type AccountStore } from './store';
 
-export type { CountedLimit };
+/** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays'>;
 
 /** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
 export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
@@ -69,7 +70,7 @@ export function checkLimit(principal: Pick<Principal, 'plan'>, limit: CountedLim
 }
 
 /** The plan of an account acting without a key of the request (an upload through its capability link). */
-export async function planOfAccount(accounts: Pick<Accounts, 'store' | 'plans'>, accountId: string): Promise<Pick<Principal, 'plan'>> {
+export async function planOfAccount(accounts: { store: Pick<AccountStore, 'liveAccount'>; plans: Pick<PlanCatalogue, 'resolve'> }, accountId: string): Promise<Pick<Principal, 'plan'>> {
   try {
     const account = await accounts.store.liveAccount(accountId);
     return { plan: accounts.plans.resolve(account.plan, account.overrides ?? {}) };

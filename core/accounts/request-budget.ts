@@ -5,10 +5,12 @@
  * any database work, so a flood of requests from one account costs the API process a key-cache hit
  * and a 429 each, never a count in the database.
  *
- * The budget is per API process: with API_PROCESSES = n an account gets up to n times the rate (each
- * process refuses its share of a flood just as cheaply). Defaults are generous (ACCOUNT_LIMITS): a
- * client polling, paging results or sending a 100,000-task job never meets them; a loop that ignores
- * every answer does.
+ * The budget is the account's across every API process: each live process (api-processes.ts) takes
+ * budget ÷ live processes (rate, burst and requests in flight alike, at least one request of each), so
+ * n processes together admit what one would. A client whose connections all land on one process gets
+ * that process's share only. The defaults (ACCOUNT_LIMITS) are sized from what the stack serves
+ * (README "Request budget"): a client polling, paging results or sending a 100,000-task job never
+ * meets them; a loop that ignores every answer does, before it can slow the other accounts.
  */
 import type { AccountLimits } from '../../base/config';
 import type { Clock } from '../../base/clock';
@@ -38,10 +40,26 @@ const MAX_BUCKETS = 50_000;
 export class RequestBudget {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** Live API processes sharing the budget (api-processes.ts). */
+    private readonly processes: () => number = () => 1,
+  ) {}
 
-  /** Takes one request of `accountId` under `limits`. */
-  take(accountId: string, limits: BudgetLimits): BudgetOutcome {
+  /** This process's share of an account's budget. */
+  share(limits: BudgetLimits): BudgetLimits {
+    const n = Math.max(1, this.processes());
+    if (n === 1) return limits;
+    return {
+      requestsPerSecond: limits.requestsPerSecond / n,
+      requestBurst: Math.max(1, Math.floor(limits.requestBurst / n)),
+      requestsInFlight: Math.max(1, Math.floor(limits.requestsInFlight / n)),
+    };
+  }
+
+  /** Takes one request of `accountId` under this process's share of `budget`. */
+  take(accountId: string, budget: BudgetLimits): BudgetOutcome {
+    const limits = this.share(budget);
     const now = this.clock.now();
     let bucket = this.buckets.get(accountId);
     if (!bucket) {

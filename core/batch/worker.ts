@@ -4,7 +4,8 @@
  * pass each call through, with the attempt that runs it, and turn a Batch failure (errors.ts) into
  * their Temporal failure.
  *
- *   slice     one slice part of a run (runs/slice/run-slice.ts), in the run's window and the worker's
+ *   slice     one slice part of a run (runs/slice/run-slice.ts), under the run's leases (shared by every
+ *             worker, core/jobs/run-leases.ts) and the worker's limit
  *   progress  a run's progress on its record (runs/progress.ts)
  *   end       a run's end and its webhook event (runs/end.ts)
  *   fire      one fire of a scheduled job (schedules/fire.ts)
@@ -16,7 +17,7 @@ import type { Accounts } from '../accounts';
 import type { Config } from '../../base/config';
 import { Semaphore } from '../../base/semaphore';
 import { TASK_RETRY } from '../jobs/retry-rules';
-import { RunLimits } from '../jobs/run-limits';
+import { RunLeases } from '../jobs/run-leases';
 import { createWebhookEvents } from '../webhooks/events';
 import type { WorkContext } from '../jobs/work';
 import { checkpointOf, writeExport } from './exports/write';
@@ -64,9 +65,16 @@ export function createBatchWorker(deps: BatchWorkerDeps) {
   const priced = pricedStats(deps.accounts);
   const endDeps = { db: store.db, activeJobs, priced, events };
   const controls = new RunControls(store);
-  const workerLimit = new Semaphore(config.batchConcurrency);
-  // Each run's window in this worker: its slices in flight share it.
-  const runLimits = new RunLimits();
+  const workerSlots = new Semaphore(config.batchConcurrency);
+  const workerLimit = {
+    async acquire(signal?: AbortSignal): Promise<() => void> {
+      const turn = await workerSlots.take(signal ? { signal } : {});
+      if (!turn.ok) throw new Error(`no worker slot: ${turn.reason}`);
+      return turn.release;
+    },
+  };
+  // Each run's leases, shared by every worker: its tasks in flight, wherever they run, stay within its concurrency.
+  const runLeases = new RunLeases(deps.db);
   const fire = scheduledFires({
     store,
     accounts: deps.accounts,
@@ -79,7 +87,7 @@ export function createBatchWorker(deps: BatchWorkerDeps) {
   return {
     /** Fetches one slice part of a run's tasks and stores their results and bill (idempotent per part). */
     async slice(input: SliceInput, attempt: WorkContext): Promise<SliceSummary> {
-      const run = runLimits.take(input.runId, input.concurrency);
+      const run = runLeases.take(input.runId, input.concurrency);
       try {
         return await runSlice(
           {
@@ -87,7 +95,8 @@ export function createBatchWorker(deps: BatchWorkerDeps) {
             accounts: deps.accounts,
             charges,
             runTask: deps.runTask,
-            limits: [run.limit, workerLimit],
+            // The run's lease first: a task waiting for one holds none of the worker's slots.
+            limits: [run, workerLimit],
             taskRetry: { ...TASK_RETRY, maximumAttempts: config.batchTaskAttempts },
             runControl: (runId) => controls.of(runId),
           },

@@ -21,6 +21,9 @@ export function holdCredits(charging: Pick<Charging, 'reservePooled'>, principal
   return {
     async open(credits) {
       hold = await charging.reservePooled(principal, credits, 'fetch');
+      // The first configuration's price is charged now, its ledger write overlapping the fetch: the
+      // answer then rarely waits for it (a failure refunds it before it is answered).
+      hold.prepay();
     },
     async afford(credits) {
       if (!hold) return false;

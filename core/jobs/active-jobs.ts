@@ -1,12 +1,14 @@
 /**
  * Active jobs per account, shared by Crawl and Batch: a running job holds one of the account's
- * `limit` slots, a document whose `slot` value (`<account>:<0..limit-1>`) is unique, so taking the
- * last slot is one insert only one request can win (FerretDB has no atomic counters). The job's end
- * deletes it. A slot whose job ended without releasing it (a crash) is reclaimed when the account
- * is full: each kind of job says how to tell that one of its jobs has ended.
+ * `limit` numbered slots (core/accounts/held-slots.ts), a document whose `slot` value
+ * (`<account>:<0..limit-1>`) is unique, so taking the last slot is one insert only one start can win,
+ * whichever API process or worker makes it (FerretDB has no atomic counters). The job's end deletes
+ * it. A slot whose job ended without releasing it (a crash) is reclaimed when the account is full:
+ * each kind of job says how to tell that one of its jobs has ended.
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey, type IndexRegistration } from '../../base/db';
+import { takeSlot, type Holding, type SlotRecords } from '../accounts/held-slots';
 
 export type JobKind = 'crawl' | 'batch';
 
@@ -30,6 +32,8 @@ export type JobChecker = (job: ActiveJobDoc) => Promise<boolean>;
 
 export type SlotGrant = { ok: true } | { ok: false; inUse: number };
 
+const slotOf = (accountId: string, n: number): string => `${accountId}:${n}`;
+
 export class ActiveJobs {
   private readonly jobs: Collection<ActiveJobDoc>;
 
@@ -43,25 +47,35 @@ export class ActiveJobs {
 
   /** Takes a slot for `job`, or says the account already runs `limit` jobs. Taking it twice is harmless. */
   async acquire(accountId: string, limit: number, job: { id: string; kind: JobKind }): Promise<SlotGrant> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const held = await this.jobs.find({ account_id: accountId }).toArray();
-      if (held.some((doc) => doc._id === job.id)) return { ok: true };
-      const taken = new Set(held.map((doc) => doc.slot));
-      let free: string | undefined;
-      for (let n = 0; n < limit && free === undefined; n++) if (!taken.has(`${accountId}:${n}`)) free = `${accountId}:${n}`;
-      if (free === undefined) {
-        if ((await this.reclaim(held)) > 0) continue;
-        return { ok: false, inUse: held.length };
+    // The account's records as last read, to hand the checkers whole documents.
+    let docs: ActiveJobDoc[] = [];
+    const records: SlotRecords = {
+      read: async () => {
+        docs = await this.jobs.find({ account_id: accountId }).toArray();
+        return docs.map((doc): Holding => ({ n: slotNumber(doc.slot), holder: doc._id, at: doc.created_at.getTime() }));
+      },
+      insert: async (n) => {
+        try {
+          await this.jobs.insertOne({ _id: job.id, slot: slotOf(accountId, n), account_id: accountId, kind: job.kind, created_at: new Date(this.now()) });
+          return true;
+        } catch (error) {
+          if (isDuplicateKey(error)) return false; // another start took this slot at the same moment: look again
+          throw error;
+        }
+      },
+      remove: async (n, holder) => {
+        await this.jobs.deleteOne({ _id: holder, slot: slotOf(accountId, n) });
+      },
+    };
+    const taken = await takeSlot(records, limit, job.id, async () => {
+      const gone = new Set<string>();
+      for (const doc of docs) {
+        const checker = this.checkers[doc.kind];
+        if (checker && !(await checker(doc))) gone.add(doc._id);
       }
-      try {
-        await this.jobs.insertOne({ _id: job.id, slot: free, account_id: accountId, kind: job.kind, created_at: new Date(this.now()) });
-        return { ok: true };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        // Another start took this slot at the same moment (or this job already holds one): look again.
-      }
-    }
-    return { ok: false, inUse: limit };
+      return gone;
+    });
+    return taken.ok ? { ok: true } : { ok: false, inUse: taken.inUse };
   }
 
   async release(jobId: string): Promise<void> {
@@ -72,15 +86,9 @@ export class ActiveJobs {
   async inUse(accountId: string): Promise<number> {
     return this.jobs.countDocuments({ account_id: accountId });
   }
+}
 
-  private async reclaim(held: ActiveJobDoc[]): Promise<number> {
-    let freed = 0;
-    for (const doc of held) {
-      const checker = this.checkers[doc.kind];
-      if (!checker || (await checker(doc))) continue;
-      await this.jobs.deleteOne({ _id: doc._id, slot: doc.slot });
-      freed++;
-    }
-    return freed;
-  }
+/** The number of a slot `<account>:<n>` (the account id may itself hold colons). */
+function slotNumber(slot: string): number {
+  return Number(slot.slice(slot.lastIndexOf(':') + 1));
 }

@@ -31,13 +31,14 @@ export function mcpSessionCommands(db: Db, idleMs: number, holdings: LimitGate, 
 
     /**
      * Opens a session for the principal (stored before it is answered), unless its plan's sessions are
-     * all open. Counted and stored one after the other per account (limit-gate.ts), so concurrent
-     * initializes cannot all take the last place; a refusal is answered from memory for a moment.
+     * all open. Each session holds one of the account's `mcp_sessions` slots (limit-gate.ts), so
+     * concurrent initializes in any number of processes cannot all take the last place; the count
+     * still sees sessions opened without a slot. A refusal is answered from memory for a moment.
      */
     async open(principal: Principal, initialize: McpInitialize): Promise<McpOpen> {
       const id = randomUUID();
       try {
-        await holdings.admit(principal.accountId, 'mcpSessions', async () => {
+        await holdings.admit(principal, 'mcpSessions', { id, states: (ids) => store.states(ids) }, async () => {
           checkLimit(principal, 'mcpSessions', await store.countOpen(principal.accountId));
           await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
         });
@@ -50,12 +51,12 @@ export function mcpSessionCommands(db: Db, idleMs: number, holdings: LimitGate, 
 
     /** Moves the session's idle deadline: it was used now. */
     touch: (id: string): Promise<void> => store.touch(id),
-    /** Ends the principal's session for every process; its place is free at once in this one. */
+    /** Ends the principal's session for every process, and gives its slot back. */
     async end(principal: Principal, id: string): Promise<void> {
       await store.end(id);
-      holdings.freed(principal.accountId, 'mcpSessions');
+      await holdings.release(principal, 'mcpSessions', id);
     },
-    /** Removes sessions past their deadline. */
+    /** Removes sessions past their deadline (their slots are taken back when their accounts are full). */
     sweep: (): Promise<number> => store.sweep(),
   };
 }

@@ -103,6 +103,13 @@ export class McpSessions {
     return reaching(() => this.sessions.countDocuments({ account_id: accountId, expires_at: { $gt: new Date(this.now()) } }));
   }
 
+  /** Of the sessions `ids`, which are still open and which are past their deadline (absent: no record). */
+  async states(ids: string[]): Promise<Map<string, 'live' | 'ended'>> {
+    const docs = await reaching(() => this.sessions.find({ _id: { $in: ids } }, { projection: { expires_at: 1 } }).toArray());
+    const now = this.now();
+    return new Map(docs.map((doc) => [doc._id, doc.expires_at.getTime() > now ? 'live' : 'ended']));
+  }
+
   /** Moves the idle deadline: the session was used now. */
   async touch(id: string): Promise<void> {
     const now = this.now();

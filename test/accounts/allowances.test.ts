@@ -54,6 +54,40 @@ describe('credit allowances (pooled reservations)', () => {
     expect((await accounts.charging.usage(account.accountId)).used).to.equal(220);
   });
 
+  it('charges ahead while the work runs: the charge is in the ledger when settle returns, a failure is refunded before release returns, a dearer outcome pays the difference', async () => {
+    const { accounts } = handle;
+    const account = await newAccount(accounts, { credits: 10_000 });
+    const { period } = await accounts.charging.usage(account.accountId);
+    // Read from the ledger itself, without flushing this process's allowances.
+    const inLedger = async (): Promise<number> => (await accounts.ledger.usage(account.accountId, period)).used;
+    const settled = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
+    settled.prepay();
+    await settled.settle(1);
+    expect(await inLedger(), 'settled at the price charged ahead').to.equal(1);
+    const failed = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
+    failed.prepay();
+    await failed.release();
+    expect(await inLedger(), 'a failure refunded').to.equal(1);
+    const escalated = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
+    escalated.prepay();
+    await escalated.grow(5, 'fetch');
+    await escalated.settle(5);
+    expect(await inLedger(), 'a dearer configuration').to.equal(6);
+    const cheaper = await accounts.charging.reservePooled(account.principal, 5, 'fetch');
+    cheaper.prepay();
+    await cheaper.settle(1);
+    expect(await inLedger(), 'a cheaper outcome refunded down to its price').to.equal(7);
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, n) => {
+        const hold = await accounts.charging.reservePooled(account.principal, 1, 'fetch');
+        hold.prepay();
+        await (n % 4 === 0 ? hold.release() : hold.settle(1));
+      }),
+    );
+    expect(await inLedger(), 'concurrent charges ahead').to.equal(7 + 150);
+    expect((await accounts.charging.usage(account.accountId)).used).to.equal(157);
+  });
+
   it('lets exactly 100 of 200 concurrent requests through with 100 credits left, as per-request holds do', async () => {
     const { accounts } = handle;
     const account = await newAccount(accounts, { credits: 150 });

@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../base/clock';
 import { LimitGate } from '../../core/accounts/limit-gate';
-import { quotaExceeded } from '../../core/accounts/limits';
 import { RateLimiter } from '../../core/accounts/rate-limits';
 import { RequestBudget } from '../../core/accounts/request-budget';
 import { createOAuthTokens } from '../../core/oauth/tokens';
@@ -291,29 +290,31 @@ describe('fair share under abuse', function () {
     expect(budget.take('a', limits).ok, 'one request refilled').to.equal(true);
   });
 
-  it('remembers a limit’s refusal briefly without counting again, until the account frees a place', async () => {
-    const clock = new ManualClock(0);
-    const gate = new LimitGate(clock, 1_500);
-    let counts = 0;
-    let held = 5;
-    const create = () =>
-      gate.admit('acc', 'scheduledJobs', async () => {
-        counts++;
-        if (held >= 5) throw quotaExceeded('scheduledJobs', 5);
-        held++;
-      });
-    const refusal = await create().catch((error: { code?: string }) => error.code);
-    expect([refusal, counts]).to.deep.equal(['quota_exceeded', 1]);
-    for (let n = 0; n < 10; n++) await create().catch(() => undefined);
-    expect(counts, 'answered from memory').to.equal(1);
-    expect(() => gate.refusedNow('acc', 'scheduledJobs')).to.throw();
-    await gate.admit('other', 'scheduledJobs', async () => undefined);
+  it('remembers a limit’s refusal briefly without reading again, until the account frees a place', async () => {
+    const clock = new ManualClock(Date.now());
+    const gate = new LimitGate(handle.db.db, clock, 1_500);
+    const free = handle.accounts.plans.resolve('free');
+    const principal = { accountId: `acc_${randomUUID()}`, plan: { ...free, limits: { ...free.limits, scheduledJobs: 2 } } };
+    const live = new Set<string>();
+    let reads = 0;
+    const states = async (ids: string[]) => {
+      reads++;
+      return new Map(ids.filter((id) => live.has(id)).map((id) => [id, 'live' as const]));
+    };
+    const create = (id: string) => gate.admit(principal, 'scheduledJobs', { id, states }, async () => void live.add(id));
+    await create('a');
+    await create('b');
+    const refusal = await create('c').catch((error: { code?: string }) => error.code);
+    expect([refusal, reads]).to.deep.equal(['quota_exceeded', 1]);
+    for (let n = 0; n < 10; n++) await create(`x${n}`).catch(() => undefined);
+    expect(reads, 'answered from memory').to.equal(1);
+    expect(() => gate.refusedNow(principal.accountId, 'scheduledJobs')).to.throw();
     clock.advance(1_500);
-    await create().catch(() => undefined);
-    expect(counts, 'counted again once the memory ends').to.equal(2);
-    held = 4;
-    gate.freed('acc', 'scheduledJobs');
-    await create();
-    expect([counts, held], 'counted at once after a place was freed').to.deep.equal([3, 5]);
+    await create('d').catch(() => undefined);
+    expect(reads, 'read again once the memory ends').to.equal(2);
+    live.delete('a');
+    await gate.release(principal, 'scheduledJobs', 'a');
+    await create('e');
+    expect([...live].sort(), 'a place given back is taken at once').to.deep.equal(['b', 'e']);
   });
 });

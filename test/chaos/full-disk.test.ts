@@ -106,7 +106,9 @@ describe('a full disk: an outage that heals', function () {
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.end('<html><head><title>up</title></head><body><p>up</p></body></html>');
     });
-    launcher = await startLauncher({ TARGET_ALLOWLIST: '127.0.0.1' }, undefined, {
+    // The test asks as fast as answers come: a request budget above what it sends.
+    const budget = 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200';
+    launcher = await startLauncher({ TARGET_ALLOWLIST: '127.0.0.1', ACCOUNT_LIMITS: budget }, undefined, {
       prepare(dataDir) {
         mountTmpfs(mounts(dataDir).store, STORE_DISK);
         mountTmpfs(mounts(dataDir).logs, LOG_DISK);

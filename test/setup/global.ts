@@ -40,6 +40,10 @@ export async function mochaGlobalSetup(): Promise<void> {
       // Suites send keys that are not valid on purpose, all from loopback: test/hardening/random-keys.test.ts
       // checks the limit on failed key look-ups with an app of its own.
       AUTH_FAILURE_BURST: '100000',
+      // Suites send many requests of one account at once on purpose: the budget of the paid plans for
+      // every account (test/api/fair-share.test.ts and limits-across-processes.test.ts check budgets
+      // with accounts of their own).
+      ACCOUNT_LIMITS: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=200,request_burst=400,requests_in_flight=200',
       // Suites drive one fixture host hard on purpose (Batch scale, chaos): more at once than the default.
       HOST_CONCURRENCY: '64',
       // One fixture host with a budget of its own: 10 request starts a second, 4 at once (test/politeness).

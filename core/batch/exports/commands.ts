@@ -7,7 +7,7 @@ import { BATCH_EXPORT_WORKFLOW_TYPE, batchExportWorkflowId } from '../../jobs/wo
 import type { CommandContext } from '../context';
 import { isDeleted } from '../runs/view';
 import type { ExportDoc } from '../store';
-import { checkConcurrentExports } from './limits';
+import { checkConcurrentExports, exportStates } from './limits';
 import { exportStillServed, readExport } from './read';
 
 /** How long an export's file is kept. */
@@ -20,12 +20,15 @@ export function exportCommands(c: CommandContext) {
       const job = await c.ownJob(principal, jobId);
       const view = await c.runs.one({ _id: runId, job_id: job._id });
       if (!view || isDeleted(view)) throw problem('not_found', `No run ${runId} in job ${job._id}.`);
-      // Counted and recorded one after the other per account, a refusal remembered (limit-gate.ts).
-      const doc = await deps.accounts.holdings.admit(principal.accountId, 'concurrentExports', async () => {
+      // Each export being written holds one of the account's `concurrent_exports` slots (limit-gate.ts);
+      // one that ends is taken back when the account's slots are all held.
+      const now = new Date();
+      const id = newUlid(now.getTime());
+      const holder = { id, states: (ids: string[]) => exportStates(store, ids), retryAfterSeconds: 30 };
+      const doc = await deps.accounts.holdings.admit(principal, 'concurrentExports', holder, async () => {
         await checkConcurrentExports(store, principal);
-        const now = new Date();
         const record: ExportDoc = {
-          _id: newUlid(now.getTime()),
+          _id: id,
           job_id: job._id,
           run_id: view.run._id,
           account_id: principal.accountId,

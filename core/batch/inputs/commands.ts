@@ -4,16 +4,20 @@ import { planOfAccount } from '../../accounts/limits';
 import { problem } from '../../../base/errors';
 import type { CommandContext } from '../context';
 import type { JobInputDoc } from '../store';
-import { allocateInput, storeUpload, type CsvOptions } from './uploads';
+import { allocateInput, inputStates, newInputId, storeUpload, type CsvOptions } from './uploads';
 
 export type CsvSettings = Omit<CsvOptions, 'delimiter' | 'quote' | 'header'> & { delimiter?: string; quote?: string; header?: boolean };
 
 export function inputCommands(c: CommandContext) {
   const { deps, store } = c;
   return {
-    // Counted and created one after the other per account, a refusal remembered (limit-gate.ts).
-    create: (principal: Principal, csv: CsvSettings): Promise<JobInputDoc> =>
-      deps.accounts.holdings.admit(principal.accountId, 'storedInputs', () => allocateInput(store, principal, { delimiter: csv.delimiter ?? ',', quote: csv.quote ?? '"', header: csv.header ?? false, fields: csv.fields })),
+    // Each input holds one of the account's `stored_inputs` slots, a refusal remembered (limit-gate.ts).
+    create: (principal: Principal, csv: CsvSettings): Promise<JobInputDoc> => {
+      const id = newInputId();
+      return deps.accounts.holdings.admit(principal, 'storedInputs', { id, states: (ids) => inputStates(store, ids) }, () =>
+        allocateInput(store, principal, { delimiter: csv.delimiter ?? ',', quote: csv.quote ?? '"', header: csv.header ?? false, fields: csv.fields }, id),
+      );
+    },
 
     /** Stores the upload of slot `inputId` (reached through its link) as it arrives: false when the slot is unknown or expired. */
     async upload(inputId: string, body: AsyncIterable<Buffer>, declaredBytes: number): Promise<boolean> {

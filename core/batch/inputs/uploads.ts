@@ -38,11 +38,21 @@ async function held(store: BatchStore, accountId: string): Promise<{ count: numb
   return { count: docs.length, bytes: docs.reduce((sum, doc) => sum + (doc.bytes ?? 0), 0) };
 }
 
-/** Allocates an input (refused past the plan's `stored_inputs`); the upload comes through its link. */
-export async function allocateInput(store: BatchStore, principal: Principal, csv: CsvOptions, now = new Date()): Promise<JobInputDoc> {
+/** A new input's id. */
+export const newInputId = (now = Date.now()): string => `in_${newUlid(now).toLowerCase()}`;
+
+/** Of the inputs `ids`, which are still stored (an expired one no longer counts against `stored_inputs`). */
+export async function inputStates(store: BatchStore, ids: string[]): Promise<Map<string, 'live' | 'ended'>> {
+  const docs = await store.inputs.find({ _id: { $in: ids } }, { projection: { expires_at: 1 } }).toArray();
+  const now = Date.now();
+  return new Map(docs.map((doc) => [doc._id, doc.expires_at.getTime() > now ? 'live' : 'ended']));
+}
+
+/** Allocates input `id` (refused past the plan's `stored_inputs`); the upload comes through its link. */
+export async function allocateInput(store: BatchStore, principal: Principal, csv: CsvOptions, id = newInputId(), now = new Date()): Promise<JobInputDoc> {
   checkLimit(principal, 'storedInputs', (await held(store, principal.accountId)).count);
   const doc: JobInputDoc = {
-    _id: `in_${newUlid(now.getTime()).toLowerCase()}`,
+    _id: id,
     account_id: principal.accountId,
     csv,
     uploaded: false,

@@ -16,7 +16,7 @@ import { idempotent } from '../../jobs/idempotent';
 import { batchIdempotencyWords, type CommandContext } from '../context';
 import { inputTasks } from '../inputs/tasks';
 import type { RunView } from '../runs/view';
-import { checkScheduledJobs, scheduleRulesFor } from '../schedules/limits';
+import { checkScheduledJobs, scheduledJobStates, scheduleRulesFor } from '../schedules/limits';
 import { parseSchedule, type JobSchedule } from '../schedules/parse';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type BatchTask, type JobDoc } from '../store';
 import { checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from './task-input';
@@ -134,10 +134,14 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
             return { value: resumed, resultId: resumed._id };
           }
           if (earlier) return { value: earlier, resultId: earlier._id };
-          // A scheduled job is counted and created one after the other per account (limit-gate.ts):
-          // concurrent creations cannot all take the last place.
-          if (input.schedule) return c.deps.accounts.holdings.admit(principal.accountId, 'scheduledJobs', () => make(principal, input, body, claim, true));
-          return make(principal, input, body, claim, false);
+          const jobId = claim?.recordId || newId('job');
+          // A scheduled job holds one of the account's `scheduled_jobs` slots (limit-gate.ts): concurrent
+          // creations in any number of processes cannot all take the last place.
+          if (input.schedule) {
+            const holder = { id: jobId, states: (ids: string[]) => scheduledJobStates(store, ids) };
+            return c.deps.accounts.holdings.admit(principal, 'scheduledJobs', holder, () => make(principal, jobId, input, body, claim, true));
+          }
+          return make(principal, jobId, input, body, claim, false);
         },
       },
     );
@@ -145,12 +149,12 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   };
 
   /** The job written and started (regular) or scheduled, once the request is found valid. */
-  async function make(principal: Principal, input: Awaited<ReturnType<typeof shape>>, body: CreateJobRequest, claim: Claimed | undefined, scheduled: boolean) {
+  async function make(principal: Principal, jobId: string, input: Awaited<ReturnType<typeof shape>>, body: CreateJobRequest, claim: Claimed | undefined, scheduled: boolean) {
     if (scheduled) await checkScheduledJobs(store, principal);
     await c.probeCredits(principal);
     const now = new Date();
     const job: JobDoc = {
-      _id: claim?.recordId || newId('job'),
+      _id: jobId,
       account_id: principal.accountId,
       key_id: principal.keyId,
       type: input.schedule ? 'scheduled' : 'regular',

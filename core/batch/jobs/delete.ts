@@ -13,7 +13,7 @@ export function deleteCommands(c: CommandContext, controls: ControlCommands) {
       // No fire after the delete: the schedule goes first.
       if (job.type === 'scheduled') await c.schedules().remove(jobId);
       await store.jobs.updateOne({ _id: jobId }, { $set: { status: 'deleted', updated_at: new Date() } });
-      if (job.type === 'scheduled') c.deps.accounts.holdings.freed(principal.accountId, 'scheduledJobs');
+      if (job.type === 'scheduled') await c.deps.accounts.holdings.release(principal, 'scheduledJobs', jobId);
       for (const view of await c.runs.ofJob(jobId, Number.MAX_SAFE_INTEGER, 10_000)) await controls.stopRun(view.run, 'deleted');
     },
 

@@ -17,3 +17,9 @@ export async function checkScheduledJobs(store: BatchStore, principal: Principal
   const held = await store.jobs.countDocuments({ account_id: principal.accountId, type: 'scheduled', status: { $ne: 'deleted' } });
   checkLimit(principal, 'scheduledJobs', held);
 }
+
+/** Of the jobs `ids`, which still count against `scheduled_jobs` (a deleted one does not). */
+export async function scheduledJobStates(store: BatchStore, ids: string[]): Promise<Map<string, 'live' | 'ended'>> {
+  const docs = await store.jobs.find({ _id: { $in: ids } }, { projection: { status: 1 } }).toArray();
+  return new Map(docs.map((doc) => [doc._id, doc.status === 'deleted' ? 'ended' : 'live']));
+}

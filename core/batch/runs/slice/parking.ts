@@ -12,10 +12,14 @@
  *   little later), so a slice held up at a paused host does not keep a worker's activity slot either.
  */
 import type { Park } from '../../../../engine';
-import type { Semaphore } from '../../../../base/semaphore';
 import type { RunControl } from '../run-control';
 
 const WATCH_MS = 1_000;
+
+/** A limit a task takes a turn of (the run's lease, the worker's slot); the returned function gives it back. */
+export interface SliceLimit {
+  acquire(signal?: AbortSignal): Promise<() => void>;
+}
 
 export interface TaskTurn {
   /** Aborted when the task's wait was given up (the run stopped, or the slice yields): the task stays pending. */
@@ -34,7 +38,7 @@ export class SliceParking {
 
   constructor(
     private readonly options: {
-      limits: readonly Semaphore[];
+      limits: readonly SliceLimit[];
       runControl: () => Promise<RunControl>;
       yieldAfterMs: number;
       onYield: () => void;
@@ -42,14 +46,22 @@ export class SliceParking {
     },
   ) {}
 
-  /** Takes the slots for a task (in order: the run's window, then the worker's). */
-  async begin(): Promise<TaskTurn> {
+  /**
+   * Takes the slots for a task (in order: the run's lease, then the worker's slot); `signal` gives up
+   * waiting for them (then, and after a wait at the host, nothing is held and the error is thrown).
+   */
+  async begin(signal?: AbortSignal): Promise<TaskTurn> {
     const held: Array<() => void> = [];
-    const acquire = async (): Promise<void> => {
-      for (const limit of this.options.limits) held.push(await limit.acquire());
-    };
     const release = (): void => {
       for (const free of held.splice(0).reverse()) free();
+    };
+    const acquire = async (): Promise<void> => {
+      try {
+        for (const limit of this.options.limits) held.push(await limit.acquire(signal));
+      } catch (error) {
+        release();
+        throw error;
+      }
     };
     await acquire();
     this.active++;

@@ -30,7 +30,6 @@
  */
 import type { Accounts } from '../../../accounts';
 import { isDuplicateKey } from '../../../../base/db';
-import type { Semaphore } from '../../../../base/semaphore';
 import { TaskSignals } from '../../../../base/task-signals';
 import type { JobCharges } from '../../../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../../../jobs/work';
@@ -39,7 +38,7 @@ import type { SliceInput, SliceSummary } from '../../run-types';
 import { ids, type BatchStore, type BatchTask, type FetchedBy, type ResultDoc, type TaskResult } from '../../store';
 import type { RunControl } from '../run-control';
 import { startingItems } from './items';
-import { SliceParking } from './parking';
+import { SliceParking, type SliceLimit, type TaskTurn } from './parking';
 import { billKey, creditsOfPart, progressOf, type SliceProgress } from './progress';
 import { summarize } from './summary';
 import { runTask, type TaskDeps } from './task';
@@ -48,8 +47,8 @@ export interface SliceDeps extends TaskDeps {
   store: BatchStore;
   accounts: Accounts;
   charges: JobCharges;
-  /** Limits a task takes a turn of, in order: the run's window in this worker, then the worker's. */
-  limits: Semaphore[];
+  /** Limits a task takes a turn of, in order: the run's lease (shared by every worker), then the worker's slot. */
+  limits: SliceLimit[];
   /** What the run asks: go on, pause, or stop (run-control.ts). */
   runControl(runId: string): Promise<RunControl>;
 }
@@ -133,9 +132,18 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, attempt: Work
         const index = todo[next++];
         if (index === undefined) return;
         const task = slice.tasks[index] as BatchTask;
-        // The task's slots, given back while it waits at its host (parking.ts).
-        const turn = await parking.begin();
+        // The task's own signal (one listener on the attempt's for all tasks), also while it waits for its slots.
         const taskSignal = signals.open();
+        // The task's slots, given back while it waits at its host (parking.ts).
+        let turn: TaskTurn;
+        try {
+          turn = await parking.begin(taskSignal.signal);
+        } catch (error) {
+          taskSignal.done();
+          // Cancelled while waiting for a turn: the attempt ends as interrupted below.
+          if (attempt.signal.aborted) return;
+          throw error;
+        }
         try {
           const item = await runTask(deps, bill, { ...(job?.params ?? {}), ...(task.params ?? {}) }, task, input, AbortSignal.any([taskSignal.signal, turn.signal]), turn.park, index);
           // Its wait was given up (the run stopped, or the slice yields its turn): it stays pending.
