@@ -17,7 +17,7 @@ export {
 } from './types';
 export { FAILURES, failureOf, type Blame, type FailureKind, type FailureRow } from './failures';
 export { createFetchService, hostGateFromConfig, htmlOutputsFromConfig, type FetchService, type FetchStores } from './service';
-export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type Park, type HostGateStore, type HostState } from './politeness';
+export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type Park, type HostGateStore, type HostState, type HostTurns, type HostWaiter } from './politeness';
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { type DomainRungRecord, type DomainRungStore, type RungId } from './escalation';

@@ -8,13 +8,16 @@
  * - `host_leases`: one document per request in flight at a governed host, `_id` host and lease number
  *   (at most the host's concurrency of them), deleted by its holder (by `_id` and token) or once it
  *   expires; the holder renews it while it lasts.
+ * - `host_turns`: the requests waiting for a governed host's lease (`w|host|token`: account, since,
+ *   renewed while it waits) and when each account last got one (`s|host|account`), each with an
+ *   `expires_at` past which it no longer counts; read by host in one query.
  * - `host_state`: a host's back-off (`b|host`: until when, how many times in a row) and its robots.txt
  *   `Crawl-delay` (`d|host`). Each replaced whole; two writers racing leave one of two equally valid
  *   pauses, never none.
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey, type IndexRegistration } from '../../base/db';
-import type { HostGateStore, HostState } from '../../engine';
+import type { HostGateStore, HostState, HostTurns, HostWaiter } from '../../engine';
 
 export interface SlotDoc {
   _id: string;
@@ -43,8 +46,22 @@ export interface HostStateDoc {
   updated_at: Date;
 }
 
+export interface TurnDoc {
+  _id: string;
+  host: string;
+  kind: 'waiter' | 'served';
+  account: string;
+  /** A waiter: since when it waits; served: when the account got a lease. */
+  at: Date;
+  expires_at: Date;
+}
+
 export const POLITENESS_INDEXES: IndexRegistration = {
   host_slots: [{ key: { expires_at: 1 }, name: 'expires_at' }],
+  host_turns: [
+    { key: { host: 1 }, name: 'host' },
+    { key: { expires_at: 1 }, name: 'expires_at' },
+  ],
   host_leases: [{ key: { expires_at: 1 }, name: 'expires_at' }],
   host_state: [{ key: { kind: 1, until: 1 }, name: 'kind_until' }],
 };
@@ -53,6 +70,7 @@ export interface PolitenessCollections {
   slots: Collection<SlotDoc>;
   leases: Collection<LeaseDoc>;
   state: Collection<HostStateDoc>;
+  turns: Collection<TurnDoc>;
 }
 
 export function politenessCollections(db: Db): PolitenessCollections {
@@ -60,6 +78,7 @@ export function politenessCollections(db: Db): PolitenessCollections {
     slots: db.collection<SlotDoc>('host_slots'),
     leases: db.collection<LeaseDoc>('host_leases'),
     state: db.collection<HostStateDoc>('host_state'),
+    turns: db.collection<TurnDoc>('host_turns'),
   };
 }
 
@@ -68,7 +87,7 @@ export const stateIds = {
   delay: (host: string): string => `d|${host}`,
 };
 
-/** The host gate's store (engine/politeness/store.ts) on these three collections. */
+/** The host gate's store (engine/politeness/store.ts) on these four collections. */
 export class MongoHostGateStore implements HostGateStore {
   private readonly collections: PolitenessCollections;
 
@@ -133,6 +152,35 @@ export class MongoHostGateStore implements HostGateStore {
 
   async expireLeases(ids: readonly string[], now: number): Promise<void> {
     await this.collections.leases.deleteMany({ _id: { $in: [...ids] }, expires_at: { $lt: new Date(now) } });
+  }
+
+  async announceWaiter(host: string, token: string, waiter: HostWaiter, expiresAt: number): Promise<void> {
+    const doc: TurnDoc = { _id: `w|${host}|${token}`, host, kind: 'waiter', account: waiter.account, at: new Date(waiter.since), expires_at: new Date(expiresAt) };
+    await this.collections.turns.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async withdrawWaiter(host: string, token: string): Promise<void> {
+    await this.collections.turns.deleteOne({ _id: `w|${host}|${token}` });
+  }
+
+  async turns(host: string, now: number): Promise<HostTurns> {
+    const docs = await this.collections.turns.find({ host, expires_at: { $gt: new Date(now) } }).toArray();
+    const waiting: HostWaiter[] = [];
+    const served = new Map<string, number>();
+    for (const doc of docs) {
+      if (doc.kind === 'waiter') waiting.push({ account: doc.account, since: doc.at.getTime() });
+      else served.set(doc.account, Math.max(served.get(doc.account) ?? 0, doc.at.getTime()));
+    }
+    return { waiting, served };
+  }
+
+  async markServed(host: string, account: string, at: number, expiresAt: number): Promise<void> {
+    const doc: TurnDoc = { _id: `s|${host}|${account}`, host, kind: 'served', account, at: new Date(at), expires_at: new Date(expiresAt) };
+    await this.collections.turns.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async sweepTurns(now: number): Promise<void> {
+    await this.collections.turns.deleteMany({ expires_at: { $lt: new Date(now) } });
   }
 }
 

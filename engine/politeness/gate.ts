@@ -2,11 +2,15 @@
  * One host gate for the whole installation. Every request to a target (a Fetch, a Batch task, a crawl
  * page, a preparation's page, a robots.txt) passes it, in whichever process it runs:
  *
- *   turn in this process (FairTurns: the host's concurrency, accounts in rotation)
+ *   turn in this process (FairTurns: the host's concurrency, accounts in rotation; at a governed
+ *   host, the host's concurrency per account, the turns between accounts being the leases')
  *   └─ governed host? (a rate, a Crawl-delay or a back-off in force)
  *        ├─ wait out the back-off (host_state, read at most every second)
- *        ├─ take one of the host's leases (host_leases: its concurrency across processes, the
- *        │  accounts waiting for one taking turns)
+ *        ├─ take one of the host's leases (host_leases: its concurrency across processes); when
+ *        │  they are all held, the requests waiting in every process take turns by account: each
+ *        │  announces itself (host_turns), and a free lease goes to the waiting account that got
+ *        │  one longest ago, so an account with requests in every process gets no more turns than
+ *        │  one with a single request in one
  *        └─ take the next free start slot (host_slots, insert-only, unique per interval); woken
  *           too late for it, take another rather than crowd the next one
  *   fetch; then `done(answer)`: a 429/503 pauses the host that gave it for everyone (Retry-After,
@@ -75,6 +79,11 @@ const SWEEP_EVERY_MS = 30_000;
 const CRAWL_DELAY_MAX_MS = 60_000;
 const BACKOFF_BASE_MS = 1_000;
 const LEASE_POLL_MS = 25;
+/** A waiting request's announcement lasts this long unless renewed (its process died: others go on). */
+const WAITER_MS = 2_000;
+const WAITER_RENEW_MS = 600;
+/** How long an account's last lease counts in the turns: long enough to outlast any queue of waiters. */
+const SERVED_MS = 120_000;
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -140,7 +149,8 @@ export class HostGate {
     const keys = this.keys.of(new URL(url));
     const full: Entry = { ...entry, deadline: entry.maxWaitMs === undefined ? Infinity : this.now() + entry.maxWaitMs };
     try {
-      for (const key of keys) releases.push(await this.enterKey(key, full));
+      const perAccount = await this.governed(keys);
+      for (const key of keys) releases.push(await this.enterKey(key, full, perAccount));
     } catch (error) {
       for (const release of releases.reverse()) release();
       throw error;
@@ -187,17 +197,36 @@ export class HostGate {
     return count;
   }
 
-  private async enterKey(key: GateKey, entry: Entry): Promise<() => void> {
-    let turns = this.turns.get(key.key);
+  /**
+   * Whether the request goes to a governed host (a rate on any of its keys, a Crawl-delay or a back-off
+   * of its host): its concurrency is then the leases, shared by every process, where accounts take turns
+   * across processes.
+   */
+  private async governed(keys: readonly GateKey[]): Promise<boolean> {
+    if (keys.some((key) => key.budget.rate > 0)) return true;
+    const host = keys.find((key) => key.host);
+    if (!host) return false;
+    const policy = await this.policy(host.key);
+    return policy.delayMs > 0 || policy.backoffUntil > this.now();
+  }
+
+  /**
+   * `perAccount` (a governed host): each account gets up to the host's concurrency of requests to its
+   * leases, so a flood of one account in this process does not keep another's request from the turns
+   * there. Any other host's concurrency is this process's, accounts in rotation.
+   */
+  private async enterKey(key: GateKey, entry: Entry, perAccount: boolean): Promise<() => void> {
+    const turnsKey = perAccount ? `${key.key}\u0000${entry.account}` : key.key;
+    let turns = this.turns.get(turnsKey);
     if (!turns) {
       turns = new FairTurns(key.budget.concurrency);
-      this.turns.set(key.key, turns);
+      this.turns.set(turnsKey, turns);
     }
     const held = turns;
     const giveTurn = held.free ? await held.take(entry.account) : await this.waiting(key.key, entry, (signal) => held.take(entry.account, signal));
     const release = (): void => {
       giveTurn();
-      if (held.idle && this.turns.get(key.key) === held) this.turns.delete(key.key);
+      if (held.idle && this.turns.get(turnsKey) === held) this.turns.delete(turnsKey);
     };
     try {
       let policy = await this.policy(key.key);
@@ -319,8 +348,12 @@ export class HostGate {
     }
   }
 
-  /** One of the host's `size` leases, renewed while held; released by `_id` and token. Waiting for one is parked. */
+  /**
+   * One of the host's `size` leases, renewed while held; released by `_id` and token. When others wait
+   * for one, this request takes one only in its account's turn (`nextAccount`); waiting is parked.
+   */
   private async lease(key: string, size: number, entry: Entry): Promise<() => void> {
+    this.sweep();
     const token = randomUUID();
     const ids = Array.from({ length: size }, (_, index) => `${key}|${index}`);
     const tryTake = async (): Promise<(() => void) | undefined> => {
@@ -332,6 +365,8 @@ export class HostGate {
           void this.store.renewLease(id, token, this.now() + LEASE_MS).catch(() => undefined);
         }, LEASE_MS / 3);
         renew.unref();
+        const now = this.now();
+        void this.store.markServed(key, entry.account, now, now + SERVED_MS).catch(() => undefined);
         return () => {
           clearInterval(renew);
           void this.store.releaseLease(id, token).catch(() => undefined);
@@ -339,17 +374,55 @@ export class HostGate {
       }
       return undefined;
     };
-    const taken = await tryTake();
-    if (taken) return taken;
-    return this.waiting(key, entry, async (signal) => {
-      for (;;) {
-        // Every lease held: those of a process that died expire.
-        await this.store.expireLeases(ids, this.now());
-        await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
-        const lease = await tryTake();
-        if (lease) return lease;
-      }
-    });
+    // A request that finds others waiting does not pass them: it takes its place in the turns.
+    if ((await this.nextAccount(key, entry.account)) === entry.account) {
+      const taken = await tryTake();
+      if (taken) return taken;
+    }
+    const since = this.now();
+    let announced = 0;
+    const announce = async (): Promise<void> => {
+      const now = this.now();
+      if (now - announced < WAITER_RENEW_MS) return;
+      announced = now;
+      await this.store.announceWaiter(key, token, { account: entry.account, since }, now + WAITER_MS);
+    };
+    await announce();
+    try {
+      return await this.waiting(key, entry, async (signal) => {
+        for (;;) {
+          // Every lease held: those of a process that died expire.
+          await this.store.expireLeases(ids, this.now());
+          await sleep(LEASE_POLL_MS + Math.random() * LEASE_POLL_MS, signal);
+          await announce();
+          if ((await this.nextAccount(key, entry.account)) !== entry.account) continue;
+          const lease = await tryTake();
+          if (lease) return lease;
+        }
+      });
+    } finally {
+      void this.store.withdrawWaiter(key, token).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Whose turn it is at the host among the accounts waiting in every process and `account`: the one
+   * that got a lease longest ago (never, or not for SERVED_MS, first), then the one waiting longest.
+   */
+  private async nextAccount(key: string, account: string): Promise<string> {
+    const now = this.now();
+    const { waiting, served } = await this.store.turns(key, now);
+    if (waiting.length === 0) return account;
+    const since = new Map<string, number>([[account, now]]);
+    for (const waiter of waiting) since.set(waiter.account, Math.min(since.get(waiter.account) ?? Infinity, waiter.since));
+    let next = account;
+    for (const candidate of since.keys()) {
+      const order = (name: string): [number, number] => [served.get(name) ?? 0, since.get(name) ?? now];
+      const [servedAt, waited] = order(candidate);
+      const [bestServed, bestWaited] = order(next);
+      if (servedAt < bestServed || (servedAt === bestServed && waited < bestWaited)) next = candidate;
+    }
+    return next;
   }
 
   /** Records what the host answered: 429/503 pause it for everyone; a good answer after a pause steps back. */
@@ -378,5 +451,6 @@ export class HostGate {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     void this.store.sweepSlots(now).catch(() => undefined);
+    void this.store.sweepTurns(now).catch(() => undefined);
   }
 }

@@ -2,4 +2,4 @@ export { HostGate, HostWait, isHostWait, type GateAnswer, type GateEntry, type G
 export { FairTurns } from './fair';
 export { GateKeys, type Budget, type BudgetRules, type GateKey } from './keys';
 export { retryAfterMs } from './retry-after';
-export type { HostGateStore, HostState } from './store';
+export type { HostGateStore, HostState, HostTurns, HostWaiter } from './store';

@@ -7,13 +7,30 @@
  *   request takes each slot whichever process asks;
  * - leases: one record per request in flight at a governed host, at most its concurrency of them,
  *   renewed while held and expiring when their process dies;
- * - a host's back-off and its robots.txt Crawl-delay, each replaced whole.
+ * - a host's back-off and its robots.txt Crawl-delay, each replaced whole;
+ * - turns: the requests waiting for one of a governed host's leases (their account, since when; each
+ *   renewed while it waits and expiring when its process dies) and when each account last got one, so
+ *   every process gives the next free lease to the same account.
  */
 export interface HostState {
   /** 429/503 answers in a row (the pause doubles with each) and until when the host is paused. */
   backoff?: { until: number; level: number };
   /** robots.txt Crawl-delay in milliseconds, valid until `until`. */
   delay?: { until: number; ms: number };
+}
+
+/** A request waiting for one of a host's leases, in whichever process. */
+export interface HostWaiter {
+  account: string;
+  /** When it began to wait (epoch ms). */
+  since: number;
+}
+
+export interface HostTurns {
+  /** The requests waiting now (expired ones left out). */
+  waiting: HostWaiter[];
+  /** When each account last got one of the host's leases (recent ones only). */
+  served: ReadonlyMap<string, number>;
 }
 
 export interface HostGateStore {
@@ -37,4 +54,13 @@ export interface HostGateStore {
   releaseLease(id: string, token: string): Promise<void>;
   /** Deletes those of `ids` that expired before `now` (their holder died). */
   expireLeases(ids: readonly string[], now: number): Promise<void>;
+  /** Records, or renews, that request `token` of `account` waits for a lease of `host` since `since`. */
+  announceWaiter(host: string, token: string, waiter: HostWaiter, expiresAt: number): Promise<void>;
+  withdrawWaiter(host: string, token: string): Promise<void>;
+  /** The host's waiting requests and when each account last got a lease, as of `now`. */
+  turns(host: string, now: number): Promise<HostTurns>;
+  /** `account` got one of the host's leases `at`. */
+  markServed(host: string, account: string, at: number, expiresAt: number): Promise<void>;
+  /** Deletes expired waiters and turns (any process may; twice is harmless). */
+  sweepTurns(now: number): Promise<void>;
 }

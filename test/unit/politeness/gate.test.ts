@@ -1,11 +1,11 @@
 /**
  * The host gate's rules on a store kept in memory (the database's implementation, core/politeness/store.ts,
  * is exercised by the stack suites): slots that let a quiet host go at once and keep every start a
- * Crawl-delay apart, waits run inside the caller's park, a caller's longest wait, and answers counted
- * against the host that gave them.
+ * Crawl-delay apart, waits run inside the caller's park, a caller's longest wait, answers counted
+ * against the host that gave them, and turns between accounts that hold across processes (gates).
  */
 import { expect } from 'chai';
-import { HostGate, isHostWait, type HostGateStore, type HostState, type Park } from '../../../engine/politeness';
+import { HostGate, isHostWait, type HostGateStore, type HostState, type HostTurns, type HostWaiter, type Park } from '../../../engine/politeness';
 
 class MemoryGateStore implements HostGateStore {
   readonly slots = new Map<string, number>();
@@ -51,6 +51,23 @@ class MemoryGateStore implements HostGateStore {
     if (this.leases.get(id) === token) this.leases.delete(id);
   }
   async expireLeases(): Promise<void> {}
+  readonly waiters = new Map<string, { host: string; waiter: HostWaiter; expiresAt: number }>();
+  readonly served = new Map<string, { host: string; account: string; at: number; expiresAt: number }>();
+  async announceWaiter(host: string, token: string, waiter: HostWaiter, expiresAt: number): Promise<void> {
+    this.waiters.set(token, { host, waiter, expiresAt });
+  }
+  async withdrawWaiter(_host: string, token: string): Promise<void> {
+    this.waiters.delete(token);
+  }
+  async turns(host: string, now: number): Promise<HostTurns> {
+    const waiting = [...this.waiters.values()].filter((entry) => entry.host === host && entry.expiresAt > now).map((entry) => entry.waiter);
+    const served = new Map([...this.served.values()].filter((entry) => entry.host === host && entry.expiresAt > now).map((entry) => [entry.account, entry.at] as const));
+    return { waiting, served };
+  }
+  async markServed(host: string, account: string, at: number, expiresAt: number): Promise<void> {
+    this.served.set(`${host}|${account}`, { host, account, at, expiresAt });
+  }
+  async sweepTurns(): Promise<void> {}
 }
 
 /** A gate whose clock stands still at `at`: its schedule is exact (its waits still take real time). */
@@ -105,5 +122,28 @@ describe('host gate, with its store in memory', () => {
     expect(isHostWait(refusal)).to.equal(true);
     expect(refusal).to.include({ reason: 'paused', host: 'second.example' });
     expect((refusal as { until: number }).until).to.equal(now + 30_000);
+  });
+
+  it('gives a busy host’s turns to accounts in rotation across processes: an account flooding every process gets no more than one request in one', async () => {
+    const store = new MemoryGateStore();
+    // Three processes' gates on one store; the host takes one request at a time, at most 500 a second (governed).
+    const gates = Array.from({ length: 3 }, () => new HostGate(store, { defaults: { rate: 0, concurrency: 4 }, named: [{ name: 'busy.example', rate: 500, concurrency: 1 }], backoffMaxMs: 60_000 }));
+    const url = 'http://busy.example/page';
+    const order: string[] = [];
+    const TURNS = 40;
+    const requester = async (gate: HostGate, account: string): Promise<void> => {
+      while (order.length < TURNS) {
+        const ticket = await gate.enter(url, { account });
+        order.push(account);
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        ticket.done({ status: 200, headers: [] });
+      }
+    };
+    // The flooder: four requests at once in every process; the other account: one at a time, in the third only.
+    const flood = gates.flatMap((gate) => Array.from({ length: 4 }, () => requester(gate, 'flooder')));
+    await Promise.all([...flood, requester(gates[2]!, 'tenant')]);
+    const tenant = order.slice(0, TURNS).filter((account) => account === 'tenant').length;
+    // In rotation the tenant gets every other turn; with turns per process, about one in four.
+    expect(tenant, order.join(' ')).to.be.at.least(0.4 * TURNS);
   });
 });
