@@ -11,7 +11,7 @@ import type { Logger } from '../base/log';
 import type { FetchService } from '../engine';
 import type { Accounts } from './accounts';
 import { createBatchWorker } from './batch/worker';
-import { createCrawlWork, autoPageFetcher } from './crawls/work';
+import { createCrawlWork, autoPageFetcher, crawlAnnouncer } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
@@ -23,6 +23,7 @@ import { sweep } from './retention';
 import { recordSelfCheck } from './selfcheck';
 import { createWebhookSender } from './webhooks/deliver';
 import { webhookDelivery } from './webhooks/delivery';
+import { webhookRetry } from './webhooks/deliveries';
 import { hmacKeysOf } from './webhooks/hmac-keys';
 
 export interface WorkerRoots {
@@ -41,7 +42,13 @@ export interface WorkerRoots {
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, renders: createRenderRules({ db, accounts, config, log }) });
-  const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
+  const crawl = createCrawlWork({
+    db,
+    accounts,
+    fetcher: autoPageFetcher(pipeline),
+    retryAfterMaxMs: config.crawlRetryAfterMaxMs,
+    announcer: crawlAnnouncer({ db, client: temporal, taskQueue: config.temporalTaskQueue, retry: webhookRetry(config) }),
+  });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db))) }),
     crawl,

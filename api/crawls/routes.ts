@@ -57,9 +57,10 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       responses: {
         202: { ...json('Crawl started', CRAWL), headers: { Location: { description: 'Path of the crawl', schema: { type: 'string' } } } },
         ...errors,
+        400: { description: 'Invalid request or parameter; for a webhook, callback_url_must_be_https, callback_url_unresolvable or webhook_signing_requires_active_key' },
         402: { description: 'No credits left (AUTH004)' },
         409: { description: 'A request with this Idempotency-Key is in progress' },
-        422: { description: 'Invalid start URL, out-of-range value, change_tracking_tag without track_changes, or Idempotency-Key reused with another body' },
+        422: { description: 'Invalid start URL, out-of-range value, an unknown webhook event, change_tracking_tag without track_changes, or Idempotency-Key reused with another body' },
         429: { description: 'The account runs its active jobs already (Retry-After: 30)' },
       },
       async handler(ctx, input) {

@@ -33,6 +33,7 @@ export function crawlWorkflowStart(doc: CrawlDoc, config: CrawlStartConfig): Wor
     ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
     ...(doc.respect_robots ? { respectRobots: true } : {}),
     ...(doc.track_changes ? { trackChanges: true, ...(doc.change_tracking_tag !== undefined ? { changeTag: doc.change_tracking_tag } : {}) } : {}),
+    ...(doc.webhook ? { webhook: doc.webhook, createdAt: doc.created_at.toISOString() } : {}),
   };
   const tuning: CrawlTuning = {
     slicePages: config.crawlSlicePages,

@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
-import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
+import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus, CrawlWebhook } from './types';
 
 export interface CrawlDoc {
   _id: string;
@@ -41,6 +41,8 @@ export interface CrawlDoc {
   /** Each fetched result is recorded in its URL's history (core/changes), under the tag when given. */
   track_changes?: boolean;
   change_tracking_tag?: string;
+  /** Told of the crawl's moments by signed webhook events (core/crawls/work/webhooks.ts). */
+  webhook?: CrawlWebhook;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -73,6 +75,7 @@ export type CrawlRequestFields = Pick<
   | 'respect_robots'
   | 'track_changes'
   | 'change_tracking_tag'
+  | 'webhook'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */

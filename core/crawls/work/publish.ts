@@ -14,6 +14,7 @@ import type { CrawlRuntime } from './runtime';
 import type { CrawlChanges } from '../../changes/crawls';
 import { CrawlReader } from '../read';
 import { START } from '../cursor';
+import type { CrawlAnnouncer } from './webhooks';
 
 export interface PublishInput {
   crawlId: string;
@@ -36,6 +37,8 @@ export interface PublishDeps {
   runtime: CrawlRuntime;
   /** Crawls with track_changes: their removed URLs and baseline, when they settle (core/changes/crawls.ts). */
   changes: CrawlChanges;
+  /** The crawl's webhook events (absent: none are sent). */
+  announcer?: CrawlAnnouncer;
 }
 
 export async function publishCrawl(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
@@ -61,7 +64,8 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
     settled: progress.settled,
   };
   if (progress.commits.length > 0) set.published = progress.batch + 1;
-  if (progress.settled) await settleChanges(deps, crawlId, set.published, end ?? (await deps.ends.read(crawlId)));
+  const settledEnd = progress.settled ? (end ?? (await deps.ends.read(crawlId))) : null;
+  if (progress.settled) await settleChanges(deps, crawlId, set.published, settledEnd);
   if (end) {
     set.status = end.status;
     set.finished_at = end.finished_at;
@@ -69,6 +73,11 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
     if (end.error) set.error = end.error;
   }
   await collections.crawls.updateOne({ _id: crawlId }, { $set: set });
+  // The end is told once nothing more can land, with the final counts (the crawl reads as it says).
+  if (settledEnd && deps.announcer) {
+    const doc = await collections.crawls.findOne({ _id: crawlId });
+    if (doc?.webhook) await deps.announcer.ended(doc, settledEnd, doc.coverage);
+  }
   if (progress.settled) deps.runtime.forget(crawlId);
   if (!end) return { droppedKept };
   return {
