@@ -20,7 +20,7 @@ export interface FailedPage {
   url: string;
   /** The site's answer, when it answered (4xx, 5xx). */
   status_code?: number;
-  /** `http_4xx:<code>`, `http_5xx:<code>`, or the kind of failure when nothing usable came back (`timeout`, `dns`, …). */
+  /** `http_4xx:<code>`, `http_5xx:<code>`, or the kind of failure when nothing usable came back (`timeout`, `dns_failed`, …). */
   error: string;
   detail?: string;
 }

@@ -7,9 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_EVENTS } from '../../core/webhooks/events';
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../fixtures/webhook-receiver';
-import { eventually, FIXTURE_DOMAIN } from '../helpers/stack';
+import { eventually, FIXTURE_DOMAIN, testStack } from '../helpers/stack';
+import { connectTemporal } from '../../base/temporal';
+import { crawlAnnouncer } from '../../core/crawls/work';
+import { webhookRetry } from '../../core/webhooks/deliveries';
+import type { CrawlSpec } from '../../core/crawls/types';
+import { serviceConfig } from '../helpers/app';
 import { pythonVerifies } from '../webhooks/helpers';
-import { accountsHandle, CrawlClient, crawlAccount, sleep, type Json } from './helpers';
+import { accountsHandle, collections, CrawlClient, crawlAccount, sleep, type Json } from './helpers';
 
 interface HookSite {
   /** `http://www.<name>.fixture.test:<port>/` */
@@ -220,6 +225,74 @@ describe('crawls: webhooks', function () {
         [1, 500],
         [2, 200],
       ]);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('writes and delivers each moment once when the step that tells it runs again', async () => {
+    const config = serviceConfig();
+    const temporal = connectTemporal(config);
+    try {
+      const announcer = crawlAnnouncer({ db: (await accountsHandle()).db.db, client: temporal.client, taskQueue: config.temporalTaskQueue, retry: webhookRetry(config) });
+      const crawlId = `c_again${process.pid}${Date.now().toString(36)}`;
+      const spec: CrawlSpec = {
+        crawlId,
+        accountId: client.account.accountId,
+        keyId: client.account.keyId,
+        url: 'https://www.again.fixture.test/',
+        domain: 'fixture.test',
+        maxItems: 10,
+        maxPages: 10,
+        include: [],
+        exclude: [],
+        webhook: { url: receiver.url(), signature: true, events: ['started', 'page.failed'] },
+        createdAt: new Date().toISOString(),
+      };
+      const page = { url: 'https://www.again.fixture.test/x', status_code: 404, error: 'http_4xx:404' };
+      // A retried slice: its start and its failed page told again, the same page twice in one call too.
+      await announcer.started(spec);
+      await announcer.pagesFailed(spec, [page, page]);
+      await announcer.started(spec);
+      await announcer.pagesFailed(spec, [page]);
+      const stored = await storedEvents(crawlId, 2);
+      expect(stored).to.have.length(2);
+      await sleep(1_500);
+      expect(typesOf(receiver.deliveries)).to.deep.equal(['crawl.page.failed', 'crawl.started']);
+      expect(new Set(receiver.deliveries.map((delivery) => delivery.headers['x-service-event-id']))).to.deep.equal(new Set(stored.map((event) => event.event_id)));
+    } finally {
+      await temporal.close();
+    }
+  });
+
+  it('tells each moment once when the worker is killed mid-crawl', async function () {
+    this.timeout(300_000);
+    const pages: Record<string, number> = { '/': 200 };
+    for (let index = 0; index < 60; index++) pages[`/p/${index}`] = index % 3 === 0 ? 404 : 200;
+    const site = await startHookSite('hooks-kill', pages, 400);
+    try {
+      const crawlId = await client.started({ url: site.url, webhook: { url: receiver.url(), signature: true, events: ['started', 'completed', 'page.failed'] } });
+      await client.until(crawlId, (crawl) => crawl.coverage?.pages_fetched >= 1, 60_000);
+      await testStack().component('worker').kill();
+      await sleep(1_000);
+      await testStack().startOne('worker');
+      const { crawl } = await client.finish(crawlId, { timeoutMs: 240_000 });
+      expect(crawl.status).to.equal('completed');
+      expect(crawl.coverage.pages_failed).to.equal(20);
+      const stored = await storedEvents(crawlId, 22);
+      const types = stored.map((event) => (JSON.parse(event.body as string) as Json).event_type as string);
+      expect(types.filter((type) => type === 'crawl.started')).to.have.length(1);
+      expect(types.filter((type) => type === 'crawl.completed')).to.have.length(1);
+      expect(types.filter((type) => type === 'crawl.page.failed')).to.have.length(20);
+      expect(stored).to.have.length(22);
+      // At least once: a delivery cut short by the kill may arrive again, always under its one event id.
+      const ids = new Set(receiver.deliveries.map((delivery) => delivery.headers['x-service-event-id']));
+      expect(ids).to.deep.equal(new Set(stored.map((event) => event.event_id)));
+      // The kill cut slices short: they ran again, and told nothing twice.
+      const retried = await (await collections()).found.countDocuments({ crawl_id: crawlId, _id: { $regex: /\|[2-9]\|\d+$/ } });
+      expect(retried, 'found parts written by a second attempt').to.be.greaterThan(0);
+      const failedUrls = receiver.deliveries.map(bodyOf).filter((body) => body.event_type === 'crawl.page.failed').map((body) => (body.page as Json).url as string);
+      expect(new Set(failedUrls).size).to.equal(20);
     } finally {
       await site.close();
     }
