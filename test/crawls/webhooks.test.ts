@@ -198,7 +198,9 @@ describe('crawls: webhooks', function () {
       const unknown = await fresh.start({ url: site.url, webhook: { url: receiver.url(), events: ['completed', 'finished'] } });
       expect(unknown.status).to.equal(422);
       expect(unknown.body.code).to.equal('invalid_parameter');
-      expect(unknown.body.detail).to.contain('webhook');
+      expect(unknown.body.detail).to.contain('webhook.events');
+      expect(unknown.body.detail).to.contain('page.failed');
+      expect(unknown.body.parameter).to.equal('webhook.events');
       const extra = await fresh.start({ url: site.url, webhook: { url: receiver.url(), secret: 'x' } });
       expect(extra.status).to.equal(400);
       expect(extra.body.detail).to.contain('webhook');
