@@ -53,6 +53,8 @@ export interface StartBody {
   max_pages?: number;
   include_patterns?: string[];
   exclude_patterns?: string[];
+  /** Signed webhook events of the crawl's moments (our extension; webhook.ts). */
+  webhook?: WebhookRequest;
   output_format?: 'html' | 'markdown';
   /** Serve only each page's main content (read-time shaping: the stored HTML stays whole). */
   main_content?: boolean;
@@ -63,8 +65,6 @@ export interface StartBody {
   /** Record each fetched result in its URL's history (core/changes); every result is fetched. */
   track_changes?: boolean;
   change_tracking_tag?: string;
-  /** Signed webhook events of the crawl's moments (our extension; webhook.ts). */
-  webhook?: WebhookRequest;
 }
 
 /** The fetch engine's target check, as the composition root wires it (core does not import the engine). */
@@ -139,11 +139,11 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         max_pages: body.max_pages ?? config.crawlDefaultMaxPages,
         include_patterns: body.include_patterns ?? [],
         exclude_patterns: body.exclude_patterns ?? [],
+        ...(webhook ? { webhook } : {}),
         ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.main_content === true ? { main_content: true } : {}),
         respect_robots: body.respect_robots !== false,
         ...(body.track_changes === true ? { track_changes: true, ...(body.change_tracking_tag !== undefined ? { change_tracking_tag: body.change_tracking_tag } : {}) } : {}),
-        ...(webhook ? { webhook } : {}),
       });
     await startJob(
       { db: deps.db, client: temporal.client },

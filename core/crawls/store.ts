@@ -33,6 +33,8 @@ export interface CrawlDoc {
   max_pages: number;
   include_patterns: string[];
   exclude_patterns: string[];
+  /** Told of the crawl's moments by signed webhook events (core/crawls/work/webhooks.ts). */
+  webhook?: CrawlWebhook;
   output_format?: 'html' | 'markdown';
   /** Pages are served as their main content (shaped when read; the stored HTML is the whole page). */
   main_content?: boolean;
@@ -41,8 +43,6 @@ export interface CrawlDoc {
   /** Each fetched result is recorded in its URL's history (core/changes), under the tag when given. */
   track_changes?: boolean;
   change_tracking_tag?: string;
-  /** Told of the crawl's moments by signed webhook events (core/crawls/work/webhooks.ts). */
-  webhook?: CrawlWebhook;
   created_at: Date;
   /** Mirror of the end record once the workflow saw it (reads merge `crawl_ends` anyway). */
   status: CrawlStatus;
@@ -70,12 +70,12 @@ export type CrawlRequestFields = Pick<
   | 'max_pages'
   | 'include_patterns'
   | 'exclude_patterns'
+  | 'webhook'
   | 'output_format'
   | 'main_content'
   | 'respect_robots'
   | 'track_changes'
   | 'change_tracking_tag'
-  | 'webhook'
 >;
 
 /** A crawl as it is stored when it starts: running, nothing fetched, nothing published. */

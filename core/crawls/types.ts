@@ -41,16 +41,16 @@ export interface CrawlSpec {
   maxPages: number;
   include: string[];
   exclude: string[];
+  /** The crawl's webhook: its slices and publishes write and deliver its events (core/crawls/work/webhooks.ts). */
+  webhook?: CrawlWebhook;
+  /** When the crawl was created (ISO): the time part of its events' ids. */
+  createdAt?: string;
   outputFormat?: 'html' | 'markdown';
   /** Skip (never fetch, never bill) what the site's robots.txt disallows. */
   respectRobots?: boolean;
   /** Record each fetched result in its URL's history (core/changes), under this tag when given: every result is fetched. */
   trackChanges?: boolean;
   changeTag?: string;
-  /** The crawl's webhook: its slices and publishes write and deliver its events (core/crawls/work/webhooks.ts). */
-  webhook?: CrawlWebhook;
-  /** When the crawl was created (ISO): the time part of its events' ids. */
-  createdAt?: string;
 }
 
 /** Knobs of the crawl loop, fixed when the crawl starts (from config; tests may pass their own). */
