@@ -950,19 +950,19 @@ const variables = {
   WEBHOOK_RETRY_INITIAL_MS: {
     parse: integer(100, 3_600_000),
     fallback: '10000',
-    scope: 'api',
+    scope: 'all',
     description: 'Webhooks: wait before the second attempt of a failed delivery; each later wait doubles.',
   },
   WEBHOOK_RETRY_MAX_INTERVAL_MS: {
     parse: integer(1_000, 86_400_000),
     fallback: '3600000',
-    scope: 'api',
+    scope: 'all',
     description: 'Webhooks: longest wait between two attempts of one delivery.',
   },
   WEBHOOK_RETRY_HOURS: {
     parse: integer(1, 720),
     fallback: '24',
-    scope: 'api',
+    scope: 'all',
     description: 'Webhooks: how long a delivery is retried before it is recorded as failed.',
   },
   WEBHOOK_CA_FILE: {

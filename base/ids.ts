@@ -55,3 +55,20 @@ export function newUlid(now: number = Date.now()): string {
   for (let index = 0; index < 16; index++) tail += crockford[(random[index] ?? 0) % 32];
   return time + tail;
 }
+
+/**
+ * A ULID-shaped id that is the same for the same `seed`: the time part from `at` (milliseconds), the
+ * rest from the seed's hash. Work that may run twice (a retried activity) names its event alike.
+ */
+export function derivedUlid(at: number, seed: string): string {
+  let time = '';
+  let rest = Math.max(0, Math.floor(at));
+  for (let index = 0; index < 10; index++) {
+    time = crockford[rest % 32] + time;
+    rest = Math.floor(rest / 32);
+  }
+  const hash = createHash('sha256').update(seed).digest();
+  let tail = '';
+  for (let index = 0; index < 16; index++) tail += crockford[(hash[index] ?? 0) % 32];
+  return time + tail;
+}

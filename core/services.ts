@@ -69,6 +69,8 @@ export function createServices(roots: ServiceRoots) {
         if (!resolution.ok && resolution.kind === 'target_forbidden') return { ok: false, reason: resolution.reason };
         return { ok: true };
       },
+      hmacKeys,
+      checkWebhookUrl: (url) => checkWebhookUrl(guard, url),
     }),
     batch: createBatchCommands({ db: db.db, accounts, temporal, config, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
     /** The account's HMAC keys; undefined when the server has no SECRETS_KEY. */

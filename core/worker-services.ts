@@ -11,7 +11,7 @@ import type { Logger } from '../base/log';
 import type { FetchService } from '../engine';
 import type { Accounts } from './accounts';
 import { createBatchWorker } from './batch/worker';
-import { createCrawlWork, autoPageFetcher } from './crawls/work';
+import { createCrawlWork, autoPageFetcher, crawlAnnouncer } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
@@ -24,6 +24,7 @@ import { sweep } from './retention';
 import { recordSelfCheck } from './selfcheck';
 import { createWebhookSender } from './webhooks/deliver';
 import { webhookDelivery } from './webhooks/delivery';
+import { webhookRetry } from './webhooks/deliveries';
 import { hmacKeysOf } from './webhooks/hmac-keys';
 
 export interface WorkerRoots {
@@ -44,7 +45,15 @@ export function createWorkerServices(roots: WorkerRoots) {
   // Worker threads converting the documents of Batch tasks and crawl pages (core/documents).
   const documents = createDocuments(config, log);
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }), documents });
-  const crawl = createCrawlWork({ db, accounts, html: fetching.html, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs, documents });
+  const crawl = createCrawlWork({
+    db,
+    accounts,
+    html: fetching.html,
+    fetcher: autoPageFetcher(pipeline),
+    retryAfterMaxMs: config.crawlRetryAfterMaxMs,
+    documents,
+    announcer: crawlAnnouncer({ db, client: temporal, taskQueue: config.temporalTaskQueue, retry: webhookRetry(config) }),
+  });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db, fetching.html), fetching.html)) }),
     crawl,

@@ -27,6 +27,7 @@ export function presentCrawl(view: CrawlView): Record<string, unknown> {
     extract_calls: 0,
     coverage: { ...doc.coverage },
     duplicates_removed: doc.duplicates_removed,
+    ...(doc.webhook ? { webhook: { url: doc.webhook.url, signature: doc.webhook.signature, events: [...doc.webhook.events] } } : {}),
     created_at: doc.created_at.toISOString(),
     ...(view.end ? { finished_at: view.end.finished_at.toISOString() } : {}),
   };

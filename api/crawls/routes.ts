@@ -4,6 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { type StartBody } from '../../core/crawls/commands';
+import { CRAWL_WEBHOOK_EVENTS } from '../../core/crawls/types';
 import { problem } from '../../base/errors';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
@@ -18,6 +19,9 @@ const startIssues: IssueMapper = (issue) => {
   if (issue.kind === 'invalid' && issue.field === 'url' && !/must be string/.test(issue.message)) return problem('invalid_start_url', 'The start URL must be a public http or https URL of at most 2,048 characters.');
   if (issue.kind === 'invalid' && issue.field.startsWith('discovery')) {
     return problem('invalid_parameter', '"discovery" takes ["links"]: crawls follow the links in each page; "pagination" is not offered to new crawls.', { status: 422 });
+  }
+  if (issue.kind === 'invalid' && issue.field.startsWith('webhook.events') && /allowed values/.test(issue.message)) {
+    return problem('invalid_parameter', `"${issue.field}" is not a crawl event: "webhook.events" takes ${CRAWL_WEBHOOK_EVENTS.join(', ')}.`, { status: 422, members: { parameter: 'webhook.events' } });
   }
   const error = defaultIssues(issue);
   if (issue.kind === 'invalid' && /must be [<>]=|allowed values|must NOT have (more|fewer)/.test(issue.message)) {
@@ -57,9 +61,10 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
       responses: {
         202: { ...json('Crawl started', CRAWL), headers: { Location: { description: 'Path of the crawl', schema: { type: 'string' } } } },
         ...errors,
+        400: { description: 'Invalid request or parameter; for a webhook, callback_url_must_be_https, callback_url_unresolvable or webhook_signing_requires_active_key' },
         402: { description: 'No credits left (AUTH004)' },
         409: { description: 'A request with this Idempotency-Key is in progress' },
-        422: { description: 'Invalid start URL, out-of-range value, change_tracking_tag without track_changes, or Idempotency-Key reused with another body' },
+        422: { description: 'Invalid start URL, out-of-range value, an unknown webhook event, change_tracking_tag without track_changes, or Idempotency-Key reused with another body' },
         429: { description: 'The account runs its active jobs already (Retry-After: 30)' },
       },
       async handler(ctx, input) {

@@ -2,6 +2,37 @@
 import { API_KEY_QUERY_PROPERTY } from '../auth/authenticate';
 import { TAG_PATTERN } from '../../core/changes/keys';
 import type { JsonSchema, ObjectSchema } from '../http/routes';
+import { CRAWL_WEBHOOK_EVENTS } from '../../core/crawls/types';
+
+const WEBHOOK_EVENTS_ENUM = [...CRAWL_WEBHOOK_EVENTS];
+
+/** A crawl's webhook (our extension): Batch's `{url, signature}` and the moments it is told of. */
+const WEBHOOK_REQUEST: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  description:
+    'Extension of this service: signed webhook events of the crawl’s moments, delivered like Batch’s (same headers, signature, retries and `event_id` on every retry). ' +
+    'Refused before anything starts: an http URL (400 callback_url_must_be_https), a host without an address (400 callback_url_unresolvable), `signature: true` without an active HMAC key (400 webhook_signing_requires_active_key).',
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'A public https URL.' },
+    signature: { type: 'boolean', description: 'Sign each event with the account’s active HMAC key (`X-Signature`), as Batch deliveries are (default false).' },
+    events: {
+      type: 'array',
+      items: { type: 'string', enum: WEBHOOK_EVENTS_ENUM },
+      minItems: 1,
+      uniqueItems: true,
+      description: 'Moments to be told of, as `crawl.<moment>` events (default: started, completed, stopped, failed); `page.failed` (one event per failed page) only when listed. Another value is 422 invalid_parameter.',
+    },
+  },
+};
+
+const WEBHOOK_SETTING: JsonSchema = {
+  type: 'object',
+  required: ['url', 'signature', 'events'],
+  description: 'Extension of this service: the crawl’s webhook (never a secret).',
+  properties: { url: { type: 'string' }, signature: { type: 'boolean' }, events: { type: 'array', items: { type: 'string', enum: WEBHOOK_EVENTS_ENUM } } },
+};
 
 const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 1, maximum: 100_000, description });
 
@@ -45,6 +76,7 @@ export const START_BODY: ObjectSchema = {
         '(and tag) that it did not find follow its results with `change_status: "removed"` (reads and download). Billed as the pages it fetches.',
     },
     change_tracking_tag: { type: 'string', pattern: TAG_PATTERN, description: 'Extension of this service: with track_changes, a separate history (of the pages and of the crawl’s URL set).' },
+    webhook: WEBHOOK_REQUEST,
   },
 };
 
@@ -127,6 +159,7 @@ const CRAWL_PROPERTIES: Record<string, JsonSchema> = {
     properties: { pages_fetched: { type: 'integer' }, pages_failed: { type: 'integer' }, items_found: { type: 'integer' } },
   },
   duplicates_removed: { type: 'integer' },
+  webhook: WEBHOOK_SETTING,
   created_at: { type: 'string', format: 'date-time' },
   finished_at: { type: 'string', format: 'date-time' },
 };

@@ -27,6 +27,9 @@ import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
 import { ids, newCrawlDocument, type CrawlEndDoc, type ResultChange } from './store';
 import { checkStartUrl } from './urls';
+import { checkCrawlWebhook, type CrawlWebhookUrlCheck, type WebhookRequest } from './webhook';
+import type { HmacKeys } from '../webhooks/hmac-keys';
+import type { CrawlWebhook } from './types';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
@@ -50,6 +53,8 @@ export interface StartBody {
   max_pages?: number;
   include_patterns?: string[];
   exclude_patterns?: string[];
+  /** Signed webhook events of the crawl's moments (our extension; webhook.ts). */
+  webhook?: WebhookRequest;
   output_format?: 'html' | 'markdown';
   /** Serve only each page's main content (read-time shaping: the stored HTML stays whole). */
   main_content?: boolean;
@@ -74,6 +79,9 @@ export interface CrawlCommandDeps {
   log: Logger;
   config: Pick<Config, 'temporalTaskQueue' | 'crawlDefaultMaxItems' | 'crawlDefaultMaxPages' | 'crawlSlicePages' | 'crawlSliceWindow' | 'crawlConcurrency' | 'crawlHistoryEvents'>;
   checkTarget: StartUrlCheck;
+  /** Checks a webhook's URL; absent: a crawl with a webhook cannot start here (MCP over stdio wires it too). */
+  checkWebhookUrl?: CrawlWebhookUrlCheck;
+  hmacKeys?: HmacKeys;
 }
 
 /** One page of a crawl's results: the crawl, its items, and where the next read starts (null: all read). */
@@ -110,7 +118,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
    * Starts crawl `crawlId` (a new id, or the one an idempotency claim reserved: a retry that took over
    * a dead request's claim finishes that request's crawl, whose document may exist already).
    */
-  const create = async (principal: Principal, body: StartBody, domain: string, crawlId: string, claim?: Claimed): Promise<string> => {
+  const create = async (principal: Principal, body: StartBody, domain: string, webhook: CrawlWebhook | undefined, crawlId: string, claim?: Claimed): Promise<string> => {
     const { config, accounts, temporal } = deps;
     const { crawls } = reader.collections;
     const earlier = claim?.takenOver ? await crawls.findOne({ _id: crawlId }) : null;
@@ -133,6 +141,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         max_pages: body.max_pages ?? config.crawlDefaultMaxPages,
         include_patterns: body.include_patterns ?? [],
         exclude_patterns: body.exclude_patterns ?? [],
+        ...(webhook ? { webhook } : {}),
         ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.main_content === true ? { main_content: true } : {}),
         respect_robots: body.respect_robots !== false,
@@ -172,6 +181,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         throw problem('invalid_parameter', '"change_tracking_tag" names a history: it goes with "track_changes": true.', { status: 422, members: { parameter: 'change_tracking_tag' } });
       }
       const domain = await checkUrl(body.url);
+      const webhook = body.webhook ? await checkCrawlWebhook(deps, principal.accountId, body.webhook) : undefined;
       const started = await idempotent(
         idempotency,
         crawlIdempotencyWords,
@@ -180,7 +190,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
           replay: async (crawlId) => crawlId,
           // Nothing was started when this throws (the start gave back what it took): the key is free again.
           run: async (claim) => {
-            const crawlId = await create(principal, body, domain, claim?.recordId || newId('c'), claim);
+            const crawlId = await create(principal, body, domain, webhook, claim?.recordId || newId('c'), claim);
             return { value: crawlId, resultId: crawlId };
           },
         },

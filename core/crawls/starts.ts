@@ -30,6 +30,7 @@ export function crawlWorkflowStart(doc: CrawlDoc, config: CrawlStartConfig): Wor
     maxPages: doc.max_pages,
     include: doc.include_patterns,
     exclude: doc.exclude_patterns,
+    ...(doc.webhook ? { webhook: doc.webhook, createdAt: doc.created_at.toISOString() } : {}),
     ...(doc.output_format ? { outputFormat: doc.output_format } : {}),
     ...(doc.respect_robots ? { respectRobots: true } : {}),
     ...(doc.track_changes ? { trackChanges: true, ...(doc.change_tracking_tag !== undefined ? { changeTag: doc.change_tracking_tag } : {}) } : {}),

@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
-import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus } from './types';
+import type { CrawlEnd, CrawlErrorCode, StopReason, Coverage, CrawlStatus, CrawlWebhook } from './types';
 
 export interface CrawlDoc {
   _id: string;
@@ -33,6 +33,8 @@ export interface CrawlDoc {
   max_pages: number;
   include_patterns: string[];
   exclude_patterns: string[];
+  /** Told of the crawl's moments by signed webhook events (core/crawls/work/webhooks.ts). */
+  webhook?: CrawlWebhook;
   output_format?: 'html' | 'markdown';
   /** Pages are served as their main content (shaped when read; the stored HTML is the whole page). */
   main_content?: boolean;
@@ -70,6 +72,7 @@ export type CrawlRequestFields = Pick<
   | 'max_pages'
   | 'include_patterns'
   | 'exclude_patterns'
+  | 'webhook'
   | 'output_format'
   | 'main_content'
   | 'respect_robots'

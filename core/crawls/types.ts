@@ -7,6 +7,19 @@ export type CrawlStatus = 'running' | 'completed' | 'stopped' | 'failed';
 export type StopReason = 'max_items' | 'max_pages' | 'user';
 export type CrawlErrorCode = 'seed_unreachable' | 'no_items_found' | 'insufficient_credits' | 'internal_error' | 'domain_not_allowed';
 
+/** Moments a crawl's webhook can be told of (our extension): `crawl.<event>` events. */
+export type CrawlWebhookEvent = 'started' | 'completed' | 'stopped' | 'failed' | 'page.failed';
+export const CRAWL_WEBHOOK_EVENTS: readonly CrawlWebhookEvent[] = ['started', 'completed', 'stopped', 'failed', 'page.failed'];
+/** What a webhook without `events` is told: the four lifecycle moments (`page.failed` only when listed). */
+export const DEFAULT_CRAWL_WEBHOOK_EVENTS: readonly CrawlWebhookEvent[] = ['started', 'completed', 'stopped', 'failed'];
+
+/** A crawl's webhook as checked at the start (a public https URL; signing needs an active key then). */
+export interface CrawlWebhook {
+  url: string;
+  signature: boolean;
+  events: CrawlWebhookEvent[];
+}
+
 /** How a crawl ended: decided once, by whichever of the stop call and the workflow inserts it first. */
 export interface CrawlEnd {
   status: Exclude<CrawlStatus, 'running'>;
@@ -28,6 +41,10 @@ export interface CrawlSpec {
   maxPages: number;
   include: string[];
   exclude: string[];
+  /** The crawl's webhook: its slices and publishes write and deliver its events (core/crawls/work/webhooks.ts). */
+  webhook?: CrawlWebhook;
+  /** When the crawl was created (ISO): the time part of its events' ids. */
+  createdAt?: string;
   outputFormat?: 'html' | 'markdown';
   /** Skip (never fetch, never bill) what the site's robots.txt disallows. */
   respectRobots?: boolean;

@@ -8,7 +8,7 @@ import type { Db } from 'mongodb';
 import { recordWebhookOutcome, recordWebhookStart } from '../batch/runs/webhook-outcome';
 import { WorkFailure } from '../jobs/work';
 import type { WebhookSender } from './deliver';
-import { createWebhookEvents, type RunEnd } from './events';
+import { createWebhookEvents, type EventDocument, type RunEnd } from './events';
 
 export interface DeliveryOutcome {
   delivered: boolean;
@@ -18,9 +18,13 @@ export interface DeliveryOutcome {
 export function webhookDelivery(deps: { db: Db; sender: WebhookSender }) {
   const events = createWebhookEvents(deps.db);
   const { sender } = deps;
-  // The run keeps its webhook's outcome, through Batch's own records.
-  const keepOutcome = (runId: string, outcome: 'delivered' | 'failed'): Promise<void> => recordWebhookOutcome(deps.db, runId, outcome);
-  const keepStart = (runId: string, outcome: 'not_started' | 'pending'): Promise<void> => recordWebhookStart(deps.db, runId, outcome);
+  // A run keeps its webhook's outcome through Batch's own records; a crawl's event only in its own state.
+  const keepOutcome = async (event: EventDocument, outcome: 'delivered' | 'failed'): Promise<void> => {
+    if (!event.crawl_id) await recordWebhookOutcome(deps.db, event.run_id, outcome);
+  };
+  const keepStart = async (event: EventDocument, outcome: 'not_started' | 'pending'): Promise<void> => {
+    if (!event.crawl_id) await recordWebhookStart(deps.db, event.run_id, outcome);
+  };
 
   return {
     /** Writes a run's end event once (idempotent per job and run sequence) and returns its key. */
@@ -49,21 +53,21 @@ export function webhookDelivery(deps: { db: Db; sender: WebhookSender }) {
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });
       if (!outcome.delivered) throw new WorkFailure('webhook_attempt_failed', `delivery attempt ${attempt} failed: ${outcome.error ?? 'unknown'}`);
-      await keepOutcome(event.run_id, 'delivered');
+      await keepOutcome(event, 'delivered');
       return { delivered: true, attempts: attempt };
     },
 
     /** The run's workflow could not start the delivery of `key` (`started: false`), or did so on a later try. */
     async recordStart(key: string, started: boolean): Promise<void> {
       const event = await events.get(key);
-      if (event) await keepStart(event.run_id, started ? 'pending' : 'not_started');
+      if (event) await keepStart(event, started ? 'pending' : 'not_started');
     },
 
     /** The retry policy gave up: the event's final outcome is `failed` (its attempts stay readable). */
     async gaveUp(key: string): Promise<DeliveryOutcome> {
       await events.markFailed(key);
       const event = await events.get(key);
-      if (event) await keepOutcome(event.run_id, 'failed');
+      if (event) await keepOutcome(event, 'failed');
       return { delivered: false, attempts: event?.attempts ?? 0 };
     },
   };

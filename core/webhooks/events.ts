@@ -44,6 +44,8 @@ export interface EventDocument {
   account_id: string;
   job_id: string;
   run_id: string;
+  /** A crawl's event (crawl-events.ts): `job_id` and `run_id` are then the crawl id, and no Batch run keeps its outcome. */
+  crawl_id?: string;
   url: string;
   signature: boolean;
   /** The JSON sent, byte for byte, on every attempt. */

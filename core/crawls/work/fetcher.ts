@@ -30,7 +30,7 @@ export type PageFetch =
       credits: number;
     })
   /** `robots`: robots.txt disallows the page; it was not fetched. */
-  | { ok: false; vetoed: boolean; detail: string; robots?: boolean };
+  | { ok: false; vetoed: boolean; detail: string; robots?: boolean; kind?: string };
 
 export interface PageFetcher {
   fetch(request: PageFetchRequest): Promise<PageFetch>;
@@ -58,7 +58,7 @@ export function autoPageFetcher(pipeline: Pick<FetchPipeline, 'retrievePage' | '
       );
       if (!result.ok) {
         if (result.error.kind === 'robots_disallowed') return { ok: false, vetoed: false, detail: result.error.detail, robots: true };
-        return { ok: false, vetoed: result.vetoed, detail: result.error.detail };
+        return { ok: false, vetoed: result.vetoed, detail: result.error.detail, kind: result.error.kind };
       }
       const { page, rung } = result;
       // Only a page the crawl keeps is read (an error status fails without being parsed).

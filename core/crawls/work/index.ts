@@ -19,12 +19,14 @@ import type { PageFetcher } from './fetcher';
 import { publishCrawl, type PublishInput, type PublishResult } from './publish';
 import { CrawlRuntime } from './runtime';
 import { runSlice } from './slice';
+import type { CrawlAnnouncer } from './webhooks';
 
 export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchRequest } from './fetcher';
 export { CrawlRuntime } from './runtime';
+export { crawlAnnouncer, type CrawlAnnouncer } from './webhooks';
 export type { PublishInput, PublishResult } from './publish';
 
-export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number; documents?: DocumentPool }) {
+export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number; documents?: DocumentPool; announcer?: CrawlAnnouncer }) {
   const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs, ...(deps.documents ? { documents: deps.documents } : {}) });
   const charges = crawlCharges(deps.db, deps.accounts);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
@@ -33,9 +35,9 @@ export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOu
   return {
     runtime,
     /** Fetches one slice of a crawl's pages and stores what it found (idempotent per slice). */
-    slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime, changes }, input, work),
+    slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime, changes, ...(deps.announcer ? { announcer: deps.announcer } : {}) }, input, work),
     /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
-    publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime, changes }, input),
+    publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime, changes, ...(deps.announcer ? { announcer: deps.announcer } : {}) }, input),
   };
 }
 

@@ -41,6 +41,8 @@ export interface PageOutcome {
   finalUrl?: string;
   contentType?: string;
   detail?: string;
+  /** The kind of failure when the page could not be read at all (timeout, dns, blocked, …). */
+  errorKind?: string;
   refused?: boolean;
   /** The page as fetched, when asked for (crawls with track_changes record it). */
   page?: Pick<PageFetchOk, 'body' | 'contentType' | 'html' | 'finalUrl' | 'status' | 'headers'>;
@@ -95,7 +97,7 @@ export async function fetchPage(runner: PageRunner, item: WorkItem, bill: SliceB
       bill.giveBack(reserved);
       if (outcome.robots) return { status: 'skipped', credits: 0, detail: outcome.detail };
       // A page the account cannot pay for is not fetched at all.
-      return outcome.vetoed ? { status: 'pending', credits: 0, detail: outcome.detail, refused: true } : { status: 'failed', credits: 0, detail: outcome.detail };
+      return outcome.vetoed ? { status: 'pending', credits: 0, detail: outcome.detail, refused: true } : { status: 'failed', credits: 0, detail: outcome.detail, ...(outcome.kind ? { errorKind: outcome.kind } : {}) };
     }
     const wait = retryAfterMs(outcome.status, outcome.headers);
     // The host gate has paused the host for every job; the page is tried again after the pause.

@@ -14,6 +14,7 @@ import type { CrawlRuntime } from './runtime';
 import type { CrawlChanges } from '../../changes/crawls';
 import { CrawlReader } from '../read';
 import { START } from '../cursor';
+import type { CrawlAnnouncer } from './webhooks';
 
 export interface PublishInput {
   crawlId: string;
@@ -36,6 +37,8 @@ export interface PublishDeps {
   runtime: CrawlRuntime;
   /** Crawls with track_changes: their removed URLs and baseline, when they settle (core/changes/crawls.ts). */
   changes: CrawlChanges;
+  /** The crawl's webhook events (absent: none are sent). */
+  announcer?: CrawlAnnouncer;
 }
 
 export async function publishCrawl(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
@@ -61,7 +64,10 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
     settled: progress.settled,
   };
   if (progress.commits.length > 0) set.published = progress.batch + 1;
-  if (progress.settled) await settleChanges(deps, crawlId, set.published, end ?? (await deps.ends.read(crawlId)));
+  const settledEnd = progress.settled ? (end ?? (await deps.ends.read(crawlId))) : null;
+  // Read once as the crawl settles, for its change tracking and its webhook.
+  const settledDoc = progress.settled ? await collections.crawls.findOne({ _id: crawlId }) : null;
+  if (settledDoc) await settleChanges(deps, settledDoc, set.published, settledEnd);
   if (end) {
     set.status = end.status;
     set.finished_at = end.finished_at;
@@ -69,6 +75,8 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
     if (end.error) set.error = end.error;
   }
   await collections.crawls.updateOne({ _id: crawlId }, { $set: set });
+  // The end is told once nothing more can land, with the final counts (the crawl reads as it says).
+  if (settledEnd && settledDoc?.webhook && deps.announcer) await deps.announcer.ended(settledDoc, settledEnd, set.coverage ?? settledDoc.coverage);
   if (progress.settled) deps.runtime.forget(crawlId);
   if (!end) return { droppedKept };
   return {
@@ -83,10 +91,10 @@ export async function publishCrawl(deps: PublishDeps, input: PublishInput): Prom
 }
 
 /** A tracked crawl, as it settles: its removed URLs and, when it ran out of pages to open, the next crawl's baseline. */
-async function settleChanges(deps: PublishDeps, crawlId: string, published: number | undefined, end: CrawlEnd | null): Promise<void> {
+async function settleChanges(deps: PublishDeps, doc: CrawlDoc, published: number | undefined, end: CrawlEnd | null): Promise<void> {
+  if (!doc.track_changes) return;
+  const crawlId = doc._id;
   const reader = new CrawlReader(deps.db);
-  const doc = await reader.collections.crawls.findOne({ _id: crawlId });
-  if (!doc?.track_changes) return;
   const view = await reader.view({ ...doc, published: published ?? doc.published });
   const exhausted = end?.status === 'completed' && end.stop_reason === undefined;
   await deps.changes.settle(

@@ -26,6 +26,8 @@ import { TaskSignals } from '../../../base/task-signals';
 import { fetchPage, forEachLimited, type PageOutcome, type PageRunner, type WorkItem } from './pages';
 import type { CrawlRuntime } from './runtime';
 import type { CrawlChanges } from '../../changes/crawls';
+import { failedPage } from '../../webhooks/crawl-events';
+import type { CrawlAnnouncer } from './webhooks';
 
 export interface SliceDeps {
   db: Db;
@@ -34,6 +36,8 @@ export interface SliceDeps {
   runtime: CrawlRuntime;
   /** Crawls with track_changes record their results here (core/changes). */
   changes: CrawlChanges;
+  /** The crawl's webhook events (absent: none are sent). */
+  announcer?: CrawlAnnouncer;
 }
 
 const CLAIM_BATCH = 1_000;
@@ -45,6 +49,7 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
   const heartbeat = setInterval(() => work.heartbeat(), 2_000);
   const signals = new TaskSignals(work.signal);
   try {
+    if (k === 0) await deps.announcer?.started(spec);
     const items = k === 0 ? [{ url: spec.url, depth: 0, open: true }] : await loadItems(deps, input);
     const own = retried ? await ownClaims(deps, spec.crawlId, k) : new Map<string, UrlDoc>();
     const payer = await deps.accounts.principalFor(spec.accountId, spec.keyId);
@@ -102,6 +107,11 @@ export async function runSlice(deps: SliceDeps, input: SliceInput, work: WorkCon
     if (spec.outputFormat || spec.trackChanges || outcomes.some((outcome) => outcome.status === 'skipped' || outcome.status === 'skipped_document')) await writeOutcomes(deps, input, items, outcomes);
     const credits = outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
     await bill.settle(bill.alreadyBilled ? 0 : credits);
+    // Told once the slice's outcomes are stored: a retried attempt finds each page's event written.
+    await deps.announcer?.pagesFailed(
+      spec,
+      outcomes.flatMap((outcome, index) => (outcome.status === 'failed' && items[index] ? [failedPage(items[index].url, outcome)] : [])),
+    );
 
     const fetched = outcomes.filter((outcome) => outcome.status === 'fetched' || outcome.status === 'failed').length;
     const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;
