@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 
 export interface SpinningOptions {
   api: string;
-  /** A free-plan account's key, made for the phase: `other` is the tenant measured. */
+  /** Keys made for the phase: `other` is the tenant measured (a business-plan account), `abuser` a free one. */
   keys: { other: string; abuser: string };
   seconds: number;
   rounds: number;

@@ -147,8 +147,9 @@ async function main(): Promise<void> {
     const account = await accounts.store.createAccount({ plan, overrides: { credits: 10_000_000, ...(budget ? { requestsPerSecond: budget, requestBurst: 2 * budget } : {}) } });
     return (await accounts.store.createKey(account._id, {})).key;
   };
-  const steady = await makeAccount('free');
-  const loader = await makeAccount('free');
+  // The tenant measured pays for a budget above its rate (a free account's 20/s would refuse it); the abusers are free.
+  const steady = await makeAccount('business');
+  const loader = await makeAccount('business');
   const pid = (name: 'api' | 'ferretdb' | 'worker') => bench.stack.component(name).pid;
   const page = `${site.url}/steady`;
 
@@ -200,7 +201,7 @@ async function main(): Promise<void> {
       // A phase of its own (fairness-renders.ts): renders are measured beside it too.
       const lines = await spinningRenders({
         api: bench.api,
-        keys: { other: await makeAccount('free'), abuser: await makeAccount('free') },
+        keys: { other: await makeAccount('business'), abuser: await makeAccount('free') },
         seconds: Math.min(55, Math.max(5, Number(options['spin-seconds'] ?? 40))),
         rounds: Math.min(20, Math.max(1, Number(options['spin-rounds'] ?? 3))),
         rate: Math.min(200, Math.max(1, Number(options['spin-rate'] ?? 20))),
