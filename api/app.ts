@@ -7,6 +7,7 @@ import { accountRoutes, appRoutes } from './accounts/routes';
 import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
 import { historyRoutes } from './history/routes';
+import { monitorRoutes } from './monitors/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { extractRoutes } from './extract/routes';
@@ -32,6 +33,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...historyRoutes(deps),
     ...webhookRoutes(deps),
     ...batchRoutes(deps),
+    ...monitorRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).

@@ -13,6 +13,7 @@ import { BLOB_INDEXES } from './jobs/blobs';
 import { CHANGE_INDEXES } from './changes/store';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
+import { MONITOR_INDEXES } from './monitors/store';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
 import { POLITENESS_INDEXES } from './politeness/store';
 import { RATE_LIMIT_INDEXES } from './accounts/rate-limits';
@@ -33,4 +34,5 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   DEADLINE_RENDER_INDEXES,
   OAUTH_TOKEN_INDEXES,
   CHANGE_INDEXES,
+  MONITOR_INDEXES,
 ];

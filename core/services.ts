@@ -18,6 +18,8 @@ import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createChangeTracking } from './changes';
 import { mcpSessionCommands } from './mcp/commands';
+import { createMonitorCommands } from './monitors/commands';
+import { monitorStore } from './monitors/store';
 import { createOAuthCommands } from './oauth/commands';
 import { hostsInBackoff } from './politeness/paused';
 import { createWebhookSender } from './webhooks/deliver';
@@ -43,27 +45,23 @@ export function createServices(roots: ServiceRoots) {
   const extract = createExtractCommands({ db, temporal, taskQueue: config.temporalTaskQueue });
   const recipes = fetchRecipes(db.db, extract);
   const changes = createChangeTracking(db.db);
+  // The policy first, then the name's addresses; a name that does not resolve now may later, so only a refused address refuses.
+  const checkTarget = async (url: URL): Promise<{ ok: true } | { ok: false; reason: string }> => {
+    const policy = guard.checkUrl(url);
+    if (!policy.ok) return { ok: false, reason: policy.reason };
+    const resolution = await guard.resolve(url.hostname);
+    if (!resolution.ok && resolution.kind === 'target_forbidden') return { ok: false, reason: resolution.reason };
+    return { ok: true };
+  };
   return {
     extract,
     /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, and the accounts' render terms. */
     pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, renders: createRenderRules({ db: db.db, accounts, config, log }) }),
     /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
     changes: { ...changes, recipes, accounts },
-    crawls: createCrawlCommands({
-      db: db.db,
-      accounts,
-      temporal,
-      log,
-      config,
-      // The policy first, then the name's addresses; a name that does not resolve now may later, so only a refused address refuses.
-      async checkTarget(url) {
-        const policy = guard.checkUrl(url);
-        if (!policy.ok) return { ok: false, reason: policy.reason };
-        const resolution = await guard.resolve(url.hostname);
-        if (!resolution.ok && resolution.kind === 'target_forbidden') return { ok: false, reason: resolution.reason };
-        return { ok: true };
-      },
-    }),
+    crawls: createCrawlCommands({ db: db.db, accounts, temporal, log, config, checkTarget }),
+    /** `/v1/monitors` (core/monitors). */
+    monitors: createMonitorCommands({ store: monitorStore(db.db), accounts, temporal, config, checkTarget, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
     batch: createBatchCommands({ db: db.db, accounts, temporal, config, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
     /** The account's HMAC keys; undefined when the server has no SECRETS_KEY. */
     hmacKeys,

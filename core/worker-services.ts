@@ -16,6 +16,7 @@ import { preparationSteps } from './extract/prepare/steps';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createTaskRunner } from './fetch/task';
+import { createMonitorWork } from './monitors/worker';
 import { ChangeRecorder, taskChanges } from './changes';
 import type { WorkContext } from './jobs/work';
 import { reconcile } from './reconcile';
@@ -41,9 +42,12 @@ export interface WorkerRoots {
 export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, renders: createRenderRules({ db, accounts, config, log }) });
+  const recorder = new ChangeRecorder(db);
   const crawl = createCrawlWork({ db, accounts, fetcher: autoPageFetcher(pipeline), retryAfterMaxMs: config.crawlRetryAfterMaxMs });
   return {
-    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db))) }),
+    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(recorder)) }),
+    /** Monitors' checks: their pages through the same pipeline, recorded by change tracking. */
+    monitors: createMonitorWork({ db, accounts, pipeline, recorder }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

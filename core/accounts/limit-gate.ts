@@ -15,7 +15,7 @@ import { ApiError } from '../../base/errors';
 import type { Clock } from '../../base/clock';
 
 /** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
-export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays'>;
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays' | 'monitorIntervalSeconds'>;
 
 interface Remembered {
   error: ApiError;

@@ -33,6 +33,9 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   deadlineRenders: 'deadline_renders',
   historyVersions: 'history_versions',
   historyDays: 'history_days',
+  monitors: 'monitors',
+  monitorUrls: 'monitor_urls',
+  monitorIntervalSeconds: 'monitor_interval_seconds',
 };
 
 const WHAT: Record<keyof AccountLimits, string> = {
@@ -49,6 +52,9 @@ const WHAT: Record<keyof AccountLimits, string> = {
   deadlineRenders: 'renders that ran to the render deadline',
   historyVersions: 'versions kept per tracked URL',
   historyDays: 'days of change history',
+  monitors: 'monitors',
+  monitorUrls: 'monitored URLs',
+  monitorIntervalSeconds: 'seconds between a monitor\'s checks',
 };
 
 /** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */

@@ -62,10 +62,17 @@ const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
   ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}),
 });
 
-/** Records a fetched page for its caller (Fetch, MCP, Batch tasks); `origin` names retried work. */
-export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, origin?: string): Promise<Recorded> {
+/**
+ * Records a fetched page for its caller (Fetch, MCP, Batch tasks, monitors); `origin` names retried
+ * work; `probe`: the same page fetched moments apart, so a URL tracked for the first time learns its noise.
+ */
+export function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, origin?: string, probe?: readonly FetchDone[]): Promise<Recorded> {
   const fields = fieldSource(params, done);
-  return pending.record(observationOf(done, params), { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) });
+  return pending.record(observationOf(done, params), {
+    ...(fields ? { fields } : {}),
+    ...(origin !== undefined ? { origin } : {}),
+    ...(probe && probe.length > 0 ? { probe: probe.map((other) => observationOf(other, params)) } : {}),
+  });
 }
 
 /** Change tracking for Batch tasks (core/fetch/task.ts): each task's page recorded under its run's name for it. */
