@@ -19,6 +19,7 @@ import { changeTrackingJson, fetchWithHistory } from '../../core/changes';
 import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/params';
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
+import { monitorTools } from './monitor-tools';
 import type { ParsedQuery } from '../http/context';
 
 type Args = Record<string, unknown>;
@@ -216,6 +217,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       inputSchema: { type: 'object', additionalProperties: false, properties: {} },
       run: async (principal) => json(await usageDetails(deps.accounts, principal)),
     },
+    ...monitorTools(deps),
   ];
 }
 

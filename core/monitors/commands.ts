@@ -27,6 +27,10 @@ const idCursor = cursorCodec<string>('m1', {
   read: (parts) => (parts.length === 1 && /^[a-z]{3}_[0-9a-z]{26}$/.test(parts[0] as string) ? parts[0] : undefined),
 });
 
+/** The workflow service refused the schedule itself (INVALID_ARGUMENT): the caller's to fix, not a 5xx. */
+const scheduleRefusal = (error: unknown): unknown =>
+  (error as { code?: unknown }).code === 3 ? problem('invalid_argument', 'The workflow service refused this schedule.', { members: { parameter: 'schedule' } }) : error;
+
 export interface Listed<T> {
   items: T[];
   nextCursor: string | null;
@@ -54,6 +58,8 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
   /** What the monitor watches, checked; `urlsHeld` the account's other monitors' URLs. */
   const watched = async (principal: Principal, body: MonitorBody, urlsHeld: number) => {
     if ((body.urls === undefined) === (body.crawl === undefined)) throw problem('invalid_argument', 'A monitor has `urls` or `crawl`, not both.', { members: { parameter: 'urls' } });
+    // The cap first: no URL is resolved for a body the plan refuses anyway.
+    checkLimit(principal, 'monitorUrls', urlsHeld, body.urls ? new Set(body.urls).size : (body.crawl?.limit ?? 10));
     const urls = body.urls ? await checkUrls(deps, body.urls) : null;
     const crawl = body.crawl ? await checkCrawl(deps, body.crawl) : null;
     const count = urls ? urls.length : (crawl as NonNullable<typeof crawl>).limit;
@@ -109,7 +115,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
         } catch (error) {
           // Nothing is left behind by a start that did not happen.
           await store.monitors.deleteOne({ _id: monitor._id });
-          throw error;
+          throw scheduleRefusal(error);
         }
         return { monitor, nextCheckAt: await nextCheck(monitor) };
       });
@@ -142,7 +148,9 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
       if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) set.outputs = checkOutputs(body);
       if (body.webhook !== undefined) set.webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
       if (schedule) {
-        await schedules.update(monitorId, schedule);
+        await schedules.update(monitorId, schedule).catch((error: unknown) => {
+          throw scheduleRefusal(error);
+        });
         set.schedule = schedule;
       }
       await store.monitors.updateOne({ _id: monitorId }, { $set: set });

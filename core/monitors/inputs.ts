@@ -32,7 +32,10 @@ const invalid = (parameter: string, detail: string): never => {
   throw problem('invalid_argument', detail, { members: { parameter } });
 };
 
-async function checkedUrl(deps: InputDeps, raw: string, parameter: string): Promise<string> {
+type Verdicts = Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;
+
+/** A URL checked by the target rules; `verdicts` asks each host once per body. */
+async function checkedUrl(deps: InputDeps, raw: string, parameter: string, verdicts: Verdicts = new Map()): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -40,15 +43,19 @@ async function checkedUrl(deps: InputDeps, raw: string, parameter: string): Prom
     return invalid(parameter, `"${raw.slice(0, 100)}" is not a URL.`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return invalid(parameter, 'Monitored URLs are http or https.');
-  const verdict = await deps.checkTarget(url);
-  if (!verdict.ok) return invalid(parameter, `${url.href} cannot be monitored: ${verdict.reason}`);
+  const key = `${url.protocol}//${url.host}`;
+  const asked = verdicts.get(key) ?? deps.checkTarget(url);
+  verdicts.set(key, asked);
+  const verdict = await asked;
+  if (!verdict.ok) return invalid(parameter, `${url.href.slice(0, 200)} cannot be monitored: ${verdict.reason}`);
   return url.href;
 }
 
 /** The URLs, deduplicated in order. */
 export async function checkUrls(deps: InputDeps, urls: string[]): Promise<string[]> {
   const seen = new Set<string>();
-  for (const [index, raw] of urls.entries()) seen.add(await checkedUrl(deps, raw, `urls[${index}]`));
+  const verdicts: Verdicts = new Map();
+  for (const [index, raw] of urls.entries()) seen.add(await checkedUrl(deps, raw, `urls[${index}]`, verdicts));
   return [...seen];
 }
 

@@ -27,7 +27,7 @@ export const MONITOR_SCHEDULE_SCHEMA = {
   properties: {
     every: { type: 'integer', minimum: 1, maximum: 100_000 },
     unit: { type: 'string', enum: ['second', 'minute', 'hour', 'day'] },
-    cron: { type: 'string', minLength: 9, maxLength: 120, pattern: '^[0-9A-Za-z*/,\\- ]+$' },
+    cron: { type: 'string', minLength: 9, maxLength: 120, pattern: '^[0-9*/,\\- ]+$', description: 'Five fields of numbers, `*`, ranges, lists and steps (no names): minute, hour, day of month, month, day of week.' },
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
   },
 } as const;
@@ -52,7 +52,9 @@ export function parseMonitorSchedule(body: MonitorSchedule, minIntervalSeconds: 
     return { every: body.every, unit: body.unit };
   }
   const cron = (body.cron as string).trim().split(/ +/);
-  if (cron.length !== 5) return invalid('schedule.cron', '`cron` has five fields: minute, hour, day of month, month, day of week.');
+  if (cron.length !== 5 || !cron.every((field, index) => cronFieldOk(field, CRON_RANGES[index] as [number, number]))) {
+    return invalid('schedule.cron', '`cron` has five fields of numbers in range, `*`, ranges, lists and steps: minute, hour, day of month, month, day of week.');
+  }
   const timezone = body.timezone ?? 'UTC';
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
@@ -62,6 +64,29 @@ export function parseMonitorSchedule(body: MonitorSchedule, minIntervalSeconds: 
   // A cron fires at most once a minute; a plan whose minimum is longer needs a fixed minute.
   if (minIntervalSeconds > 60 && !/^\d{1,2}$/.test(cron[0] as string)) tooShort(minIntervalSeconds);
   return { cron: cron.join(' '), timezone };
+}
+
+/** Each cron field's bounds: minute, hour, day of month, month, day of week (0 and 7 are Sunday). */
+const CRON_RANGES: ReadonlyArray<[number, number]> = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+];
+const CRON_PART = /^(\*|(\d{1,2})(?:-(\d{1,2}))?)(?:\/(\d{1,2}))?$/;
+
+function cronFieldOk(field: string, [low, high]: [number, number]): boolean {
+  return field.split(',').every((part) => {
+    const match = CRON_PART.exec(part);
+    if (!match) return false;
+    const [, , from, to, step] = match;
+    if (step !== undefined && Number(step) < 1) return false;
+    if (from === undefined) return true;
+    const start = Number(from);
+    const end = to === undefined ? start : Number(to);
+    return start >= low && end <= high && start <= end;
+  });
 }
 
 function tooShort(minIntervalSeconds: number): never {

@@ -1,8 +1,12 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { startChangeSite, type ChangeSite } from '../fixtures/changes/site';
+import { startFixtureServer } from '../helpers/fixtures';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
-import { eventually } from '../helpers/stack';
-import { call, checkEvents, checkNow, eventsOf, monitorAccount, type MonitorAccount } from './helpers';
+import { eventually, testStack } from '../helpers/stack';
+import { call, checkEvents, checkNow, eventsOf, monitorAccount, waitForCheck, type MonitorAccount } from './helpers';
 
 const PRODUCT = { title: 'h1', price: '.price', stock: '.stock' };
 const DAILY = { every: 1, unit: 'day' };
@@ -172,5 +176,55 @@ describe('monitors: checks on a schedule, one signed event per change', function
     expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
     expect(patched.body).to.include({ name: 'renamed' });
     expect(patched.body.schedule).to.deep.equal({ every: 6, unit: 'hour' });
+  });
+
+  it('records a check that would overlap a running one as skipped, never stacked', async () => {
+    // The site answers slowly: the first check is still running when the second is asked for.
+    const slow = await startFixtureServer((_req, res) => {
+      setTimeout(() => res.end('<html><body><p>slow page</p></body></html>'), 4_000);
+    });
+    const created = await call(account, 'POST', '/v1/monitors', { urls: [site.url(products()[0] as number), `${slow.url}slow`], schedule: DAILY });
+    const monitorId = created.body.monitor_id as string;
+    try {
+      const first = await call(account, 'POST', `/v1/monitors/${monitorId}/check`);
+      await eventually(async () => (await call(account, 'GET', `/v1/monitors/${monitorId}/checks/${first.body.check_id}`)).body.status === 'running', 100, 100);
+      const second = await checkNow(account, monitorId);
+      expect(second).to.include({ status: 'skipped', failure_reason: 'overlap', pages_checked: 0, credits: 0 });
+      const firstEnded = await waitForCheck(account, monitorId, first.body.check_id as string);
+      expect(firstEnded).to.include({ status: 'completed', pages_checked: 2 });
+      const third = await checkNow(account, monitorId);
+      expect(third.status).to.equal('completed');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('MCP tools create, list and delete monitors and read a monitor’s changes', async () => {
+    const client = new Client({ name: 'fetchplane-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${testStack().urls.api}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${account.key}` } } }));
+    const tool = async (name: string, args: Record<string, unknown>): Promise<Record<string, any>> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const [first] = result.content;
+      expect(result.isError ?? false, JSON.stringify(result)).to.equal(false);
+      return JSON.parse(first?.type === 'text' ? first.text : '{}') as Record<string, unknown>;
+    };
+    try {
+      const id = products()[1] as number;
+      const created = await tool('monitor_create', { name: 'via mcp', urls: [site.url(id)], schedule: DAILY, css_extractor: PRODUCT });
+      const monitorId = created.monitor_id as string;
+      expect((await tool('monitor_list', {})).monitors.map((monitor: { monitor_id: string }) => monitor.monitor_id)).to.include(monitorId);
+      await checkNow(account, monitorId);
+      site.edit(id, 'price');
+      const edited = await checkNow(account, monitorId);
+      const changes = await tool('monitor_changes', { monitor_id: monitorId });
+      expect(changes.checks[0].check_id).to.equal(edited.check_id);
+      expect(changes.checks[0].changes.map((change: { url: string; change_status: string }) => [change.url, change.change_status])).to.deep.equal([[site.url(id), 'changed']]);
+      expect(Object.keys(changes.checks[0].changes[0].diff.fields)).to.deep.equal(['price']);
+      expect(await tool('monitor_delete', { monitor_id: monitorId })).to.deep.equal({ monitor_id: monitorId, deleted: true });
+      const gone = (await client.callTool({ name: 'monitor_changes', arguments: { monitor_id: monitorId } })) as CallToolResult;
+      expect(gone.isError).to.equal(true);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -31,6 +31,10 @@ describe('monitor schedules', () => {
     // Every five minutes is more often than a plan with a 15-minute minimum allows.
     expect(refusal({ cron: '*/5 * * * *' }, 900)).to.include({ minimum_interval_seconds: 900 });
     expect(refusal({ cron: '0 9 * *' }, 60)).to.include({ parameter: 'schedule.cron' });
+    for (const cron of ['60 * * * *', '0 24 * * *', '0 9 0 * *', '0 9 * 13 *', '0 9 * * 8', '5-1 * * * *', '*/0 * * * *', '1-2-3 * * * *', ', * * * *']) {
+      expect(refusal({ cron }, 60), cron).to.include({ parameter: 'schedule.cron' });
+    }
+    expect(parseMonitorSchedule({ cron: '0,30 8-18/2 1-31 1,6,12 0-7' }, 60)).to.deep.equal({ cron: '0,30 8-18/2 1-31 1,6,12 0-7', timezone: 'UTC' });
     expect(refusal({ cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 60)).to.include({ parameter: 'schedule.timezone' });
     expect(refusal({ every: 1, unit: 'day', cron: '0 9 * * *' }, 60)).to.include({ parameter: 'schedule' });
     expect(refusal({ every: 1 }, 60)).to.include({ parameter: 'schedule' });
