@@ -35,6 +35,13 @@ export interface CheckEnd {
   detail?: string;
 }
 
+/** The time a Schedule's fire was due: Temporal appends it to the action's workflow id (`…-2026-11-27T17:30:00Z`). */
+export function nominalTime(fireId: string): number | undefined {
+  const match = /-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)$/.exec(fireId);
+  const at = match ? Date.parse(match[1] as string) : Number.NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
 /** A lock older than this belongs to a check whose workflow was ended by hand: it is taken over. */
 const STALE_LOCK_MS = 6 * 3_600_000;
 
@@ -119,7 +126,7 @@ export function checkLifecycle(store: MonitorStore) {
         baseline: monitor.baseline_at === null,
         started_at: new Date(),
         ended_at: status === 'skipped' ? new Date() : null,
-        scheduled_at: input.trigger === 'scheduled' ? new Date(input.startedAt) : null,
+        scheduled_at: input.trigger === 'scheduled' ? new Date(nominalTime(input.fireId) ?? input.startedAt) : null,
         ...emptyCounts(),
       });
       if (!(await lock(monitor._id, checkId))) {

@@ -144,7 +144,13 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
       const schedule: MonitorSchedule | undefined = body.schedule ? parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal)) : undefined;
       const set: Partial<MonitorDoc> = { updated_at: new Date() };
       if (body.name !== undefined) set.name = body.name;
-      if (body.urls !== undefined || body.crawl !== undefined) Object.assign(set, await watched(principal, body, await urlsHeld(principal, monitorId)));
+      if (body.urls !== undefined || body.crawl !== undefined) {
+        const target = await watched(principal, body, await urlsHeld(principal, monitorId));
+        Object.assign(set, target);
+        // A URL taken out of the list is not announced as removed; a new crawl starts a new baseline.
+        if (target.urls) set.last_urls = monitor.last_urls.filter((url) => target.urls?.includes(url));
+        else Object.assign(set, { last_urls: [], baseline_at: null });
+      }
       if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) set.outputs = checkOutputs(body);
       if (body.webhook !== undefined) set.webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
       if (schedule) {

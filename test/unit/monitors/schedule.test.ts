@@ -66,3 +66,12 @@ describe('monitor schedules', () => {
     expect(first).to.match(/^chk_[0-9a-z]{26}$/);
   });
 });
+
+describe('a scheduled check’s due time', () => {
+  it('is read from the workflow id the Schedule gives each fire, else absent', async () => {
+    const { nominalTime } = await import('../../../core/monitors/check');
+    expect(nominalTime('monitor-check-mon_abc-2026-11-27T17:30:02Z')).to.equal(Date.parse('2026-11-27T17:30:02Z'));
+    expect(nominalTime('monitor-check-mon_abc-now-chk_x')).to.equal(undefined);
+    expect(nominalTime('monitor-check-mon_abc-2026-13-45T99:99:99Z')).to.equal(undefined);
+  });
+});
