@@ -56,6 +56,11 @@ export function checkLifecycle(store: MonitorStore) {
       if (page.change !== 'removed') total.pages_checked += 1;
       total[page.change] += 1;
     }
+    for (const part of await store.parts.find({ check_id: check._id }, { projection: { same_urls: 1, same_credits: 1 } }).toArray()) {
+      total.pages_checked += part.same_urls.length;
+      total.same += part.same_urls.length;
+      total.credits += part.same_credits;
+    }
     return total;
   };
 
@@ -97,10 +102,12 @@ export function checkLifecycle(store: MonitorStore) {
       const monitor = await store.monitors.findOne({ _id: record.monitor_id });
       if (!monitor || record.status !== 'completed') return;
       const found = await store.pages.find({ check_id: checkId, change: { $in: ['new', 'same', 'changed'] } }, { projection: { url: 1 } }).toArray();
-      await store.monitors.updateOne(
-        { _id: monitor._id },
-        { $set: { last_urls: found.map((page) => page.url).sort(), ...(record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {}) } },
-      );
+      const parts = await store.parts.find({ check_id: checkId }, { projection: { same_urls: 1 } }).toArray();
+      const urls = [...found.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
+      const baseline = record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {};
+      // Most checks find the pages the last one found: the monitor is not written again then.
+      const same = urls.length === monitor.last_urls.length && urls.every((url, index) => url === monitor.last_urls[index]);
+      if (!same || Object.keys(baseline).length > 0) await store.monitors.updateOne({ _id: monitor._id }, { $set: { last_urls: urls, ...baseline } });
     },
     async follow(record) {
       const monitor = await store.monitors.findOne({ _id: record.monitor_id });

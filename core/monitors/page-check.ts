@@ -7,7 +7,7 @@
  */
 import { isApiError } from '../../base/errors';
 import { decodeHtml } from '../../engine';
-import { recordFetched, type ChangeRecorder, type Recorded } from '../changes';
+import { recordFetched, type ChangeRecorder, type PendingRecord, type Recorded } from '../changes';
 import { affordCredits } from '../fetch/billing';
 import type { FetchDone, FetchPipeline } from '../fetch/pipeline';
 import { parseTaskParams } from '../fetch/task';
@@ -28,6 +28,8 @@ export interface PageRequest {
   origin: string;
   baseline: boolean;
   signal: AbortSignal;
+  /** The page's track read already begun (with the rest of its part), else begun here. */
+  pending?: PendingRecord;
   afford(credits: number): Promise<boolean>;
 }
 
@@ -61,7 +63,7 @@ export async function checkPage(deps: PageCheckDeps, request: PageRequest): Prom
     if (!first.ok) probe.length = 0;
   }
   let recorded: Recorded | undefined;
-  const pending = deps.recorder.begin({ accountId: request.accountId, url: params.url.href, tag: monitorTag(request.monitorId) });
+  const pending = request.pending ?? deps.recorder.begin({ accountId: request.accountId, url: params.url.href, tag: monitorTag(request.monitorId) });
   const result = await deps.pipeline.run(
     {
       ...job,

@@ -5,6 +5,7 @@
  * - `monitor_checks` `chk_…`: one per check, its id derived from the fire (a retried fire finds its own).
  * - `monitor_pages` `<check>|<url hash>`: one page of a check, insert-once, with its change and credits;
  *   a check's counts and events are read from them, so a retried step never counts a page twice.
+ * - `monitor_parts` `<check>|<part>`: a URL monitor's pages found the same in a part of its check, together.
  * - `monitor_locks` `<monitor>`: the running check of a monitor (a unique insert), so two never overlap.
  * - `monitor_charges`: the job kernel's billing markers of the checks' parts (core/jobs/charges.ts).
  */
@@ -12,13 +13,14 @@ import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
-import type { CheckCounts, CheckDoc, LockDoc, MonitorDoc, PageDoc } from './types';
+import type { CheckCounts, CheckDoc, LockDoc, MonitorDoc, PageDoc, PartDoc } from './types';
 
 export * from './types';
 export const MONITOR_INDEXES: IndexRegistration = {
   monitors: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
   monitor_checks: [{ key: { monitor_id: 1, _id: -1 }, name: 'monitor_newest' }],
   monitor_pages: [{ key: { check_id: 1 }, name: 'check' }],
+  monitor_parts: [{ key: { check_id: 1 }, name: 'check' }],
 };
 
 export const urlHash = (url: string): string => createHash('sha256').update(url).digest('hex').slice(0, 32);
@@ -33,6 +35,7 @@ export interface MonitorStore {
   monitors: Collection<MonitorDoc>;
   checks: Collection<CheckDoc>;
   pages: Collection<PageDoc>;
+  parts: Collection<PartDoc>;
   locks: Collection<LockDoc>;
   charges: Collection<ChargeDoc>;
 }
@@ -43,7 +46,10 @@ export function monitorStore(db: Db): MonitorStore {
     monitors: db.collection<MonitorDoc>('monitors'),
     checks: db.collection<CheckDoc>('monitor_checks'),
     pages: db.collection<PageDoc>('monitor_pages'),
+    parts: db.collection<PartDoc>('monitor_parts'),
     locks: db.collection<LockDoc>('monitor_locks'),
     charges: db.collection<ChargeDoc>('monitor_charges'),
   };
 }
+
+export const partId = (checkId: string, part: number): string => `${checkId}|p${part}`;

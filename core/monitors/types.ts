@@ -88,3 +88,15 @@ export interface LockDoc {
   at: Date;
 }
 
+
+/**
+ * A part of a URL monitor's check: its pages found the same are kept here together, not one document
+ * each (most pages of most checks are the same); written once, at the part's end, with its other pages.
+ */
+export interface PartDoc {
+  _id: string;
+  check_id: string;
+  part: number;
+  same_urls: string[];
+  same_credits: number;
+}

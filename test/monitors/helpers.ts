@@ -54,6 +54,8 @@ export async function checkEvents(receiver: WebhookReceiver, account: MonitorAcc
     for (const event of eventsOf(receiver, account)) if (event.check_id === check.check_id) found.set(event.event_id as string, event);
     return [...found.values()];
   };
-  await eventually(async () => unique().length >= expected, 150, 200);
+  await eventually(async () => unique().length >= expected, 300, 200).catch((error: unknown) => {
+    throw new Error(`${String(error)}: ${unique().length} of ${expected} events of ${JSON.stringify(check)} arrived: ${JSON.stringify(unique().map((event) => [event.event_type, event.url]))}`);
+  });
   return unique();
 }
