@@ -28,7 +28,8 @@ const { monitorCheckPages } = proxyActivities<Activities>({
 });
 
 export async function monitorCheckWorkflow(input: MonitorCheckInput): Promise<{ checkId?: string; status: string; events: number }> {
-  const { monitorCheckBegin, monitorCheckEnd } = lightActivities({ startToCloseTimeout: '1 minute', retry: RECORD_RETRY });
+  // As a Batch run's end record: an attempt lost with its worker is tried again after this.
+  const { monitorCheckBegin, monitorCheckEnd } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
   const info = workflowInfo();
   const begun = await monitorCheckBegin({ ...input, fireId: info.workflowId, startedAt: info.startTime.getTime() });
   if (begun.kind === 'skipped') {

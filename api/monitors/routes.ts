@@ -3,8 +3,7 @@
  * their checks and the changes found, announced by signed webhooks (core/monitors).
  */
 import type { MonitorBody } from '../../core/monitors/inputs';
-import { principalOf } from '../auth/authenticate';
-import { authenticate, securityOf } from '../auth/authenticate';
+import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
 import { batchIssues } from '../webhooks/routes';
