@@ -42,6 +42,9 @@ export function nominalTime(fireId: string): number | undefined {
   return Number.isNaN(at) ? undefined : at;
 }
 
+/** A monitor without its URL lists (a monitor of 50,000 URLs is megabytes): what begin and the events read. */
+const LIGHT = { urls: 0, last_urls: 0 } as const;
+
 /** A lock older than this belongs to a check whose workflow was ended by hand: it is taken over. */
 const STALE_LOCK_MS = 6 * 3_600_000;
 
@@ -110,7 +113,7 @@ export function checkLifecycle(store: MonitorStore) {
       if (!same || Object.keys(baseline).length > 0) await store.monitors.updateOne({ _id: monitor._id }, { $set: { last_urls: urls, ...baseline } });
     },
     async follow(record) {
-      const monitor = await store.monitors.findOne({ _id: record.monitor_id });
+      const monitor = await store.monitors.findOne({ _id: record.monitor_id }, { projection: LIGHT });
       if (!monitor?.webhook || monitor.status === 'deleted') return [];
       return events.forCheck(store, monitor, record);
     },
@@ -118,7 +121,7 @@ export function checkLifecycle(store: MonitorStore) {
 
   return {
     async begin(input: BeginInput): Promise<Begun> {
-      const monitor = await store.monitors.findOne({ _id: input.monitorId });
+      const monitor = await store.monitors.findOne({ _id: input.monitorId }, { projection: LIGHT });
       if (!monitor || monitor.status === 'deleted') return { kind: 'skipped' };
       const checkId = input.checkId ?? derivedTimedId('chk', input.startedAt, input.fireId);
       const earlier = await store.checks.findOne({ _id: checkId });
