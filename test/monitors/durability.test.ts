@@ -64,4 +64,25 @@ describe('monitors: a check survives the worker and Temporal dying in its middle
     }
     expect(await creditsUsed(account.accountId), 'each page of each check billed once').to.equal(2 * PAGES);
   });
+
+  it('ends with exactly one event per change when the worker dies as the check ends', async () => {
+    const created = await call(account, 'POST', '/v1/monitors', { name: 'ending', urls: site.ids().slice(0, 6).map((id) => site.url(id)), schedule: { every: 1, unit: 'day' }, webhook: { url: receiver.url('/ending'), signature: true } });
+    const monitorId = created.body.monitor_id as string;
+    await checkNow(account, monitorId);
+    const edited = site.ids().slice(0, 2);
+    for (const id of edited) site.edit(id, 'paragraph added');
+    const started = await call(account, 'POST', `/v1/monitors/${monitorId}/check`);
+    const checkId = started.body.check_id as string;
+    const { db } = (await accountsHandle()).db;
+    // The pages are stored: the check is ending (its end record, events or deliveries) when the worker dies.
+    await eventually(async () => (await db.collection('monitor_parts').countDocuments({ check_id: checkId })) > 0, 400, 25);
+    await testStack().component('worker').kill();
+    await sleep(1_000);
+    await testStack().startOne('worker');
+    const check = await waitForCheck(account, monitorId, checkId);
+    expect(check).to.include({ status: 'completed', changed: edited.length, same: 6 - edited.length });
+    const events = await checkEvents(receiver, account, check);
+    expect(events.filter((event) => event.event_type === 'monitor.page.changed').map((event) => event.url).sort()).to.deep.equal(edited.map((id) => site.url(id)).sort());
+    expect(events.filter((event) => event.event_type === 'monitor.check.completed')).to.have.length(1);
+  });
 });
