@@ -134,7 +134,7 @@ export function checkPages(deps: PagesDeps) {
       const clashes = await insertIgnoringDuplicates(store.pages, kept);
       if (fold) {
         await insertIgnoringDuplicates(store.parts, [
-          { _id: partId(checkId, part), check_id: checkId, part, same_urls: same.map((page) => page.url), same_credits: same.reduce((sum, page) => sum + page.credits, 0) },
+          { _id: partId(checkId, part), check_id: checkId, part, same_urls: same.map((page) => page.url), same_credits: same.reduce((sum, page) => sum + page.credits, 0), at: new Date() },
         ]);
       }
       // Another attempt stored some of these pages first: its records stand.

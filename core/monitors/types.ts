@@ -99,4 +99,6 @@ export interface PartDoc {
   part: number;
   same_urls: string[];
   same_credits: number;
+  /** When it was written (retention). */
+  at: Date;
 }

@@ -3,7 +3,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { startChangeSite, type ChangeSite } from '../fixtures/changes/site';
+import { connectTemporal } from '../../base/temporal';
+import { RETENTION_SCHEDULE_ID } from '../../core/retention';
+import { accountsHandle } from '../crawls/helpers';
 import { startFixtureServer } from '../helpers/fixtures';
+import { triggerScheduleNow } from '../helpers/schedules';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { eventually, testStack } from '../helpers/stack';
 import { call, checkEvents, checkNow, eventsOf, monitorAccount, waitForCheck, type MonitorAccount } from './helpers';
@@ -225,6 +229,39 @@ describe('monitors: checks on a schedule, one signed event per change', function
       expect(gone.isError).to.equal(true);
     } finally {
       await client.close();
+    }
+  });
+
+  it('keeps a check, its pages and bills for RESULTS_RETENTION_DAYS after it ended; a deleted monitor goes as long after', async () => {
+    const { db, config } = await accountsHandle();
+    const temporal = connectTemporal(config);
+    try {
+      const ids = products().slice(0, 2);
+      const created = await call(account, 'POST', '/v1/monitors', { urls: ids.map((id) => site.url(id)), schedule: DAILY });
+      const monitorId = created.body.monitor_id as string;
+      const old = await checkNow(account, monitorId);
+      site.edit(ids[0] as number, 'price');
+      const young = await checkNow(account, monitorId);
+      expect(young.changed).to.equal(1);
+      const gone = await call(account, 'POST', '/v1/monitors', { urls: [site.url(ids[0] as number)], schedule: DAILY });
+      expect((await call(account, 'DELETE', `/v1/monitors/${gone.body.monitor_id}`)).status).to.equal(204);
+      // Both made long ago, as far as their records say.
+      const then = new Date(Date.now() - (config.resultsRetentionDays + 1) * 86_400_000);
+      const collections = db.db;
+      await collections.collection('monitor_checks').updateOne({ _id: old.check_id }, { $set: { ended_at: then } });
+      await collections.collection('monitor_pages').updateMany({ check_id: old.check_id }, { $set: { fetched_at: then } });
+      await collections.collection('monitor_parts').updateMany({ check_id: old.check_id }, { $set: { at: then } });
+      await collections.collection('monitors').updateOne({ _id: gone.body.monitor_id }, { $set: { updated_at: then } });
+      await triggerScheduleNow(temporal.client, RETENTION_SCHEDULE_ID);
+      const left = await call(account, 'GET', `/v1/monitors/${monitorId}/checks`);
+      expect(left.body.checks.map((check: { check_id: string }) => check.check_id)).to.deep.equal([young.check_id]);
+      expect(await collections.collection('monitor_pages').countDocuments({ check_id: old.check_id })).to.equal(0);
+      expect(await collections.collection('monitor_parts').countDocuments({ check_id: old.check_id })).to.equal(0);
+      expect(await collections.collection('monitor_pages').countDocuments({ check_id: young.check_id })).to.equal(1);
+      expect(await collections.collection('monitors').countDocuments({ _id: gone.body.monitor_id })).to.equal(0);
+      expect((await call(account, 'GET', `/v1/monitors/${monitorId}/checks/${young.check_id}`)).body.changes).to.have.length(1);
+    } finally {
+      await temporal.close();
     }
   });
 });
