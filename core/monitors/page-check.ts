@@ -27,6 +27,8 @@ export interface PageRequest {
   /** This page's name in its check: a retried attempt finds the version it stored. */
   origin: string;
   baseline: boolean;
+  /** A crawl-based monitor asks the site's robots.txt first, as crawls do: a disallowed page is not fetched. */
+  respectRobots?: boolean;
   signal: AbortSignal;
   /** The page's track read already begun (with the rest of its part), else begun here. */
   pending?: PendingRecord;
@@ -37,9 +39,10 @@ export type PageOutcome =
   | { ok: true; recorded: Recorded; credits: number; html: string; finalUrl: string }
   | { ok: false; status?: number; code: string; detail: string; retryable: boolean; interrupted: boolean };
 
-export function paramsOf(monitorId: string, url: string, outputs: MonitorOutputs): FetchParams {
+export function paramsOf(monitorId: string, url: string, outputs: MonitorOutputs, respectRobots = false): FetchParams {
   return parseTaskParams(url, {
     track_changes: 'true',
+    ...(respectRobots ? { respect_robots: 'true' } : {}),
     change_tracking_tag: monitorTag(monitorId),
     ...(outputs.css_extractor ? { css_extractor: JSON.stringify(outputs.css_extractor) } : {}),
     ...(outputs.main_content ? { main_content: 'true' } : {}),
@@ -51,7 +54,7 @@ const free = affordCredits(async () => true);
 export async function checkPage(deps: PageCheckDeps, request: PageRequest): Promise<PageOutcome> {
   let params: FetchParams;
   try {
-    params = paramsOf(request.monitorId, request.url, request.outputs);
+    params = paramsOf(request.monitorId, request.url, request.outputs, request.respectRobots);
   } catch (error) {
     if (!isApiError(error)) throw error;
     return { ok: false, code: error.code, detail: error.detail, retryable: false, interrupted: false };

@@ -172,6 +172,7 @@ export function checkPages(deps: PagesDeps) {
         outputs: monitorDoc.outputs,
         origin: `${checkDoc._id}|${target.url}`,
         baseline: checkDoc.baseline,
+        respectRobots: monitorDoc.crawl !== null,
         signal: work.signal,
         ...(pendingRecord ? { pending: pendingRecord } : {}),
         afford: async (credits) => {
