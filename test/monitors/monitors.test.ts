@@ -264,4 +264,30 @@ describe('monitors: checks on a schedule, one signed event per change', function
       await temporal.close();
     }
   });
+
+  it('learns at the baseline a banner no rule masks, so the next check finds the page the same', async () => {
+    const deals = ['Garden chairs', 'Coffee mugs', 'Winter boots', 'Desk lamps', 'Paper maps', 'Silver rings', 'River kayaks'];
+    let served = 0;
+    let price = '$12.00';
+    const banner = await startFixtureServer((_req, res) => {
+      const deal = deals[served++ % deals.length] as string;
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(`<html><body><h1>Lamp</h1><p class="price">${price}</p><div class="promo"><p>Deal of the moment: ${deal} for less</p></div><p>A quiet lamp for a quiet desk, made of wood and brass.</p></body></html>`);
+    });
+    try {
+      const created = await call(account, 'POST', '/v1/monitors', { urls: [`${banner.url}lamp`], schedule: DAILY, css_extractor: { price: '.price' } });
+      const monitorId = created.body.monitor_id as string;
+      const baseline = await checkNow(account, monitorId);
+      expect(baseline).to.include({ status: 'completed', new: 1, credits: 1 });
+      const next = await checkNow(account, monitorId);
+      expect(next).to.include({ status: 'completed', same: 1, changed: 0 });
+      price = '$15.00';
+      const moved = await checkNow(account, monitorId);
+      expect(moved).to.include({ changed: 1 });
+      const detail = await call(account, 'GET', `/v1/monitors/${monitorId}/checks/${moved.check_id}`);
+      expect(detail.body.changes[0].diff.fields).to.deep.equal({ price: { previous: '$12.00', current: '$15.00' } });
+    } finally {
+      await banner.close();
+    }
+  });
 });
