@@ -2,6 +2,7 @@ import { batchActivities } from './batch';
 import { crawlActivities } from './crawl';
 import type { ActivityDeps } from './deps';
 import { extractActivities } from './extract';
+import { monitorActivities } from './monitors';
 import { reconcileActivities } from './reconcile';
 import { retentionActivities } from './retention';
 import { selfCheckActivities } from './selfcheck';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...extractActivities(deps.preparation),
     ...webhookActivities(deps.webhooks),
     ...batchActivities(deps),
+    ...monitorActivities(deps),
   };
 }
 

@@ -8,6 +8,7 @@ import { crawlRoutes } from './crawls/routes';
 import { fetchRoutes } from './fetch/routes';
 import { historyRoutes } from './history/routes';
 import { documentRoutes } from './documents/routes';
+import { monitorRoutes } from './monitors/routes';
 import type { ApiDeps } from './deps';
 import { docsRoutes } from './docs/routes';
 import { extractRoutes } from './extract/routes';
@@ -34,6 +35,7 @@ export function allRoutes(deps: ApiDeps): Route[] {
     ...documentRoutes(deps),
     ...webhookRoutes(deps),
     ...batchRoutes(deps),
+    ...monitorRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(deps),
     // With APP_PORT the account surfaces move to their own listener (createAccountApp).

@@ -183,6 +183,12 @@ export interface AccountLimits {
   historyVersions: number;
   /** Change tracking: days a version is kept after a newer one replaced it, and a URL no fetch tracked is kept. */
   historyDays: number;
+  /** Monitors the account holds (not deleted). */
+  monitors: number;
+  /** URLs of all the account's monitors together (a crawl-based monitor counts its page limit). */
+  monitorUrls: number;
+  /** Shortest interval between a monitor's checks, in seconds (unset: MONITOR_MIN_INTERVAL_SECONDS). */
+  monitorIntervalSeconds?: number;
 }
 
 /**
@@ -199,10 +205,13 @@ const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'reques
 };
 
 /** Limits that may stay unset (a default of their own applies). */
-const OPTIONAL_LIMITS: ReadonlySet<keyof AccountLimits> = new Set(['scheduleIntervalSeconds', 'renderPages']);
+const OPTIONAL_LIMITS: ReadonlySet<keyof AccountLimits> = new Set(['scheduleIntervalSeconds', 'renderPages', 'monitorIntervalSeconds']);
 
 /** Change tracking's history limits, filled in when ACCOUNT_LIMITS leaves them out. */
 const HISTORY_DEFAULTS: Pick<AccountLimits, 'historyVersions' | 'historyDays'> = { historyVersions: 10, historyDays: 30 };
+
+/** Monitors' caps, filled in when ACCOUNT_LIMITS leaves them out. */
+const MONITOR_DEFAULTS: Pick<AccountLimits, 'monitors' | 'monitorUrls'> = { monitors: 5, monitorUrls: 100 };
 
 const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   mcp_sessions: 'mcpSessions',
@@ -218,6 +227,9 @@ const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   deadline_renders: 'deadlineRenders',
   history_versions: 'historyVersions',
   history_days: 'historyDays',
+  monitors: 'monitors',
+  monitor_urls: 'monitorUrls',
+  monitor_interval_seconds: 'monitorIntervalSeconds',
 };
 
 /** `name=value` pairs (sizes as `byteSize`), each a limit of `AccountLimits`. */
@@ -233,7 +245,7 @@ function limitPairs(raw: string, separator: string): Partial<AccountLimits> {
 }
 
 const accountLimits: Parser<AccountLimits> = (raw) => {
-  const limits = { ...REQUEST_BUDGET_DEFAULTS, ...HISTORY_DEFAULTS, ...limitPairs(raw, ',') };
+  const limits = { ...REQUEST_BUDGET_DEFAULTS, ...HISTORY_DEFAULTS, ...MONITOR_DEFAULTS, ...limitPairs(raw, ',') };
   const missing = Object.entries(LIMIT_NAMES).find(([, member]) => !OPTIONAL_LIMITS.has(member) && limits[member] === undefined);
   return missing ? fail(`${missing[0]} is missing`) : (limits as AccountLimits);
 };
@@ -305,12 +317,12 @@ const variables = {
     fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=20,request_burst=40,requests_in_flight=8,deadline_renders=5',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget"). And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30).',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget"). And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30). And monitors: how many (`monitors`, left out: 5), their URLs together (`monitor_urls`, left out: 100) and the shortest interval between checks in seconds (`monitor_interval_seconds`, left out: MONITOR_MIN_INTERVAL_SECONDS).',
   },
   PLAN_LIMITS: {
     parse: planLimits,
     fallback:
-      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40:deadline_renders=20:history_versions=100:history_days=90,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200:deadline_renders=100:history_versions=1000:history_days=365',
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40:deadline_renders=20:history_versions=100:history_days=90:monitors=50:monitor_urls=5000:monitor_interval_seconds=300,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200:deadline_renders=100:history_versions=1000:history_days=365:monitors=500:monitor_urls=50000:monitor_interval_seconds=60',
     scope: 'all',
     description:
       'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`). The paid plans raise the request budget: their Fetch concurrency needs more requests at once than the free plan\'s.',
@@ -1011,6 +1023,12 @@ const variables = {
     fallback: '60',
     scope: 'api',
     description: 'Batch: shortest `rate` a scheduled job may fire at (a `rate` of `every` × `unit`, `second` included); shorter ones are refused with 400.',
+  },
+  MONITOR_MIN_INTERVAL_SECONDS: {
+    parse: integer(1, 86_400),
+    fallback: '900',
+    scope: 'all',
+    description: 'Monitors: the shortest interval between a monitor\'s checks, in seconds, for plans whose PLAN_LIMITS set no `monitor_interval_seconds` (the free plan by default; business sets 60). A shorter schedule is refused with 400 naming the minimum.',
   },
   RESULTS_RETENTION_DAYS: {
     parse: integer(1, 3650),

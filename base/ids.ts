@@ -19,6 +19,14 @@ export function derivedId(prefix: string, seed: string): string {
   return `${prefix}_${base32(createHash('sha256').update(seed).digest().subarray(0, 16))}`;
 }
 
+/** A `newId`-shaped id whose time is `now` and whose rest derives from `seed`: time-ordered, and the same when retried. */
+export function derivedTimedId(prefix: string, now: number, seed: string): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(now, 0, 6);
+  createHash('sha256').update(seed).digest().copy(bytes, 6, 0, 10);
+  return `${prefix}_${base32(bytes)}`;
+}
+
 const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
 
 function base32(bytes: Buffer): string {

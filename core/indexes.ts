@@ -14,6 +14,7 @@ import { CHANGE_INDEXES } from './changes/store';
 import { RUN_LEASE_INDEXES } from './jobs/run-leases';
 import { JOB_START_INDEXES } from './jobs/start';
 import { MCP_SESSION_INDEXES } from './mcp/sessions';
+import { MONITOR_INDEXES } from './monitors/store';
 import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
 import { POLITENESS_INDEXES } from './politeness/store';
 import { RATE_LIMIT_INDEXES } from './accounts/rate-limits';
@@ -35,4 +36,5 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   DEADLINE_RENDER_INDEXES,
   OAUTH_TOKEN_INDEXES,
   CHANGE_INDEXES,
+  MONITOR_INDEXES,
 ];

@@ -16,6 +16,8 @@
  * | agent signup rate-limit records             | twice `SIGNUP_RATE_WINDOW_MS`               |
  * | mode=auto escalation memory                 | until it expires (`AUTO_MODE_MEMORY_MINUTES`)|
  * | OAuth refresh tokens never spent            | until they expire (30 days)                 |
+ * | a monitor's checks, their pages and bills   | `RESULTS_RETENTION_DAYS` after the check    |
+ * | a deleted monitor                           | `RESULTS_RETENTION_DAYS` after its deletion |
  * | change tracking's versions of a URL         | the plan's `history_versions`, `history_days`|
  * |                                             | (core/changes/retention.ts)                 |
  *
@@ -68,6 +70,11 @@ export const RULES: Rule[] = [
   { kind: 'age', collection: 'webhook_attempts', field: 'at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
   { kind: 'age', collection: 'idempotency_keys', field: 'created_at', keepMs: (config) => config.idempotencyRetentionHours * 60 * 60 * 1000 },
   { kind: 'age', collection: 'signups', field: 'at', keepMs: (config) => 2 * config.signupRateWindowMs },
+  { kind: 'age', collection: 'monitor_checks', field: 'ended_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
+  { kind: 'age', collection: 'monitor_pages', field: 'fetched_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
+  { kind: 'age', collection: 'monitor_parts', field: 'at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
+  { kind: 'age', collection: 'monitor_charges', field: 'at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
+  { kind: 'age', collection: 'monitors', field: 'updated_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS, extra: { status: 'deleted' } },
   { kind: 'expiry', collection: 'domain_rungs', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_exports', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_job_inputs', field: 'expires_at' },

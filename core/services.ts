@@ -20,6 +20,8 @@ import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createChangeTracking } from './changes';
 import { mcpSessionCommands } from './mcp/commands';
+import { createMonitorCommands } from './monitors/commands';
+import { monitorStore } from './monitors/store';
 import { createOAuthCommands } from './oauth/commands';
 import { hostsInBackoff } from './politeness/paused';
 import { createWebhookSender } from './webhooks/deliver';
@@ -47,6 +49,14 @@ export function createServices(roots: ServiceRoots) {
   const changes = createChangeTracking(db.db, fetching.html);
   // Worker threads converting documents for Fetch, MCP and uploads (core/documents).
   const documents = createDocuments(config, log);
+  // The policy first, then the name's addresses; a name that does not resolve now may later, so only a refused address refuses.
+  const checkTarget = async (url: URL): Promise<{ ok: true } | { ok: false; reason: string }> => {
+    const policy = guard.checkUrl(url);
+    if (!policy.ok) return { ok: false, reason: policy.reason };
+    const resolution = await guard.resolve(url.hostname);
+    if (!resolution.ok && resolution.kind === 'target_forbidden') return { ok: false, reason: resolution.reason };
+    return { ok: true };
+  };
   return {
     extract,
     /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms, the HTML outputs and the document pool. */
@@ -55,23 +65,9 @@ export function createServices(roots: ServiceRoots) {
     changes: { ...changes, recipes, accounts, outputs: fetching.html },
     /** Files the caller sends (POST /v1/documents, the MCP `convert_document` tool). */
     documents: createDocumentCommands({ pool: documents, accounts, maxBytes: config.documentMaxBytes }),
-    crawls: createCrawlCommands({
-      db: db.db,
-      accounts,
-      temporal,
-      log,
-      config,
-      // The policy first, then the name's addresses; a name that does not resolve now may later, so only a refused address refuses.
-      async checkTarget(url) {
-        const policy = guard.checkUrl(url);
-        if (!policy.ok) return { ok: false, reason: policy.reason };
-        const resolution = await guard.resolve(url.hostname);
-        if (!resolution.ok && resolution.kind === 'target_forbidden') return { ok: false, reason: resolution.reason };
-        return { ok: true };
-      },
-      hmacKeys,
-      checkWebhookUrl: (url) => checkWebhookUrl(guard, url),
-    }),
+    crawls: createCrawlCommands({ db: db.db, accounts, temporal, log, config, checkTarget, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
+    /** `/v1/monitors` (core/monitors). */
+    monitors: createMonitorCommands({ store: monitorStore(db.db), accounts, temporal, config, checkTarget, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
     batch: createBatchCommands({ db: db.db, accounts, temporal, config, hmacKeys, checkWebhookUrl: (url) => checkWebhookUrl(guard, url) }),
     /** The account's HMAC keys; undefined when the server has no SECRETS_KEY. */
     hmacKeys,

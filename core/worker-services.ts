@@ -17,6 +17,7 @@ import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createDocuments } from './documents/pool';
 import { createTaskRunner } from './fetch/task';
+import { createMonitorWork } from './monitors/worker';
 import { ChangeRecorder, taskChanges } from './changes';
 import type { WorkContext } from './jobs/work';
 import { reconcile } from './reconcile';
@@ -45,6 +46,7 @@ export function createWorkerServices(roots: WorkerRoots) {
   // Worker threads converting the documents of Batch tasks and crawl pages (core/documents).
   const documents = createDocuments(config, log);
   const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }), documents });
+  const recorder = new ChangeRecorder(db, fetching.html);
   const crawl = createCrawlWork({
     db,
     accounts,
@@ -55,7 +57,9 @@ export function createWorkerServices(roots: WorkerRoots) {
     announcer: crawlAnnouncer({ db, client: temporal, taskQueue: config.temporalTaskQueue, retry: webhookRetry(config) }),
   });
   return {
-    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(new ChangeRecorder(db, fetching.html), fetching.html)) }),
+    batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(recorder, fetching.html)) }),
+    /** Monitors' checks: their pages through the same pipeline, recorded by change tracking. */
+    monitors: createMonitorWork({ db, accounts, pipeline, recorder, outputs: fetching.html }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

@@ -6,3 +6,4 @@ export { prepareDomainWorkflow } from './prepare-domain';
 export { retentionWorkflow } from './retention';
 export { reconcileWorkflow } from './reconcile';
 export { batchRunWorkflow, batchExportWorkflow, batchScheduledFireWorkflow } from './batch-run';
+export { monitorCheckWorkflow } from './monitor-check';

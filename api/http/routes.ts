@@ -16,7 +16,7 @@ import type { AppContext, HttpContext, HttpMiddleware, RequestState } from './co
 // Validation itself lives in core (the worker and the MCP tools validate without HTTP); routes re-export it.
 export { checkBody, checkQuery, defaultIssues, issueMessage, issuesAs, type IssueMapper, type JsonSchema, type ObjectSchema, type ValidationIssue } from '../../base/validation';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ResponseSpec {
   description: string;

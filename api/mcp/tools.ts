@@ -20,6 +20,7 @@ import { FETCH_QUERY, fetchIssues, parseFetchParams } from '../../core/fetch/par
 import type { FetchPipeline } from '../../core/fetch/pipeline';
 import { checkBody, checkQuery, type JsonSchema, type ObjectSchema } from '../http/routes';
 import { convertDocumentTool } from './documents';
+import { monitorTools } from './monitor-tools';
 import type { ParsedQuery } from '../http/context';
 
 type Args = Record<string, unknown>;
@@ -221,6 +222,7 @@ export function mcpTools(deps: ApiDeps): ToolDefinition[] {
       inputSchema: { type: 'object', additionalProperties: false, properties: {} },
       run: async (principal) => json(await usageDetails(deps.accounts, principal)),
     },
+    ...monitorTools(deps),
   ];
 }
 

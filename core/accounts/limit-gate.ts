@@ -28,8 +28,8 @@ import type { Principal } from './principal';
 
 export type { CountedLimit };
 
-/** The counted limits kept by slots, one per thing held (bytes are summed where they are stored). */
-export type SlotLimit = Exclude<CountedLimit, 'storedInputBytes'>;
+/** The counted limits kept by slots, one per thing held (bytes and monitors' URLs are summed where they are stored). */
+export type SlotLimit = Exclude<CountedLimit, 'storedInputBytes' | 'monitorUrls'>;
 
 /** Of the holders asked about: `live` still counts, `ended` does not; a holder left out has no record. */
 export type HolderStates = (holders: string[]) => Promise<Map<string, 'live' | 'ended'>>;

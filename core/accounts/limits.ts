@@ -17,7 +17,7 @@ import type { Principal } from './principal';
 import { AccountsError, type AccountStore } from './store';
 
 /** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
-export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays'>;
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays' | 'monitorIntervalSeconds'>;
 
 /** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
 export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
@@ -34,6 +34,9 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   deadlineRenders: 'deadline_renders',
   historyVersions: 'history_versions',
   historyDays: 'history_days',
+  monitors: 'monitors',
+  monitorUrls: 'monitor_urls',
+  monitorIntervalSeconds: 'monitor_interval_seconds',
 };
 
 const WHAT: Record<keyof AccountLimits, string> = {
@@ -50,6 +53,9 @@ const WHAT: Record<keyof AccountLimits, string> = {
   deadlineRenders: 'renders that ran to the render deadline',
   historyVersions: 'versions kept per tracked URL',
   historyDays: 'days of change history',
+  monitors: 'monitors',
+  monitorUrls: 'monitored URLs',
+  monitorIntervalSeconds: 'seconds between a monitor\'s checks',
 };
 
 /** The 429 for one resource past `limit`; `retryAfter` when waiting frees one (an export ends). */

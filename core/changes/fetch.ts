@@ -64,10 +64,17 @@ const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
   ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}),
 });
 
-/** Records a fetched page for its caller (Fetch, MCP, Batch tasks); `origin` names retried work. */
-export async function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string): Promise<Recorded> {
+/**
+ * Records a fetched page for its caller (Fetch, MCP, Batch tasks, monitors); `origin` names retried
+ * work; `probe`: the same page fetched moments apart, so a URL tracked for the first time learns its noise.
+ */
+export async function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string, probe?: readonly FetchDone[]): Promise<Recorded> {
   const fields = await fieldSource(params, done, outputs);
-  return pending.record(observationOf(done, params), { ...(fields ? { fields } : {}), ...(origin !== undefined ? { origin } : {}) });
+  return pending.record(observationOf(done, params), {
+    ...(fields ? { fields } : {}),
+    ...(origin !== undefined ? { origin } : {}),
+    ...(probe && probe.length > 0 ? { probe: probe.map((other) => observationOf(other, params)) } : {}),
+  });
 }
 
 /** Change tracking for Batch tasks (core/fetch/task.ts): each task's page recorded under its run's name for it. */

@@ -101,6 +101,23 @@ export class ChangeRecorder {
     return { record: (page, options = {}) => this.recordWith(key, resolved, read, page, options) };
   }
 
+  /** `begin` for many URLs at once: one read of their tracks (a monitor's check takes its pages by the part). */
+  beginMany(keys: readonly TrackKey[]): PendingRecord[] {
+    const resolved = keys.map((key) => {
+      const found = resolveKey(key);
+      if (!found) throw problem('REQS004', 'Parameter "url" must be an http or https URL to track its changes.', { members: { parameter: 'url' } });
+      return found;
+    });
+    const read = this.collections.tracks.find({ _id: { $in: resolved.map((one) => one.id) } }).toArray();
+    read.catch(() => undefined);
+    return keys.map((key, index) => {
+      const one = resolved[index] as ResolvedKey;
+      const mine = read.then((tracks) => tracks.find((track) => track._id === one.id) ?? null);
+      mine.catch(() => undefined);
+      return { record: (page, options = {}) => this.recordWith(key, one, mine, page, options) };
+    });
+  }
+
   private async recordWith(key: TrackKey, resolved: ResolvedKey, read: Promise<TrackDoc | null>, page: Observation, options: RecordOptions): Promise<Recorded> {
     const hash = sha256(page.body);
     const track = (await read) ?? (await this.track(key.accountId, key.url, resolved, page.fetchedAt));

@@ -16,6 +16,7 @@ export const PREPARE_WORKFLOW_TYPE = 'prepareDomainWorkflow';
 export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
 export const RECONCILE_WORKFLOW_TYPE = 'reconcileWorkflow';
 export const SELF_CHECK_WORKFLOW_TYPE = 'selfCheckWorkflow';
+export const MONITOR_CHECK_WORKFLOW_TYPE = 'monitorCheckWorkflow';
 
 // Workflow ids: one workflow per resource, so a second start finds the first.
 export const crawlWorkflowId = (crawlId: string): string => `crawl-${crawlId}`;
@@ -23,6 +24,9 @@ export const batchRunWorkflowId = (runId: string): string => `run-${runId}`;
 export const batchExportWorkflowId = (exportId: string): string => `export-${exportId}`;
 export const webhookWorkflowId = (eventId: string): string => `webhook-${eventId}`;
 export const prepareWorkflowId = (domain: string): string => `prepare-${domain}`;
+/** A monitor's scheduled checks (the Schedule appends each fire's time) and its checks asked for now. */
+export const monitorScheduledCheckId = (monitorId: string): string => `monitor-check-${monitorId}`;
+export const monitorManualCheckId = (monitorId: string, checkId: string): string => `monitor-check-${monitorId}-now-${checkId}`;
 
 // Signals.
 export const STOP_CRAWL_SIGNAL = 'stopCrawl';

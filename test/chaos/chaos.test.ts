@@ -5,7 +5,7 @@ import { testStack } from '../helpers/stack';
 import { runChaos } from './drive';
 
 /**
- * Mixed traffic while each of worker, API, FerretDB and Temporal is SIGKILLed once from outside, the
+ * Mixed traffic (Fetch, Batch, crawls and a monitor checked every 2 s) while each of worker, API, FerretDB and Temporal is SIGKILLed once from outside, the
  * launcher alone bringing each back. The seed of the kill moments is printed with the figures.
  */
 describe('Chaos: every component killed once under mixed traffic', function () {
@@ -29,6 +29,8 @@ describe('Chaos: every component killed once under mixed traffic', function () {
     expect(report.jobs.accepted, 'Batch jobs accepted').to.be.greaterThan(0);
     expect(report.crawls.accepted, 'crawls accepted').to.be.greaterThan(0);
     expect(report.fetch.ok, 'Fetch answers 200').to.be.greaterThan(0);
+    expect(report.monitors.completed, 'monitor checks ended').to.be.greaterThan(2);
+    expect(report.monitors.changes, 'monitor changes announced').to.be.greaterThan(0);
     expect(report.problems, `seed ${seed}`).to.deep.equal([]);
   });
 });

@@ -22,6 +22,7 @@ import { startCrawlSite, type CrawlSite } from '../fixtures/crawl-site/server';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
 import { newAccount, type TestAccount } from '../helpers/app';
 import { seeded } from '../helpers/random';
+import { startMonitorLane, type MonitorFigures } from './monitors';
 
 export type ChaosComponent = 'worker' | 'api' | 'ferretdb' | 'temporal';
 
@@ -71,6 +72,8 @@ export interface ChaosReport {
   fetch: { ok: number; unanswered: number; charged: number };
   jobs: { accepted: number; tasks: number; successful: number; charged: number; webhooks: number; duplicateDeliveries: number };
   crawls: { accepted: number; pagesFetched: number; charged: number };
+  /** A monitor checked every 2 seconds through the kills. */
+  monitors: MonitorFigures;
   /** Every broken promise, in words; empty when all held. */
   problems: string[];
   /** Counts the issue's goals are stated in. */
@@ -168,6 +171,9 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
       await sleep(500);
     }
   };
+
+  // A monitor, created before any kill, checks its pages all through the run.
+  const monitorLane = await startMonitorLane({ accounts: target.accounts, receiver, read, call: (method, path, key, body) => call(method, path, key, body) });
 
   const started = Date.now();
   const trafficEnds = started + options.durationMs;
@@ -366,6 +372,9 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
   const eventIds = receiver.deliveries.map((delivery) => (JSON.parse(delivery.body.toString('utf8')) as Json).event_id as string);
   const duplicateDeliveries = eventIds.length - new Set(eventIds).size;
 
+  const monitored = await monitorLane.finish(settleDeadline + 60_000);
+  problems.push(...monitored.problems);
+
   // One record per Idempotency-Key, and no more records than keys.
   for (const [key, seen] of idsByKey) if (seen.size > 1) problems.push(`Idempotency-Key ${key} answered ${seen.size} different ids: ${[...seen].join(', ')}`);
   const listed = async (path: string, key: string, field: string): Promise<number> => {
@@ -430,6 +439,7 @@ export async function runChaos(target: ChaosTarget, options: ChaosOptions): Prom
     fetch: { ok: fetchState.ok, unanswered: fetchState.unanswered, charged: charged.fetch },
     jobs: { accepted: jobs.length, tasks: jobFigures.tasks, successful: jobFigures.successful, charged: charged.jobs, webhooks: arrived.size, duplicateDeliveries },
     crawls: { accepted: crawls.length, pagesFetched: crawlFigures.pagesFetched, charged: charged.crawls },
+    monitors: monitored.figures,
     problems,
     lost,
     doubleCharges,

@@ -16,7 +16,7 @@ import { fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import type { TestAccount } from '../helpers/app';
 import { runPythonClient } from '../helpers/python-mcp';
 
-const TOOLS = ['convert_document', 'crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'extract_domain_status', 'extract_prepare_domain', 'fetch_page', 'plan_usage'];
+const TOOLS = ['convert_document', 'crawl_read', 'crawl_start', 'crawl_stop', 'extract', 'extract_domain_status', 'extract_prepare_domain', 'fetch_page', 'monitor_changes', 'monitor_create', 'monitor_delete', 'monitor_list', 'plan_usage'];
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 async function httpClient(key: string): Promise<Client> {

@@ -58,6 +58,7 @@ export async function mochaGlobalSetup(): Promise<void> {
       BATCH_EXPORT_CHUNK_BYTES: '4096',
       // Scheduled jobs that fire every few seconds, so a test sees several runs.
       BATCH_SCHEDULE_MIN_INTERVAL_SECONDS: '2',
+      MONITOR_MIN_INTERVAL_SECONDS: '2',
       // Opens /metrics and /readyz?deep=true to the tests (test/helpers/stack.ts operatorHeaders).
       OPERATOR_TOKEN: `operator-${runId}-${Math.random().toString(36).slice(2)}`,
       MONGODB_DATABASE: `fetchplane_test_${runId}`,

@@ -1,0 +1,238 @@
+/**
+ * `/v1/monitors` as commands: create (caps, the plan's shortest interval, the Schedule), list, read,
+ * change, delete, pause, resume, check now, and a monitor's checks with their changes. Another
+ * account's monitor reads as missing (404).
+ */
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Accounts, Principal } from '../accounts';
+import { checkLimit } from '../accounts/limits';
+import type { Config } from '../../base/config';
+import { problem } from '../../base/errors';
+import { newId } from '../../base/ids';
+import { cursorCodec } from '../jobs/cursor';
+import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_ATTRIBUTE, monitorManualCheckId } from '../jobs/workflow-names';
+import { checkCrawl, checkOutputs, checkUrls, checkWebhook, type InputDeps, type MonitorBody } from './inputs';
+import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
+import type { CheckDoc, MonitorDoc, MonitorStore, PageDoc } from './store';
+
+export interface MonitorCommandDeps extends InputDeps {
+  store: MonitorStore;
+  accounts: Accounts;
+  temporal: { client: Client };
+  config: Pick<Config, 'temporalTaskQueue' | 'monitorMinIntervalSeconds'>;
+}
+
+const idCursor = cursorCodec<string>('m1', {
+  write: (id) => [id],
+  read: (parts) => (parts.length === 1 && /^[a-z]{3}_[0-9a-z]{26}$/.test(parts[0] as string) ? parts[0] : undefined),
+});
+
+/** The workflow service refused the schedule itself (INVALID_ARGUMENT): the caller's to fix, not a 5xx. */
+const scheduleRefusal = (error: unknown): unknown =>
+  (error as { code?: unknown }).code === 3 ? problem('invalid_argument', 'The workflow service refused this schedule.', { members: { parameter: 'schedule' } }) : error;
+
+export interface Listed<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export function createMonitorCommands(deps: MonitorCommandDeps) {
+  const { store, accounts } = deps;
+  const schedules = createMonitorSchedules(deps.temporal.client, deps.config.temporalTaskQueue);
+
+  const own = async (principal: Principal, monitorId: string): Promise<MonitorDoc> => {
+    const monitor = await store.monitors.findOne({ _id: monitorId, account_id: principal.accountId });
+    if (!monitor || monitor.status === 'deleted') throw problem('not_found', `No monitor ${monitorId.slice(0, 64)} on this account.`);
+    return monitor;
+  };
+
+  const nextCheck = (monitor: MonitorDoc): Promise<Date | null> => schedules.nextFire(monitor._id, monitor.schedule).catch(() => null);
+
+  const decode = (resource: string | null, cursor: string | undefined): string | undefined => {
+    if (cursor === undefined) return undefined;
+    const decoded = idCursor.decode(resource, cursor);
+    if (!decoded.ok) throw problem('invalid_argument', 'The cursor is not one of this listing.', { members: { parameter: 'cursor' } });
+    return decoded.position;
+  };
+
+  /** What the monitor watches, checked; `urlsHeld` the account's other monitors' URLs. */
+  const watched = async (principal: Principal, body: MonitorBody, urlsHeld: number) => {
+    if ((body.urls === undefined) === (body.crawl === undefined)) throw problem('invalid_argument', 'A monitor has `urls` or `crawl`, not both.', { members: { parameter: 'urls' } });
+    // The cap first: no URL is resolved for a body the plan refuses anyway.
+    checkLimit(principal, 'monitorUrls', urlsHeld, body.urls ? new Set(body.urls).size : (body.crawl?.limit ?? 10));
+    const urls = body.urls ? await checkUrls(deps, body.urls) : null;
+    const crawl = body.crawl ? await checkCrawl(deps, body.crawl) : null;
+    const count = urls ? urls.length : (crawl as NonNullable<typeof crawl>).limit;
+    checkLimit(principal, 'monitorUrls', urlsHeld, count);
+    return { urls, crawl, url_count: count };
+  };
+
+  const urlsHeld = async (principal: Principal, except?: string): Promise<number> => {
+    const held = await store.monitors
+      .find({ account_id: principal.accountId, status: { $ne: 'deleted' }, ...(except ? { _id: { $ne: except } } : {}) }, { projection: { url_count: 1 } })
+      .toArray();
+    return held.reduce((sum, monitor) => sum + monitor.url_count, 0);
+  };
+
+  return {
+    async create(principal: Principal, body: MonitorBody): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+      if (body.schedule === undefined) throw problem('invalid_argument', '`schedule` is required.', { members: { parameter: 'schedule' } });
+      const schedule = parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal));
+      const outputs = checkOutputs(body);
+      const webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
+      accounts.holdings.refusedNow(principal.accountId, 'monitors');
+      const monitorId = newId('mon');
+      // One of the account's numbered `monitors` slots (limit_slots), taken before anything is made, as in every API process.
+      const holder = { id: monitorId, states: (ids: string[]) => monitorStates(store, ids) };
+      const outcome = await accounts.holdings.admit(principal, 'monitors', holder, async () => {
+        // Past monitor_urls is answered, not thrown (the gate would remember it as a refusal of `monitors`); its slot is given back below.
+        let target: Awaited<ReturnType<typeof watched>>;
+        try {
+          target = await watched(principal, body, await urlsHeld(principal));
+        } catch (error) {
+          return { refused: error };
+        }
+        const now = new Date();
+        const monitor: MonitorDoc = {
+          _id: monitorId,
+          account_id: principal.accountId,
+          key_id: principal.keyId,
+          name: body.name ?? '',
+          ...target,
+          schedule,
+          outputs,
+          webhook,
+          status: 'active',
+          baseline_at: null,
+          last_urls: [],
+          last_check_id: null,
+          check_count: 0,
+          created_at: now,
+          updated_at: now,
+        };
+        await store.monitors.insertOne(monitor);
+        try {
+          await schedules.create(monitor._id, principal.accountId, schedule, false);
+        } catch (error) {
+          // Nothing is left behind by a start that did not happen.
+          await store.monitors.deleteOne({ _id: monitor._id });
+          throw scheduleRefusal(error);
+        }
+        return { monitor, nextCheckAt: await nextCheck(monitor) };
+      });
+      if ('refused' in outcome) {
+        await accounts.holdings.release(principal, 'monitors', monitorId);
+        throw outcome.refused;
+      }
+      return outcome;
+    },
+
+    async list(principal: Principal, query: { limit: number; cursor?: string }): Promise<Listed<MonitorDoc>> {
+      const after = decode(null, query.cursor);
+      const found = await store.monitors
+        .find({ account_id: principal.accountId, status: { $ne: 'deleted' }, ...(after ? { _id: { $lt: after } } : {}) })
+        .sort({ _id: -1 })
+        .limit(query.limit + 1)
+        .toArray();
+      const items = found.slice(0, query.limit);
+      return { items, nextCursor: found.length > query.limit ? idCursor.encode(null, (items.at(-1) as MonitorDoc)._id) : null };
+    },
+
+    async get(principal: Principal, monitorId: string): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+      const monitor = await own(principal, monitorId);
+      return { monitor, nextCheckAt: monitor.status === 'active' ? await nextCheck(monitor) : null };
+    },
+
+    async update(principal: Principal, monitorId: string, body: MonitorBody): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+      const monitor = await own(principal, monitorId);
+      const schedule: MonitorSchedule | undefined = body.schedule ? parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal)) : undefined;
+      const set: Partial<MonitorDoc> = { updated_at: new Date() };
+      if (body.name !== undefined) set.name = body.name;
+      if (body.urls !== undefined || body.crawl !== undefined) {
+        const target = await watched(principal, body, await urlsHeld(principal, monitorId));
+        Object.assign(set, target);
+        // A URL taken out of the list is not announced as removed; a new crawl starts a new baseline.
+        if (target.urls) set.last_urls = monitor.last_urls.filter((url) => target.urls?.includes(url));
+        else Object.assign(set, { last_urls: [], baseline_at: null });
+      }
+      if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) set.outputs = checkOutputs(body);
+      if (body.webhook !== undefined) set.webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
+      if (schedule) {
+        await schedules.update(monitorId, schedule).catch((error: unknown) => {
+          throw scheduleRefusal(error);
+        });
+        set.schedule = schedule;
+      }
+      await store.monitors.updateOne({ _id: monitorId }, { $set: set });
+      const updated = { ...monitor, ...set };
+      return { monitor: updated, nextCheckAt: updated.status === 'active' ? await nextCheck(updated) : null };
+    },
+
+    async remove(principal: Principal, monitorId: string): Promise<void> {
+      await own(principal, monitorId);
+      // Marked first: a check that starts meanwhile finds the monitor gone and announces nothing.
+      await store.monitors.updateOne({ _id: monitorId }, { $set: { status: 'deleted', updated_at: new Date() } });
+      await schedules.remove(monitorId);
+      await accounts.holdings.release(principal, 'monitors', monitorId);
+    },
+
+    async setPaused(principal: Principal, monitorId: string, paused: boolean): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+      const monitor = await own(principal, monitorId);
+      await schedules.setPaused(monitorId, paused);
+      const status = paused ? 'paused' : 'active';
+      await store.monitors.updateOne({ _id: monitorId }, { $set: { status, updated_at: new Date() } });
+      const updated: MonitorDoc = { ...monitor, status };
+      return { monitor: updated, nextCheckAt: paused ? null : await nextCheck(updated) };
+    },
+
+    /** Starts a check now (beside the schedule; one that would overlap a running check is recorded as skipped). */
+    async checkNow(principal: Principal, monitorId: string): Promise<{ checkId: string }> {
+      const monitor = await own(principal, monitorId);
+      const checkId = newId('chk');
+      try {
+        await deps.temporal.client.workflow.start(MONITOR_CHECK_WORKFLOW_TYPE, {
+          taskQueue: deps.config.temporalTaskQueue,
+          workflowId: monitorManualCheckId(monitor._id, checkId),
+          args: [{ monitorId: monitor._id, trigger: 'manual', checkId }],
+          typedSearchAttributes: [
+            { key: ACCOUNT_ATTRIBUTE, value: principal.accountId },
+            { key: JOB_ATTRIBUTE, value: monitor._id },
+            { key: STATUS_ATTRIBUTE, value: 'pending' },
+          ],
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+      return { checkId };
+    },
+
+    async checks(principal: Principal, monitorId: string, query: { limit: number; cursor?: string }): Promise<Listed<CheckDoc>> {
+      await own(principal, monitorId);
+      const after = decode(monitorId, query.cursor);
+      const found = await store.checks
+        .find({ monitor_id: monitorId, ...(after ? { _id: { $lt: after } } : {}) })
+        .sort({ _id: -1 })
+        .limit(query.limit + 1)
+        .toArray();
+      const items = found.slice(0, query.limit);
+      return { items, nextCursor: found.length > query.limit ? idCursor.encode(monitorId, (items.at(-1) as CheckDoc)._id) : null };
+    },
+
+    /** A check with the pages that changed, appeared, went or failed (those found the same are counted only). */
+    async check(principal: Principal, monitorId: string, checkId: string): Promise<{ check: CheckDoc; changes: PageDoc[] }> {
+      await own(principal, monitorId);
+      const check = await store.checks.findOne({ _id: checkId, monitor_id: monitorId });
+      if (!check) throw problem('not_found', `No check ${checkId.slice(0, 64)} of monitor ${monitorId}.`);
+      const changes = await store.pages.find({ check_id: checkId, change: { $ne: 'same' } }).sort({ url: 1 }).limit(1000).toArray();
+      return { check, changes };
+    },
+  };
+}
+
+export type MonitorCommands = ReturnType<typeof createMonitorCommands>;
+
+/** Of the monitors asked about: `live` unless deleted; one with no record is left out (its creation may be on the way). */
+async function monitorStates(store: MonitorStore, ids: string[]): Promise<Map<string, 'live' | 'ended'>> {
+  const found = await store.monitors.find({ _id: { $in: ids } }, { projection: { status: 1 } }).toArray();
+  return new Map(found.map((monitor) => [monitor._id, monitor.status === 'deleted' ? 'ended' : 'live']));
+}

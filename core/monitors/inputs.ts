@@ -1,0 +1,83 @@
+/**
+ * A monitor's body checked beyond its schema: the URLs (or the crawl), the outputs compared and the
+ * webhook, each refusal a 400 naming the field. Nothing is written here.
+ */
+import type { Principal } from '../accounts';
+import { problem } from '../../base/errors';
+import type { WebhookUrlCheck } from '../batch/context';
+import type { HmacKeys } from '../webhooks/hmac-keys';
+import type { MonitorCrawl, MonitorOutputs } from './store';
+
+export interface MonitorBody {
+  name?: string;
+  urls?: string[];
+  crawl?: { url: string; limit?: number; max_depth?: number };
+  schedule?: { every?: number; unit?: 'second' | 'minute' | 'hour' | 'day'; cron?: string; timezone?: string };
+  css_extractor?: Record<string, unknown>;
+  extract?: unknown;
+  main_content?: boolean;
+  webhook?: { url: string; signature?: boolean } | null;
+}
+
+/** A URL checked by the fetch engine's target rules (wired by the composition root). */
+export type TargetCheck = (url: URL) => Promise<{ ok: true } | { ok: false; reason: string }>;
+
+export interface InputDeps {
+  checkTarget: TargetCheck;
+  checkWebhookUrl: WebhookUrlCheck;
+  hmacKeys: HmacKeys | undefined;
+}
+
+const invalid = (parameter: string, detail: string): never => {
+  throw problem('invalid_argument', detail, { members: { parameter } });
+};
+
+type Verdicts = Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;
+
+/** A URL checked by the target rules; `verdicts` asks each host once per body. */
+async function checkedUrl(deps: InputDeps, raw: string, parameter: string, verdicts: Verdicts = new Map()): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid(parameter, `"${raw.slice(0, 100)}" is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return invalid(parameter, 'Monitored URLs are http or https.');
+  const key = `${url.protocol}//${url.host}`;
+  const asked = verdicts.get(key) ?? deps.checkTarget(url);
+  verdicts.set(key, asked);
+  const verdict = await asked;
+  if (!verdict.ok) return invalid(parameter, `${url.href.slice(0, 200)} cannot be monitored: ${verdict.reason}`);
+  return url.href;
+}
+
+/** The URLs, deduplicated in order. */
+export async function checkUrls(deps: InputDeps, urls: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const verdicts: Verdicts = new Map();
+  for (const [index, raw] of urls.entries()) seen.add(await checkedUrl(deps, raw, `urls[${index}]`, verdicts));
+  return [...seen];
+}
+
+export async function checkCrawl(deps: InputDeps, crawl: NonNullable<MonitorBody['crawl']>): Promise<MonitorCrawl> {
+  return { url: await checkedUrl(deps, crawl.url, 'crawl.url'), limit: crawl.limit ?? 10, max_depth: crawl.max_depth ?? 2 };
+}
+
+export function checkOutputs(body: MonitorBody): MonitorOutputs {
+  // Extract's recipes are prepared per domain by the API; the worker's checks have none to apply.
+  if (body.extract !== undefined) invalid('extract', '`extract` is not available on monitors yet: compare fields with `css_extractor`.');
+  if (body.css_extractor !== undefined && Object.keys(body.css_extractor).length === 0) invalid('css_extractor', '`css_extractor` names at least one field.');
+  return { ...(body.css_extractor !== undefined ? { css_extractor: body.css_extractor } : {}), ...(body.main_content ? { main_content: true } : {}) };
+}
+
+/** As on Batch jobs: a public https URL, and signing needs the account's active HMAC key. */
+export async function checkWebhook(deps: InputDeps, principal: Principal, webhook: { url: string; signature?: boolean }): Promise<{ url: string; signature: boolean }> {
+  const target = await deps.checkWebhookUrl(webhook.url);
+  if (!target.ok) throw problem(target.code, target.detail, { members: { parameter: 'webhook.url' } });
+  const signature = webhook.signature === true;
+  if (signature) {
+    if (!deps.hmacKeys) throw problem('internal', 'Signing keys are unavailable: the server has no SECRETS_KEY configured.');
+    if (!(await deps.hmacKeys.signingKey(principal.accountId))) throw problem('webhook_signing_requires_active_key', 'Signed webhooks need an active HMAC key: call POST /v1/hmac/keys/rotate first.');
+  }
+  return { url: target.url.href, signature };
+}

@@ -1,0 +1,104 @@
+/** The monitors' documents as stored (store.ts keeps the collections). */
+import type { MonitorSchedule } from './schedule';
+
+export type MonitorStatus = 'active' | 'paused' | 'deleted';
+export type CheckStatus = 'running' | 'completed' | 'failed' | 'skipped';
+export type PageChange = 'new' | 'same' | 'changed' | 'removed' | 'failed';
+
+/** The outputs a monitor compares field by field (or the main content only). */
+export interface MonitorOutputs {
+  css_extractor?: Record<string, unknown>;
+  main_content?: boolean;
+}
+
+export interface MonitorCrawl {
+  url: string;
+  limit: number;
+  max_depth: number;
+}
+
+export interface MonitorDoc {
+  _id: string;
+  account_id: string;
+  key_id: string;
+  name: string;
+  /** The URLs checked, or null for a crawl-based monitor. */
+  urls: string[] | null;
+  crawl: MonitorCrawl | null;
+  schedule: MonitorSchedule;
+  outputs: MonitorOutputs;
+  webhook: { url: string; signature: boolean } | null;
+  status: MonitorStatus;
+  /** URLs this monitor counts against the account's `monitor_urls`. */
+  url_count: number;
+  /** A check ended that recorded the baseline: later checks announce changes. */
+  baseline_at: Date | null;
+  /** The URLs the last completed check found (a crawl-based monitor's removed pages are those gone). */
+  last_urls: string[];
+  last_check_id: string | null;
+  check_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CheckCounts {
+  pages_checked: number;
+  new: number;
+  changed: number;
+  removed: number;
+  same: number;
+  failed: number;
+  credits: number;
+}
+
+export interface CheckDoc extends CheckCounts {
+  _id: string;
+  monitor_id: string;
+  account_id: string;
+  trigger: 'scheduled' | 'manual';
+  status: CheckStatus;
+  /** The first check: it records the versions later ones compare with, and announces nothing. */
+  baseline: boolean;
+  started_at: Date;
+  ended_at: Date | null;
+  /** When the check was due (the Schedule's action time), for a scheduled one. */
+  scheduled_at: Date | null;
+  reason?: string;
+  detail?: string;
+}
+
+export interface PageDoc {
+  _id: string;
+  check_id: string;
+  monitor_id: string;
+  url: string;
+  change: PageChange;
+  credits: number;
+  fetched_at: Date;
+  previous_fetched_at: Date | null;
+  diff: { text: string; fields: Record<string, { previous: unknown; current: unknown }> } | null;
+  error?: string;
+  /** A crawl-based monitor's page: its links of the same host (a retried attempt follows them again). */
+  links?: string[];
+}
+
+export interface LockDoc {
+  _id: string;
+  check_id: string;
+  at: Date;
+}
+
+
+/**
+ * A part of a URL monitor's check: its pages found the same are kept here together, not one document
+ * each (most pages of most checks are the same); written once, at the part's end, with its other pages.
+ */
+export interface PartDoc {
+  _id: string;
+  check_id: string;
+  part: number;
+  same_urls: string[];
+  same_credits: number;
+  /** When it was written (retention). */
+  at: Date;
+}
