@@ -120,11 +120,35 @@ function tooLarge(ctx: HttpContext, limit: number) {
   return problem('payload_too_large', `The request body exceeds ${limit} bytes.`, { headers: { Connection: 'close' } });
 }
 
-/** Ends the connection once the answer is written, leaving an unread body unread. */
+/** After the answer, what of an unread body is read and dropped before the connection ends: at most this long... */
+const LINGER_MS = 1_000;
+/** ...and this many bytes. */
+const LINGER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Ends the connection once the answer is written, the rest of the body unread. A client still sending
+ * would get a reset before it read the answer if the connection closed at once, so for a moment after
+ * the answer (LINGER_MS, LINGER_BYTES at most) what it sends is read and dropped, then the connection ends.
+ */
 export function closeAfterAnswer(ctx: HttpContext): void {
   const { req, res } = ctx;
   req.pause();
-  res.once('finish', () => req.socket.destroySoon());
+  res.once('finish', () => {
+    let dropped = 0;
+    const end = (): void => {
+      clearTimeout(timer);
+      req.removeListener('data', drop);
+      req.socket.destroySoon();
+    };
+    const drop = (chunk: Buffer): void => {
+      dropped += chunk.length;
+      if (dropped > LINGER_BYTES) end();
+    };
+    const timer = setTimeout(end, LINGER_MS);
+    req.on('data', drop);
+    req.once('end', end);
+    req.resume();
+  });
 }
 
 /** `application/json` or a `+json` type, whatever its parameters. */
