@@ -176,32 +176,37 @@ describe('limits across API processes and workers', function () {
   it('never has more of a run’s requests in flight at its target than its plan’s concurrency, with two workers', async () => {
     const concurrency = 4;
     const owner = await newAccount(handle.accounts, { credits: 1_000_000, concurrency });
-    mostInFlight = 0;
     const tasks = Array.from({ length: 1_500 }, (_, n) => ({ url: `${target.url}page/${n}` }));
-    const created = await call(base, 'POST', '/v1/jobs', { 'x-api-key': owner.key }, { tasks });
-    expect(created.status, created.text).to.equal(201);
-    const jobId = (JSON.parse(created.text) as { job_id: string }).job_id;
-    type Run = { run_id?: string; status?: string; stats?: { successful?: number } } | null;
-    let run: Run = null;
-    for (let attempt = 0; attempt < 600; attempt++) {
-      const answer = await call(base, 'GET', `/v1/jobs/${jobId}`, { 'x-api-key': owner.key });
-      run = (JSON.parse(answer.text) as { latest_run: Run }).latest_run;
-      if (run && ['completed', 'failed', 'stopped'].includes(run.status ?? '')) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    // Which worker takes a slice is the task queue's choice; a run whose slices all went to one worker
+    // shows nothing across workers, so another run follows (at most three), each checked in full.
+    const workers = new Set<string>();
+    for (let trial = 0; trial < 3 && workers.size < 2; trial++) {
+      mostInFlight = 0;
+      const created = await call(base, 'POST', '/v1/jobs', { 'x-api-key': owner.key }, { tasks });
+      expect(created.status, created.text).to.equal(201);
+      const jobId = (JSON.parse(created.text) as { job_id: string }).job_id;
+      type Run = { run_id?: string; status?: string; stats?: { successful?: number } } | null;
+      let run: Run = null;
+      for (let attempt = 0; attempt < 600; attempt++) {
+        const answer = await call(base, 'GET', `/v1/jobs/${jobId}`, { 'x-api-key': owner.key });
+        run = (JSON.parse(answer.text) as { latest_run: Run }).latest_run;
+        if (run && ['completed', 'failed', 'stopped'].includes(run.status ?? '')) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(run?.status).to.equal('completed');
+      expect(run?.stats?.successful).to.equal(tasks.length);
+      expect(mostInFlight, 'requests in flight at the target at once').to.be.within(1, concurrency);
+      // The workers that ran slices of the run (from its history).
+      const history = await temporal.client.workflow.getHandle(batchRunWorkflowId(run?.run_id ?? '')).fetchHistory();
+      const slices = new Set<string>();
+      workers.clear();
+      for (const event of history.events ?? []) {
+        if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'batchSlice') slices.add(String(event.eventId));
+        const started = event.activityTaskStartedEventAttributes;
+        if (started && slices.has(String(started.scheduledEventId))) workers.add(started.identity ?? '');
+      }
     }
-    expect(run?.status).to.equal('completed');
-    expect(run?.stats?.successful).to.equal(tasks.length);
-    expect(mostInFlight, 'requests in flight at the target at once').to.be.within(1, concurrency);
-    // Both workers ran slices of the run (from its history).
-    const history = await temporal.client.workflow.getHandle(batchRunWorkflowId(run?.run_id ?? '')).fetchHistory();
-    const slices = new Set<string>();
-    const identities = new Set<string>();
-    for (const event of history.events ?? []) {
-      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'batchSlice') slices.add(String(event.eventId));
-      const started = event.activityTaskStartedEventAttributes;
-      if (started && slices.has(String(started.scheduledEventId))) identities.add(started.identity ?? '');
-    }
-    expect([...identities], 'workers that ran slices').to.include(worker?.identity ?? 'the second worker');
-    expect(identities.size).to.equal(2);
+    expect([...workers], 'workers that ran slices').to.include(worker?.identity ?? 'the second worker');
+    expect(workers.size).to.equal(2);
   });
 });
