@@ -15,6 +15,7 @@ import { insertIgnoringDuplicates, isDuplicateKey } from '../../base/db';
 import { derivedTimedId } from '../../base/ids';
 import { claimByUpdate, endJob, type JobEndSurface } from '../jobs/end';
 import { monitorEvents, type EventRef } from './events';
+import { storedCheck } from './stored';
 import { emptyCounts, type CheckCounts, type CheckDoc, type MonitorDoc, type MonitorStore } from './store';
 
 export interface BeginInput {
@@ -52,14 +53,14 @@ export function checkLifecycle(store: MonitorStore) {
   const events = monitorEvents(store.db);
 
   const counts = async (check: CheckDoc): Promise<CheckCounts> => {
-    const pages = await store.pages.find({ check_id: check._id }, { projection: { change: 1, credits: 1 } }).toArray();
+    const { parts, pages } = await storedCheck(store, check._id);
     const total = emptyCounts();
     for (const page of pages) {
       total.credits += page.credits;
       if (page.change !== 'removed') total.pages_checked += 1;
       total[page.change] += 1;
     }
-    for (const part of await store.parts.find({ check_id: check._id }, { projection: { same_urls: 1, same_credits: 1 } }).toArray()) {
+    for (const part of parts) {
       total.pages_checked += part.same_urls.length;
       total.same += part.same_urls.length;
       total.credits += part.same_credits;
@@ -104,8 +105,8 @@ export function checkLifecycle(store: MonitorStore) {
       await store.locks.deleteOne({ _id: record.monitor_id, check_id: checkId });
       const monitor = await store.monitors.findOne({ _id: record.monitor_id });
       if (!monitor || record.status !== 'completed') return;
-      const found = await store.pages.find({ check_id: checkId, change: { $in: ['new', 'same', 'changed'] } }, { projection: { url: 1 } }).toArray();
-      const parts = await store.parts.find({ check_id: checkId }, { projection: { same_urls: 1 } }).toArray();
+      const { parts, pages } = await storedCheck(store, checkId);
+      const found = pages.filter((page) => page.change === 'new' || page.change === 'same' || page.change === 'changed');
       const urls = [...found.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
       const baseline = record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {};
       // Most checks find the pages the last one found: the monitor is not written again then.

@@ -14,6 +14,7 @@ import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_A
 import { checkCrawl, checkOutputs, checkUrls, checkWebhook, type InputDeps, type MonitorBody } from './inputs';
 import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
 import type { CheckDoc, MonitorDoc, MonitorStore, PageDoc } from './store';
+import { byUrl, storedCheck } from './stored';
 
 export interface MonitorCommandDeps extends InputDeps {
   store: MonitorStore;
@@ -223,7 +224,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
       await own(principal, monitorId);
       const check = await store.checks.findOne({ _id: checkId, monitor_id: monitorId });
       if (!check) throw problem('not_found', `No check ${checkId.slice(0, 64)} of monitor ${monitorId}.`);
-      const changes = await store.pages.find({ check_id: checkId, change: { $ne: 'same' } }).sort({ url: 1 }).limit(1000).toArray();
+      const changes = (await storedCheck(store, checkId)).pages.filter((page) => page.change !== 'same').sort(byUrl).slice(0, 1000);
       return { check, changes };
     },
   };

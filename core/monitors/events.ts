@@ -10,6 +10,7 @@ import { insertIgnoringDuplicates } from '../../base/db';
 import { newUlid } from '../../base/ids';
 import { WEBHOOK_EVENTS, WEBHOOK_SCHEMA, type EventDocument } from '../webhooks/events';
 import { urlHash, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { byUrl, storedCheck } from './stored';
 
 export type MonitorEventType = 'monitor.page.changed' | 'monitor.page.new' | 'monitor.page.removed' | 'monitor.check.completed' | 'monitor.check.failed';
 
@@ -66,7 +67,8 @@ export function monitorEvents(db: Db) {
       const webhook = monitor.webhook;
       if (!webhook) return [];
       const at = new Date();
-      const pages = check.baseline ? [] : await store.pages.find({ check_id: check._id, change: { $in: ['new', 'changed', 'removed'] } }).sort({ url: 1 }).toArray();
+      const written = check.baseline ? [] : (await storedCheck(store, check._id)).pages;
+      const pages = written.filter((page) => page.change === 'new' || page.change === 'changed' || page.change === 'removed').sort(byUrl);
       const docOf = (key: string, body: (eventId: string) => Record<string, unknown>): EventDocument => {
         const eventId = newUlid(at.getTime());
         return {

@@ -18,6 +18,7 @@ import { JobCharges, type SliceBill } from '../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../jobs/work';
 import { checkPage, type PageCheckDeps } from './page-check';
 import { monitorTag, pageId, partId, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { pagesById, REMOVED_PART, storedCheck } from './stored';
 
 /** Pages billed under one hold and marker, read and written together (a Batch slice's size). */
 export const PART_SIZE = 250;
@@ -69,8 +70,9 @@ export function checkPages(deps: PagesDeps) {
       if (!isAccountsError(error)) throw error;
       return { ok: false, reason: 'subscription_inactive', detail: `The monitor's account or API key can no longer run checks: ${error.message}` };
     }
-    const done = new Map<string, PageDoc>((await store.pages.find({ check_id: checkId }).toArray()).map((page) => [page.url, page]));
-    const partsDone = new Map((await store.parts.find({ check_id: checkId }).toArray()).map((doc) => [doc.part, doc]));
+    const stored = await storedCheck(store, checkId);
+    const done = new Map<string, PageDoc>(stored.pages.map((page) => [page.url, page]));
+    const partsDone = new Map(stored.parts.filter((doc) => doc.part !== REMOVED_PART).map((doc) => [doc.part, doc]));
     const crawl = monitor.crawl;
     // A crawl's pages keep their links (the next pages); a URL monitor folds the pages found the same into its parts.
     const fold = !crawl;
@@ -100,6 +102,11 @@ export function checkPages(deps: PagesDeps) {
         if (!bill.alreadyBilled && credits > 0) await bill.need(credits);
         await bill.settle(bill.alreadyBilled ? 0 : credits);
         for (const url of earlier.same_urls) done.set(url, { _id: pageId(checkId, url), check_id: checkId, monitor_id: monitor._id, url, change: 'same', credits: 0, fetched_at: new Date(), previous_fetched_at: null, diff: null });
+        // A crawl's next pages are the links of this part's pages, as when it was first walked.
+        for (const target of targets) {
+          const page = done.get(target.url);
+          if (page) enqueue(page, target.depth);
+        }
         processed += targets.length;
         continue;
       }
@@ -132,16 +139,26 @@ export function checkPages(deps: PagesDeps) {
       const same = fold ? fresh.filter((page) => page.change === 'same') : [];
       const kept = fold ? fresh.filter((page) => page.change !== 'same') : fresh;
       const clashes = await insertIgnoringDuplicates(store.pages, kept);
-      if (fold) {
-        await insertIgnoringDuplicates(store.parts, [
-          { _id: partId(checkId, part), check_id: checkId, part, same_urls: same.map((page) => page.url), same_credits: same.reduce((sum, page) => sum + page.credits, 0), at: new Date() },
-        ]);
-      }
       // Another attempt stored some of these pages first: its records stand.
       if (clashes.size > 0) {
-        const theirs = await store.pages.find({ _id: { $in: [...clashes].map((k) => (kept[k] as PageDoc)._id) } }).toArray();
+        const theirs = await pagesById(store, [...clashes].map((k) => (kept[k] as PageDoc)._id));
         for (const page of theirs) done.set(page.url, page);
       }
+      // After its pages: a part that is written has every page it lists.
+      await insertIgnoringDuplicates(store.parts, [
+        {
+          _id: partId(checkId, part),
+          check_id: checkId,
+          part,
+          same_urls: same.map((page) => page.url),
+          same_credits: same.reduce((sum, page) => sum + page.credits, 0),
+          page_ids: targets.flatMap((target) => {
+            const page = done.get(target.url);
+            return page && (!fold || page.change !== 'same') ? [page._id] : [];
+          }),
+          at: new Date(),
+        },
+      ]);
       processed += targets.length;
       const credits = targets.reduce((sum, target) => sum + (done.get(target.url)?.credits ?? 0), 0);
       await bill.settle(bill.alreadyBilled ? 0 : credits);
@@ -161,6 +178,7 @@ export function checkPages(deps: PagesDeps) {
       diff: null,
     }));
     await insertIgnoringDuplicates(store.pages, removed);
+    await insertIgnoringDuplicates(store.parts, [{ _id: partId(checkId, REMOVED_PART), check_id: checkId, part: REMOVED_PART, same_urls: [], same_credits: 0, page_ids: removed.map((page) => page._id), at: new Date() }]);
     return { ok: true };
 
     async function fetchOne(monitorDoc: MonitorDoc, checkDoc: CheckDoc, target: Target, bill: SliceBill, pendingRecord: PendingRecord | undefined): Promise<PageDoc | 'refused'> {

@@ -1,11 +1,12 @@
 /**
- * The monitors' collections and documents (see README.md beside this file):
+ * The monitors' collections and documents:
  *
  * - `monitors` `mon_…`: what a monitor watches, how often, what it compares and where it announces.
  * - `monitor_checks` `chk_…`: one per check, its id derived from the fire (a retried fire finds its own).
  * - `monitor_pages` `<check>|<url hash>`: one page of a check, insert-once, with its change and credits;
  *   a check's counts and events are read from them, so a retried step never counts a page twice.
- * - `monitor_parts` `<check>|<part>`: a URL monitor's pages found the same in a part of its check, together.
+ * - `monitor_parts` `<check>|p<part>`: a part of a check, the pages it found the same together and the
+ *   ids of the others; a check is read through them, by `_id` only (stored.ts).
  * - `monitor_locks` `<monitor>`: the running check of a monitor (a unique insert), so two never overlap.
  * - `monitor_charges`: the job kernel's billing markers of the checks' parts (core/jobs/charges.ts).
  */
@@ -19,8 +20,6 @@ export * from './types';
 export const MONITOR_INDEXES: IndexRegistration = {
   monitors: [{ key: { account_id: 1, _id: -1 }, name: 'account_newest' }],
   monitor_checks: [{ key: { monitor_id: 1, _id: -1 }, name: 'monitor_newest' }],
-  monitor_pages: [{ key: { check_id: 1 }, name: 'check' }],
-  monitor_parts: [{ key: { check_id: 1 }, name: 'check' }],
 };
 
 export const urlHash = (url: string): string => createHash('sha256').update(url).digest('hex').slice(0, 32);

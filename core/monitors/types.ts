@@ -90,8 +90,10 @@ export interface LockDoc {
 
 
 /**
- * A part of a URL monitor's check: its pages found the same are kept here together, not one document
- * each (most pages of most checks are the same); written once, at the part's end, with its other pages.
+ * A part of a check, written once at its end, after its pages: a URL monitor's pages found the same
+ * are kept here together, not one document each (most pages of most checks are the same), and the
+ * other pages it stored are listed by id, so a check is read by `_id` only (core/monitors/stored.ts).
+ * The part numbered -1 lists the check's removed pages.
  */
 export interface PartDoc {
   _id: string;
@@ -99,6 +101,8 @@ export interface PartDoc {
   part: number;
   same_urls: string[];
   same_credits: number;
+  /** The pages of `monitor_pages` this part stored. */
+  page_ids: string[];
   /** When it was written (retention). */
   at: Date;
 }
