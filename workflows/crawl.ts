@@ -8,8 +8,9 @@
  *                                     ├─> slice ─┼─> commit, counters ─> publish (serial) ─> …
  *                                     └─> slice ─┘
  *   end decided ─> publish(end) ─> in-flight slices finish ─> publish(settled) ─> done
+ *   gave up (publish failed for good, cancelled) ─> failCrawl: end recorded, settled, end event told
  */
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, ContinueAsNew, continueAsNew, defineSignal, isCancellation, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CrawlEnd, CrawlSpec, CrawlTuning, Progress, SliceInput, SliceResult } from '../core/crawls/types';
 import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/jobs/workflow-names';
@@ -42,7 +43,24 @@ function messageOf(error: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/**
+ * Every way the workflow ends ends the crawl: one that gives up (a publish failed for good, a cancel)
+ * records the crawl's end and tells it before it closes, in an activity a killed worker's successor retries.
+ */
 export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd> {
+  try {
+    return await runCrawl(input);
+  } catch (error) {
+    // Continue-as-new is how a long crawl goes on, not an end.
+    if (error instanceof ContinueAsNew) throw error;
+    const { failCrawl } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
+    const detail = isCancellation(error) ? 'The crawl’s workflow was cancelled.' : `The crawl could not go on: ${messageOf(error)}`;
+    await CancellationScope.nonCancellable(() => failCrawl({ crawlId: input.spec.crawlId, detail }));
+    throw error;
+  }
+}
+
+async function runCrawl(input: CrawlWorkflowInput): Promise<CrawlEnd> {
   const { spec, tuning } = input;
   const state = input.state ?? initialState();
   // A few small writes, on the light task queue: a publish lost with its worker is retried after 30 s;
