@@ -19,6 +19,7 @@ import { OAUTH_TOKEN_INDEXES } from './oauth/tokens';
 import { POLITENESS_INDEXES } from './politeness/store';
 import { RATE_LIMIT_INDEXES } from './accounts/rate-limits';
 import { SELF_CHECK_INDEXES } from './selfcheck';
+import { WEBHOOK_INDEXES } from './webhooks/events';
 
 export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   SELF_CHECK_INDEXES,
@@ -37,4 +38,5 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   OAUTH_TOKEN_INDEXES,
   CHANGE_INDEXES,
   MONITOR_INDEXES,
+  WEBHOOK_INDEXES,
 ];

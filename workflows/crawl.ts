@@ -8,8 +8,9 @@
  *                                     ├─> slice ─┼─> commit, counters ─> publish (serial) ─> …
  *                                     └─> slice ─┘
  *   end decided ─> publish(end) ─> in-flight slices finish ─> publish(settled) ─> done
+ *   gave up (publish failed for good, cancelled) ─> failCrawl: end recorded, settled, end event told
  */
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, condition, ContinueAsNew, continueAsNew, defineSignal, isCancellation, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CrawlEnd, CrawlSpec, CrawlTuning, Progress, SliceInput, SliceResult } from '../core/crawls/types';
 import { STATUS_ATTRIBUTE, STOP_CRAWL_SIGNAL } from '../core/jobs/workflow-names';
@@ -42,12 +43,40 @@ function messageOf(error: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/**
+ * Every way the workflow ends ends the crawl: one that gives up (a publish failed for good, a cancel)
+ * records the crawl's end and tells it before it closes, in an activity a killed worker's successor retries.
+ */
 export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd> {
+  const inFlight: InFlight = {};
+  try {
+    return await runCrawl(input, inFlight);
+  } catch (error) {
+    // Continue-as-new is how a long crawl goes on, not an end.
+    if (error instanceof ContinueAsNew) throw error;
+    const { failCrawl } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
+    const detail = isCancellation(error) ? 'The crawl’s workflow was cancelled.' : `The crawl could not go on: ${messageOf(error)}`;
+    await CancellationScope.nonCancellable(async () => {
+      // The crawl document has one writer: a publish the cancel cut short lands first.
+      await inFlight.publish?.catch(() => undefined);
+      await failCrawl({ crawlId: input.spec.crawlId, detail });
+    });
+    throw error;
+  }
+}
+
+/** The publish in flight, if any (its outcome goes into the state; the promise is only waited for). */
+interface InFlight {
+  publish?: Promise<void>;
+}
+
+async function runCrawl(input: CrawlWorkflowInput, inFlight: InFlight): Promise<CrawlEnd> {
   const { spec, tuning } = input;
   const state = input.state ?? initialState();
   // A few small writes, on the light task queue: a publish lost with its worker is retried after 30 s;
-  // unlimited attempts, as a crawl's record must be written even after a long database outage.
-  const { publishCrawl } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY });
+  // unlimited attempts, as a crawl's record must be written even after a long database outage. A
+  // cancel waits for the attempt running to end, so that the failure handler writes after it.
+  const { publishCrawl } = lightActivities({ startToCloseTimeout: '30 seconds', retry: RECORD_RETRY, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
   let wake = 0;
   let stopRequested = false;
   setHandler(stopCrawlSignal, () => {
@@ -77,7 +106,7 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlEnd
 
   const publish = (progress: Progress, end: CrawlEnd | undefined): void => {
     publishing = true;
-    void publishCrawl({ crawlId: spec.crawlId, progress, ...(end ? { end } : {}) }).then(
+    inFlight.publish = publishCrawl({ crawlId: spec.crawlId, progress, ...(end ? { end } : {}) }).then(
       (result) => {
         published(state, progress, result.droppedKept);
         if (result.end && !state.endRecorded) {

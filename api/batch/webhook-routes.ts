@@ -1,6 +1,7 @@
 /** A Batch job's webhook: read, set, remove, and every delivery attempt of its runs' events. */
 import { principalOf } from '../auth/authenticate';
 import type { Route } from '../http/routes';
+import { presentDeliveries } from '../webhooks/present-deliveries';
 import type { BatchContext } from './context';
 import { DELIVERIES, WEBHOOK_SETTING } from './response-schemas';
 import { errors, json, PUT_WEBHOOK } from './schemas';
@@ -52,22 +53,7 @@ export function webhookRoutes(c: BatchContext): Route[] {
       responses: { 200: json('`{deliveries}`', DELIVERIES), ...errors },
       async handler(ctx, input) {
         const found = await commands.webhook.deliveries(principalOf(ctx), input.params.job_id ?? '');
-        ctx.body = {
-          deliveries: found.map((event) => ({
-            event_id: event.event_id,
-            run_id: event.run_id,
-            event_type: (JSON.parse(event.body) as { event_type: string }).event_type,
-            state: event.state,
-            url: event.url,
-            attempts: event.attempt_records.map((attempt) => ({
-              attempt: attempt.attempt,
-              at: attempt.at.toISOString(),
-              elapsed_ms: attempt.elapsed_ms,
-              ...(attempt.status_code !== undefined ? { status_code: attempt.status_code } : {}),
-              ...(attempt.error !== undefined ? { error: attempt.error } : {}),
-            })),
-          })),
-        };
+        ctx.body = presentDeliveries(found);
       },
     },
   ];

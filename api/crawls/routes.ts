@@ -11,6 +11,8 @@ import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
 import { contentDisposition, markThirdParty } from '../http/third-party';
 import { downloadLines, keptPage, presentCrawl, presentResults, presentStop } from './present';
+import { DELIVERIES } from '../batch/response-schemas';
+import { presentDeliveries } from '../webhooks/present-deliveries';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
 
 /** Out-of-range body values read 422; missing or mistyped ones 400. */
@@ -148,6 +150,20 @@ export function crawlRoutes(deps: ApiDeps): Route[] {
         markThirdParty(ctx);
         ctx.set('Content-Disposition', contentDisposition(input.query.download === true, `${contentId}.${markdown ? 'md' : 'html'}`));
         ctx.body = await keptPage(content.view.doc, content.html, content.url, deps.fetching.html, content.document);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/v1/crawls/{crawl_id}/webhook/deliveries',
+      operationId: 'listCrawlWebhookDeliveries',
+      summary: 'The crawl’s newest webhook events (at most 20), each with every delivery attempt.',
+      description: 'Shaped like a Batch job’s deliveries: `run_id` is the crawl id. Empty for a crawl without a webhook.',
+      query: KEY_QUERY,
+      responses: { 200: json('`{deliveries}`', DELIVERIES), ...errors },
+      async handler(ctx, input) {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = presentDeliveries(await crawls.deliveries(crawlIdOf(input.params), principalOf(ctx).accountId));
       },
     },
     {

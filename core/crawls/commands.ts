@@ -29,10 +29,13 @@ import { ids, newCrawlDocument, type CrawlEndDoc, type ResultChange } from './st
 import { checkStartUrl } from './urls';
 import { checkCrawlWebhook, type CrawlWebhookUrlCheck, type WebhookRequest } from './webhook';
 import type { HmacKeys } from '../webhooks/hmac-keys';
+import { createWebhookEvents, type EventWithAttempts } from '../webhooks/events';
 import type { CrawlWebhook } from './types';
 import { crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../jobs/workflow-names';
 
 export const DEFAULT_READ_LIMIT = 1000;
+/** Events a crawl's deliveries listing shows, newest first: as many as Batch's shows runs. */
+const DELIVERY_EVENTS = 20;
 
 /** Crawl's words for idempotency refusals, as its clients know them. */
 const crawlIdempotencyWords: IdempotencyWords = (refusal) =>
@@ -99,6 +102,7 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
   const ends = new CrawlEnds(deps.db);
   const activeJobs = new ActiveJobs(deps.db, { crawl: crawlJobChecker(deps.db) });
   const idempotency = new IdempotencyKeys(deps.db, 'crawl');
+  const webhookEvents = createWebhookEvents(deps.db);
 
   const view = async (crawlId: string, accountId: string): Promise<CrawlView> => {
     const found = /^c_[0-9a-z]{1,40}$/.test(crawlId) ? await reader.load(crawlId, accountId) : null;
@@ -214,6 +218,12 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
         .signal(STOP_CRAWL_SIGNAL)
         .catch((error: unknown) => deps.log.warn('crawl stop signal not delivered', { crawl_id: crawlId, error }));
       return end;
+    },
+
+    /** The crawl's newest webhook events, each with every delivery attempt (404 for another account's crawl). */
+    async deliveries(crawlId: string, accountId: string): Promise<EventWithAttempts[]> {
+      const crawl = await view(crawlId, accountId);
+      return webhookEvents.forCrawl(crawl.doc._id, DELIVERY_EVENTS);
     },
 
     /** The crawl with up to `limit` results from `cursor`. */

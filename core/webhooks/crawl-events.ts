@@ -8,10 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../../base/db';
 import { derivedUlid } from '../../base/ids';
 import type { Coverage, CrawlErrorCode, CrawlStatus, CrawlWebhook, CrawlWebhookEvent, StopReason } from '../crawls/types';
-import { WEBHOOK_EVENTS, WEBHOOK_SCHEMA, type EventDocument } from './events';
+import { insertEventOnce, WEBHOOK_EVENTS, WEBHOOK_SCHEMA, type EventDocument } from './events';
 
 export type CrawlEventType = `crawl.${CrawlWebhookEvent}`;
 
@@ -107,7 +106,7 @@ export async function recordCrawlEvent(db: Db, moment: CrawlMoment, now: Date = 
   const events: Collection<EventDocument> = db.collection<EventDocument>(WEBHOOK_EVENTS);
   const key = crawlEventKey(moment.crawlId, moment.event, moment.page?.url);
   const eventId = crawlEventId(moment.createdAt, key);
-  const doc: EventDocument = {
+  return insertEventOnce(events, {
     _id: key,
     event_id: eventId,
     account_id: moment.accountId,
@@ -120,14 +119,5 @@ export async function recordCrawlEvent(db: Db, moment: CrawlMoment, now: Date = 
     created_at: now,
     state: 'pending',
     attempts: 0,
-  };
-  try {
-    await events.insertOne(doc);
-    return doc;
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    const existing = await events.findOne({ _id: key });
-    if (!existing) throw error;
-    return existing;
-  }
+  });
 }

@@ -6,12 +6,18 @@
  * writer at a time (the delivery workflow's current activity), which keeps it exact on FerretDB too.
  */
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../../base/db';
+import type { IndexRegistration } from '../../base/db';
+import { claimByInsert } from '../jobs/end';
 import { newUlid } from '../../base/ids';
 
 export const WEBHOOK_EVENTS = 'webhook_events';
 export const WEBHOOK_ATTEMPTS = 'webhook_attempts';
 export const WEBHOOK_SCHEMA = 'service.webhook/v1';
+
+/** A crawl's events are read by crawl, newest first (GET /v1/crawls/{id}/webhook/deliveries). */
+export const WEBHOOK_INDEXES: IndexRegistration = {
+  [WEBHOOK_EVENTS]: [{ key: { crawl_id: 1, created_at: -1 }, name: 'crawl_newest' }],
+};
 
 export type EventType = 'run.completed' | 'run.failed' | 'webhook.test';
 
@@ -104,12 +110,34 @@ export interface WebhookEvents {
   recordAttempt(event: EventDocument, attempt: Omit<AttemptDocument, '_id' | 'event_id'>): Promise<void>;
   markFailed(key: string): Promise<void>;
   /** Events of a job's runs `sequences`, newest first, each with its attempts. */
-  forRuns(jobId: string, sequences: number[]): Promise<Array<EventDocument & { attempt_records: AttemptDocument[] }>>;
+  forRuns(jobId: string, sequences: number[]): Promise<EventWithAttempts[]>;
+  /** A crawl's newest `limit` events (crawl-events.ts), newest first, each with its attempts. */
+  forCrawl(crawlId: string, limit: number): Promise<EventWithAttempts[]>;
+}
+
+export type EventWithAttempts = EventDocument & { attempt_records: AttemptDocument[] };
+
+/**
+ * Writes an event once under its computed `_id`: a repeated call (a retried step, another worker
+ * taking it over) gets the event already written, so it is delivered with the first call's bytes.
+ */
+export async function insertEventOnce(events: Collection<EventDocument>, doc: EventDocument): Promise<EventDocument> {
+  return (await claimByInsert(events, doc)).record;
 }
 
 export function createWebhookEvents(db: Db): WebhookEvents {
   const events: Collection<EventDocument> = db.collection<EventDocument>(WEBHOOK_EVENTS);
   const attempts: Collection<AttemptDocument> = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS);
+
+  /** Each event with its attempts, in the order given. */
+  const withAttempts = async (found: EventDocument[]): Promise<EventWithAttempts[]> => {
+    const ids = found.flatMap((event) => Array.from({ length: event.attempts }, (_, index) => attemptId(event.event_id, index + 1)));
+    const records = ids.length > 0 ? await attempts.find({ _id: { $in: ids } }).toArray() : [];
+    return found.map((event) => ({
+      ...event,
+      attempt_records: records.filter((record) => record.event_id === event.event_id).sort((a, b) => a.attempt - b.attempt),
+    }));
+  };
 
   return {
     async recordRunEnd(end, now = new Date()) {
@@ -127,7 +155,7 @@ export function createWebhookEvents(db: Db): WebhookEvents {
         eventId,
         now,
       );
-      const doc: EventDocument = {
+      return insertEventOnce(events, {
         _id: key,
         event_id: eventId,
         account_id: end.accountId,
@@ -139,16 +167,7 @@ export function createWebhookEvents(db: Db): WebhookEvents {
         created_at: now,
         state: 'pending',
         attempts: 0,
-      };
-      try {
-        await events.insertOne(doc);
-        return doc;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const existing = await events.findOne({ _id: key });
-        if (!existing) throw error;
-        return existing;
-      }
+      });
     },
 
     get: (key) => events.findOne({ _id: key }),
@@ -178,12 +197,11 @@ export function createWebhookEvents(db: Db): WebhookEvents {
     async forRuns(jobId, sequences) {
       const found = await events.find({ _id: { $in: sequences.map((sequence) => eventKey(jobId, sequence)) } }).toArray();
       found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
-      const ids = found.flatMap((event) => Array.from({ length: event.attempts }, (_, index) => attemptId(event.event_id, index + 1)));
-      const records = ids.length > 0 ? await attempts.find({ _id: { $in: ids } }).toArray() : [];
-      return found.map((event) => ({
-        ...event,
-        attempt_records: records.filter((record) => record.event_id === event.event_id).sort((a, b) => a.attempt - b.attempt),
-      }));
+      return withAttempts(found);
+    },
+
+    async forCrawl(crawlId, limit) {
+      return withAttempts(await events.find({ crawl_id: crawlId }).sort({ created_at: -1 }).limit(limit).toArray());
     },
   };
 }

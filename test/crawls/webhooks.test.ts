@@ -12,9 +12,12 @@ import { connectTemporal } from '../../base/temporal';
 import { crawlAnnouncer } from '../../core/crawls/work';
 import { webhookRetry } from '../../core/webhooks/deliveries';
 import type { CrawlSpec } from '../../core/crawls/types';
+import { crawlWorkflowStart } from '../../core/crawls/starts';
+import { newCrawlDocument } from '../../core/crawls/store';
+import { CRAWL_WORKFLOW_TYPE, crawlWorkflowId, STOP_CRAWL_SIGNAL } from '../../core/jobs/workflow-names';
 import { serviceConfig } from '../helpers/app';
 import { pythonVerifies } from '../webhooks/helpers';
-import { accountsHandle, CrawlClient, crawlAccount, sleep, type Json } from './helpers';
+import { accountsHandle, collections, CrawlClient, crawlAccount, sleep, type Json } from './helpers';
 
 interface HookSite {
   /** `http://www.<name>.fixture.test:<port>/` */
@@ -302,6 +305,123 @@ describe('crawls: webhooks', function () {
       const failedUrls = receiver.deliveries.map(bodyOf).filter((body) => body.event_type === 'crawl.page.failed').map((body) => (body.page as Json).url as string);
       expect(new Set(failedUrls).size).to.equal(20);
     } finally {
+      await site.close();
+    }
+  });
+
+  it('lists a crawl’s deliveries as a Batch job’s are listed: newest first, every attempt, its account only', async () => {
+    // The first delivery to arrive (whichever event it carries) is answered 500, then retried.
+    receiver.script.statuses = [500, 200];
+    const site = await startHookSite('hooks-list', { '/': 200, '/a': 200 });
+    try {
+      const crawlId = await client.started({ url: site.url, webhook: { url: receiver.url(), signature: true, events: ['started', 'completed'] } });
+      await client.finish(crawlId);
+      const stored = (await storedEvents(crawlId, 2)).sort((a, b) => (b.created_at as Date).getTime() - (a.created_at as Date).getTime());
+      const answer = await client.request('GET', `/v1/crawls/${crawlId}/webhook/deliveries`);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(Object.keys(answer.body)).to.deep.equal(['deliveries']);
+      const deliveries = answer.body.deliveries as Json[];
+      expect(deliveries.map((delivery) => delivery.event_id)).to.deep.equal(stored.map((event) => event.event_id));
+      expect(deliveries.map((delivery) => delivery.event_type)).to.deep.equal(['crawl.completed', 'crawl.started']);
+      for (const delivery of deliveries) {
+        expect(Object.keys(delivery).sort()).to.deep.equal(['attempts', 'event_id', 'event_type', 'run_id', 'state', 'url']);
+        expect(delivery).to.include({ run_id: crawlId, state: 'delivered', url: receiver.url() });
+        const attempts = delivery.attempts as Json[];
+        expect(attempts.map((attempt) => attempt.attempt)).to.deep.equal(attempts.map((_, index) => index + 1));
+        expect(attempts.at(-1)?.status_code).to.equal(200);
+        for (const attempt of attempts) expect(Number.isNaN(Date.parse(attempt.at as string)), 'attempt time').to.equal(false);
+      }
+      // Three attempts in all: the one answered 500 and the two answered 200, as the receiver saw them.
+      const codes = deliveries.flatMap((delivery) => (delivery.attempts as Json[]).map((attempt) => attempt.status_code as number));
+      expect(codes.sort()).to.deep.equal([200, 200, 500]);
+      expect(receiver.deliveries).to.have.length(3);
+
+      const stranger = new CrawlClient(await crawlAccount());
+      for (const path of [`/v1/crawls/${crawlId}/webhook/deliveries`, '/v1/crawls/c_doesnotexist/webhook/deliveries', '/v1/crawls/not-an-id/webhook/deliveries']) {
+        const refused = await stranger.request('GET', path);
+        expect([refused.status, refused.body.code], path).to.deep.equal([404, 'crawl_not_found']);
+      }
+      const plain = await client.started({ url: site.url });
+      await client.finish(plain);
+      const none = await client.request('GET', `/v1/crawls/${plain}/webhook/deliveries`);
+      expect([none.status, none.body]).to.deep.equal([200, { deliveries: [] }]);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('tells crawl.started before crawl.stopped when the crawl is stopped before its first slice', async () => {
+    const site = await startHookSite('hooks-early', { '/': 200, '/a': 200 });
+    const config = serviceConfig();
+    const temporal = connectTemporal(config);
+    try {
+      // A crawl as its start stores it, whose workflow sees the stop before anything else (as when the
+      // stop call comes before a worker takes the workflow's first task): no slice ever runs.
+      const crawlId = `c_early${process.pid}${Date.now().toString(36)}`;
+      const doc = newCrawlDocument({
+        _id: crawlId,
+        account_id: client.account.accountId,
+        key_id: client.account.keyId,
+        url: site.url,
+        domain: FIXTURE_DOMAIN,
+        max_items: 10,
+        max_pages: 10,
+        include_patterns: [],
+        exclude_patterns: [],
+        webhook: { url: receiver.url(), signature: true, events: ['started', 'stopped', 'completed'] },
+      });
+      await (await collections()).crawls.insertOne(doc);
+      await temporal.client.workflow.signalWithStart(CRAWL_WORKFLOW_TYPE, { ...crawlWorkflowStart(doc, config), signal: STOP_CRAWL_SIGNAL, signalArgs: [] });
+      const { crawl } = await client.finish(crawlId, { timeoutMs: 60_000 });
+      expect(crawl).to.include({ status: 'stopped', stop_reason: 'user' });
+      expect(site.hits.size, 'no page was fetched').to.equal(0);
+      const stored = await storedEvents(crawlId, 2);
+      const typeOf = (event: Json): string => (JSON.parse(event.body as string) as Json).event_type as string;
+      const started = stored.find((event) => typeOf(event) === 'crawl.started') as Json;
+      const stopped = stored.find((event) => typeOf(event) === 'crawl.stopped') as Json;
+      expect(stored).to.have.length(2);
+      // Written first, and said to have happened first: at the crawl's creation.
+      expect((started.created_at as Date).getTime()).to.be.lessThan((stopped.created_at as Date).getTime());
+      const startedBody = JSON.parse(started.body as string) as Json;
+      expect(startedBody).to.include({ crawl_id: crawlId, status: 'running', occurred_at: crawl.created_at, created_at: crawl.created_at });
+      expect(Date.parse(startedBody.occurred_at as string)).to.be.at.most(Date.parse((JSON.parse(stopped.body as string) as Json).occurred_at as string));
+      expect(typesOf(receiver.deliveries)).to.deep.equal(['crawl.started', 'crawl.stopped']);
+      for (const delivery of receiver.deliveries) verified(delivery);
+    } finally {
+      await temporal.close();
+      await site.close();
+    }
+  });
+
+  it('tells crawl.failed once when the crawl’s workflow gives up, even with the worker killed as it does', async function () {
+    this.timeout(300_000);
+    const pages: Record<string, number> = { '/': 200 };
+    for (let index = 0; index < 40; index++) pages[`/slow/${index}`] = 200;
+    const site = await startHookSite('hooks-gone', pages, 1_500);
+    const temporal = connectTemporal(serviceConfig());
+    try {
+      const crawlId = await client.started({ url: site.url, webhook: { url: receiver.url(), signature: true } });
+      await client.until(crawlId, (crawl) => crawl.coverage?.pages_fetched >= 1, 60_000);
+      // The workflow ends without settling the crawl (as a publish that failed for good ends it), and the
+      // worker that would record the end is killed at once: another one must finish it.
+      await temporal.client.workflow.getHandle(crawlWorkflowId(crawlId)).cancel();
+      await testStack().component('worker').kill();
+      await sleep(1_000);
+      await testStack().startOne('worker');
+      const { crawl } = await client.finish(crawlId, { timeoutMs: 180_000 });
+      expect(crawl.status).to.equal('failed');
+      expect(crawl.error.code).to.equal('internal_error');
+      const stored = await storedEvents(crawlId, 2);
+      expect(stored).to.have.length(2);
+      // At least once: one delivery per event id, whatever the kill made arrive twice.
+      const byEvent = new Map(receiver.deliveries.map((delivery) => [delivery.headers['x-service-event-id'], delivery]));
+      expect(typesOf([...byEvent.values()])).to.deep.equal(['crawl.failed', 'crawl.started']);
+      const failed = receiver.deliveries.map(verified).find((body) => body.event_type === 'crawl.failed') as Json;
+      expect(failed).to.include({ crawl_id: crawlId, status: 'failed', finished_at: crawl.finished_at });
+      expect(failed.error).to.deep.equal(crawl.error);
+      expect(failed.coverage).to.deep.equal(crawl.coverage);
+    } finally {
+      await temporal.close();
       await site.close();
     }
   });

@@ -16,6 +16,7 @@ import { CrawlChanges } from '../../changes/crawls';
 import { crawlJobChecker } from '../jobs';
 import type { SliceInput, SliceResult } from '../types';
 import type { PageFetcher } from './fetcher';
+import { failCrawl, type FailCrawlInput } from './fail';
 import { publishCrawl, type PublishInput, type PublishResult } from './publish';
 import { CrawlRuntime } from './runtime';
 import { runSlice } from './slice';
@@ -25,6 +26,7 @@ export { autoPageFetcher, type PageFetch, type PageFetcher, type PageFetchReques
 export { CrawlRuntime } from './runtime';
 export { crawlAnnouncer, type CrawlAnnouncer } from './webhooks';
 export type { PublishInput, PublishResult } from './publish';
+export type { FailCrawlInput } from './fail';
 
 export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOutputs; fetcher: PageFetcher; retryAfterMaxMs: number; documents?: DocumentPool; announcer?: CrawlAnnouncer }) {
   const runtime = new CrawlRuntime({ db: deps.db, fetcher: deps.fetcher, retryAfterMaxMs: deps.retryAfterMaxMs, ...(deps.documents ? { documents: deps.documents } : {}) });
@@ -38,6 +40,8 @@ export function createCrawlWork(deps: { db: Db; accounts: Accounts; html: HtmlOu
     slice: (input: SliceInput, work: WorkContext): Promise<SliceResult> => runSlice({ db: deps.db, accounts: deps.accounts, charges, runtime, changes, ...(deps.announcer ? { announcer: deps.announcer } : {}) }, input, work),
     /** Writes a crawl's progress, results and end (the workflow calls it one at a time per crawl). */
     publish: (input: PublishInput): Promise<PublishResult> => publishCrawl({ db: deps.db, ends, activeJobs, runtime, changes, ...(deps.announcer ? { announcer: deps.announcer } : {}) }, input),
+    /** Ends and settles a crawl whose workflow gave up, and tells its end (idempotent). */
+    fail: (input: FailCrawlInput): Promise<void> => failCrawl({ db: deps.db, ends, activeJobs, runtime, ...(deps.announcer ? { announcer: deps.announcer } : {}) }, input),
   };
 }
 

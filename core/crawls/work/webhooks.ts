@@ -1,8 +1,8 @@
 /**
  * A crawl's webhook events from the worker (our extension; core/webhooks/crawl-events.ts): the start
  * slice writes `crawl.started`, a slice that stored its outcomes writes `crawl.page.failed` for each
- * page that failed (when asked), and the publish that settles the crawl writes its end event with the
- * final counts. Each event is written once under a key of its moment and its delivery started as the
+ * page that failed (when asked), and the step that settles the crawl (its last publish, or the
+ * workflow's failure) writes `crawl.started` if no slice did, then its end event with the final counts. Each event is written once under a key of its moment and its delivery started as the
  * workflow `webhook-<event_id>` (a second start finds the first): a retried step sends nothing twice.
  */
 import type { Client } from '@temporalio/client';
@@ -24,8 +24,10 @@ export interface CrawlAnnouncer {
 const ZERO: Coverage = { pages_fetched: 0, pages_failed: 0, items_found: 0 };
 
 export function crawlAnnouncer(deps: { db: Db; client: Client; taskQueue: string; retry: WebhookRetry }): CrawlAnnouncer {
-  const announce = async (moment: CrawlMoment): Promise<void> => {
-    const event = await recordCrawlEvent(deps.db, moment);
+  const announce = async (moment: CrawlMoment, at?: Date): Promise<void> => {
+    const event = await recordCrawlEvent(deps.db, moment, at);
+    // Told already (a retried step, or the end's check that the start was told): nothing to start again.
+    if (event.state !== 'pending') return;
     await startDelivery(deps.client, deps.taskQueue, { key: event._id, eventId: event.event_id }, deps.retry);
   };
   const fromSpec = (spec: CrawlSpec): Pick<CrawlMoment, 'crawlId' | 'accountId' | 'url' | 'createdAt'> => ({
@@ -51,13 +53,14 @@ export function crawlAnnouncer(deps: { db: Db; client: Client; taskQueue: string
     },
 
     async ended(doc, end, coverage) {
+      const crawl = { crawlId: doc._id, accountId: doc.account_id, url: doc.url, createdAt: doc.created_at.toISOString() };
+      // The start is told before the end, always: a crawl that ended before its first slice (stopped at
+      // once, or its workflow gone) is told it started now, dated at its creation (a no-op when told).
+      if (wants(doc.webhook, 'started')) await announce({ ...crawl, webhook: doc.webhook, event: 'started', status: 'running', coverage: ZERO }, doc.created_at);
       const event = endEvent(end.status);
       if (!wants(doc.webhook, event)) return;
       await announce({
-        crawlId: doc._id,
-        accountId: doc.account_id,
-        url: doc.url,
-        createdAt: doc.created_at.toISOString(),
+        ...crawl,
         webhook: doc.webhook,
         event,
         status: end.status,
