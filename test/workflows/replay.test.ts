@@ -55,14 +55,15 @@ describe('workflow determinism: histories of the real stack', function () {
   }
 
   it('captures a crawl that continues as new and one stopped by its caller, and a Batch run', async () => {
-    // A crawl whose history limit makes it continue as new, started as the API would start it.
+    // A crawl whose history limit makes it continue as new (after about two slices, however the machine
+    // batches its workflow tasks), started as the API would start it.
     const account = await crawlAccount();
     const crawlId = newId('c');
     await crawlCollections((await accountsHandle()).db.db).crawls.insertOne(
       newCrawlDocument({ _id: crawlId, account_id: account.accountId, key_id: account.keyId, url: site.url, domain: 'fixture.test', max_items: 1_000, max_pages: 1_000, include_patterns: [], exclude_patterns: [] }),
     );
     const spec: CrawlSpec = { crawlId, accountId: account.accountId, keyId: account.keyId, url: site.url, domain: 'fixture.test', maxItems: 1_000, maxPages: 1_000, include: [], exclude: [] };
-    const tuning: CrawlTuning = { slicePages: 25, window: 2, concurrency: 4, historyLimit: 60 };
+    const tuning: CrawlTuning = { slicePages: 25, window: 2, concurrency: 4, historyLimit: 30 };
     await temporal.client.workflow.start(CRAWL_WORKFLOW_TYPE, { taskQueue: serviceConfig().temporalTaskQueue, workflowId: crawlWorkflowId(crawlId), args: [{ spec, tuning }] });
     const client = new CrawlClient(account);
     expect((await client.finish(crawlId)).crawl.status).to.equal('completed');
