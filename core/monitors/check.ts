@@ -104,9 +104,12 @@ export function checkLifecycle(store: MonitorStore) {
       await store.locks.deleteOne({ _id: record.monitor_id, check_id: checkId });
       const monitor = await store.monitors.findOne({ _id: record.monitor_id });
       if (!monitor || record.status !== 'completed') return;
-      const found = await store.pages.find({ check_id: checkId, change: { $in: ['new', 'same', 'changed'] } }, { projection: { url: 1 } }).toArray();
+      const found = await store.pages.find({ check_id: checkId, change: { $in: ['new', 'same', 'changed', 'failed'] } }, { projection: { url: 1, change: 1 } }).toArray();
       const parts = await store.parts.find({ check_id: checkId }, { projection: { same_urls: 1 } }).toArray();
-      const urls = [...found.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
+      // A page of the monitor failing this time (not gone: that is `removed`) stays one of its pages.
+      const listed = new Set(monitor.last_urls);
+      const kept = found.filter((page) => page.change !== 'failed' || listed.has(page.url));
+      const urls = [...kept.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
       const baseline = record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {};
       // Most checks find the pages the last one found: the monitor is not written again then.
       const same = urls.length === monitor.last_urls.length && urls.every((url, index) => url === monitor.last_urls[index]);
