@@ -4,33 +4,16 @@
  */
 import { Readable } from 'node:stream';
 import { type StartBody } from '../../core/crawls/commands';
-import { CRAWL_WEBHOOK_EVENTS } from '../../core/crawls/types';
 import { problem } from '../../base/errors';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { defaultIssues, type IssueMapper, type ResponseSpec, type Route } from '../http/routes';
+import { startIssues } from './issues';
 import { contentDisposition, markThirdParty } from '../http/third-party';
 import { downloadLines, keptPage, presentCrawl, presentResults, presentStop } from './present';
 import { DELIVERIES } from '../batch/response-schemas';
 import { presentDeliveries } from '../webhooks/present-deliveries';
 import { CONTENT_QUERY, CRAWL, CRAWL_LIST, KEY_QUERY, LIST_QUERY, READ_QUERY, START_BODY, STOP_RESPONSE } from './schemas';
-
-/** Out-of-range body values read 422; missing or mistyped ones 400. */
-const startIssues: IssueMapper = (issue) => {
-  // The start URL's own code, whatever rule of its schema it breaks (not a URL, not http, too long).
-  if (issue.kind === 'invalid' && issue.field === 'url' && !/must be string/.test(issue.message)) return problem('invalid_start_url', 'The start URL must be a public http or https URL of at most 2,048 characters.');
-  if (issue.kind === 'invalid' && issue.field.startsWith('discovery')) {
-    return problem('invalid_parameter', '"discovery" takes ["links"]: crawls follow the links in each page; "pagination" is not offered to new crawls.', { status: 422 });
-  }
-  if (issue.kind === 'invalid' && issue.field.startsWith('webhook.events') && /allowed values/.test(issue.message)) {
-    return problem('invalid_parameter', `"${issue.field}" is not a crawl event: "webhook.events" takes ${CRAWL_WEBHOOK_EVENTS.join(', ')}.`, { status: 422, members: { parameter: 'webhook.events' } });
-  }
-  const error = defaultIssues(issue);
-  if (issue.kind === 'invalid' && /must be [<>]=|allowed values|must NOT have (more|fewer)/.test(issue.message)) {
-    return problem('invalid_parameter', error.detail, { status: 422 });
-  }
-  return error;
-};
 
 /** On the list, a bad `limit` or `cursor` is `invalid_request`. */
 const listIssues: IssueMapper = (issue) =>

@@ -5,6 +5,7 @@ import type { MonitorBody } from '../../core/monitors/inputs';
 import type { ApiDeps } from '../deps';
 import { checkBody, type ObjectSchema } from '../http/routes';
 import { presentChange, presentCheck, presentMonitor } from '../monitors/present';
+import { monitorIssues } from '../monitors/issues';
 import { CREATE_BODY } from '../monitors/schemas';
 
 /** A tool as tools.ts runs it (declared here too: tools.ts imports this list). */
@@ -48,7 +49,7 @@ export function monitorTools(deps: ApiDeps): ToolDefinition[] {
       inputSchema: CREATE_BODY as ToolSchema,
       async run(principal, args) {
         await deps.readiness.requireWorker();
-        const created = await commands.create(principal, checkBody(CREATE_BODY, args) as MonitorBody);
+        const created = await commands.create(principal, checkBody(CREATE_BODY, args, monitorIssues) as MonitorBody);
         return json(presentMonitor(created.monitor, created.nextCheckAt));
       },
     },

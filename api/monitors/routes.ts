@@ -6,9 +6,9 @@ import type { MonitorBody } from '../../core/monitors/inputs';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../http/routes';
-import { batchIssues } from '../webhooks/routes';
+import { monitorIssues } from './issues';
 import { presentChange, presentCheck, presentMonitor } from './present';
-import { CHANGE, CHECK, CREATE_BODY, errors, json, MONITOR, PAGE_QUERY, PATCH_BODY } from './schemas';
+import { CHANGE, CHECK, CRAWL_BODY_422, CREATE_BODY, errors, json, MONITOR, PAGE_QUERY, PATCH_BODY } from './schemas';
 
 const page = (name: string, item: Record<string, unknown>) => ({
   type: 'object',
@@ -18,7 +18,7 @@ const page = (name: string, item: Record<string, unknown>) => ({
 
 export function monitorRoutes(deps: ApiDeps): Route[] {
   const commands = deps.services.monitors;
-  const common = { tags: ['Monitors'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: batchIssues };
+  const common = { tags: ['Monitors'], security: securityOf('batch'), before: [authenticate(deps, 'batch')], issues: monitorIssues };
   const idOf = (params: Record<string, string | undefined>): string => params.monitor_id ?? '';
   return [
     {
@@ -33,6 +33,7 @@ export function monitorRoutes(deps: ApiDeps): Route[] {
       responses: {
         201: json('The monitor, with when it is checked first', MONITOR),
         ...errors,
+        ...CRAWL_BODY_422,
         429: { description: 'The account holds its plan’s monitors or monitor_urls already (quota_exceeded, `limit` names it)' },
       },
       async handler(ctx, input) {
@@ -76,7 +77,7 @@ export function monitorRoutes(deps: ApiDeps): Route[] {
       operationId: 'updateMonitor',
       summary: 'Change a monitor’s name, pages, schedule, outputs or webhook (our extension).',
       body: PATCH_BODY,
-      responses: { 200: json('The monitor', MONITOR), ...errors, 429: { description: 'More URLs than the plan’s monitor_urls (quota_exceeded)' } },
+      responses: { 200: json('The monitor', MONITOR), ...errors, ...CRAWL_BODY_422, 429: { description: 'More URLs than the plan’s monitor_urls (quota_exceeded)' } },
       async handler(ctx, input) {
         const updated = await commands.update(principalOf(ctx), idOf(input.params), input.body as MonitorBody);
         ctx.body = presentMonitor(updated.monitor, updated.nextCheckAt);

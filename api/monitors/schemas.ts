@@ -1,5 +1,6 @@
 /** `/v1/monitors`' request and response schemas (they also make its part of the OpenAPI document). */
 import { MONITOR_SCHEDULE_SCHEMA } from '../../core/monitors/schedule';
+import { START_BODY } from '../crawls/schemas';
 import type { ObjectSchema, ResponseSpec } from '../http/routes';
 
 export const json = (description: string, schema: Record<string, unknown>): ResponseSpec => ({ description, content: { 'application/json': { schema } } });
@@ -17,11 +18,11 @@ const PROPERTIES = {
   name: { type: 'string', maxLength: 100 },
   urls: { type: 'array', minItems: 1, maxItems: 100_000, items: URL_STRING, description: 'The pages checked (up to the plan’s monitor_urls, all monitors together).' },
   crawl: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['url'],
-    description: 'Instead of `urls`: the pages found from `url` (links of the same host, breadth first) are checked each time; a page found is `new`, one no longer found `removed`.',
-    properties: { url: URL_STRING, limit: { type: 'integer', minimum: 1, maximum: 10_000 }, max_depth: { type: 'integer', minimum: 0, maximum: 10 } },
+    ...START_BODY,
+    description:
+      'Instead of `urls`: a crawl body, as POST /v1/crawls takes it and with the same refusals (a bad one is refused as the crawl would be, 400 or 422, and creates nothing); each check fetches its start page and the results that crawl would find, ' +
+      'by its rules (`depth`, `include_patterns`, `exclude_patterns`, `include_documents`, `respect_robots`, its domain and subdomains), at most `max_items` results and `max_pages` pages (a crawl’s defaults when left out; monitor_urls counts the smaller of `max_pages` and 1 + `max_items`). ' +
+      'A page found is `new`, one no longer found, or answering 404 or 410, `removed`. `webhook`, `output_format`, `main_content`, `track_changes` and `change_tracking_tag` belong to a crawl job: 400 invalid_argument naming the field (`main_content` and `webhook` are the monitor’s own).',
   },
   schedule: MONITOR_SCHEDULE_SCHEMA,
   css_extractor: { type: 'object', minProperties: 1, maxProperties: 50, additionalProperties: { oneOf: [{ type: 'string' }, { type: 'object' }] }, description: 'Fields compared one by one (as css_extractor on GET /v1/); their changes are in `diff.fields`.' },
@@ -100,8 +101,14 @@ export const CHANGE = {
   },
 };
 
+/** On create and change: a `crawl` body POST /v1/crawls refuses with 422. */
+export const CRAWL_BODY_422 = { 422: { description: 'A `crawl` body POST /v1/crawls would refuse with 422: invalid_start_url, an out-of-range value or change_tracking_tag without track_changes (invalid_parameter)' } };
+
 export const errors = {
-  400: { description: 'invalid_argument (the detail and `parameter` name the field; a schedule shorter than the plan allows names `minimum_interval_seconds`), callback_url_must_be_https, webhook_signing_requires_active_key' },
+  400: {
+    description:
+      'invalid_argument (the detail and `parameter` name the field; a schedule shorter than the plan allows names `minimum_interval_seconds`), callback_url_must_be_https, webhook_signing_requires_active_key; a `crawl` body’s refusals as POST /v1/crawls answers them (invalid_parameter, unknown_parameter)',
+  },
   401: { description: 'API key missing or invalid (unauthenticated)' },
   404: { description: 'No such monitor or check on the account (not_found)' },
   503: { description: 'A component is down (service_unavailable, with Retry-After)' },

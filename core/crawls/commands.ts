@@ -26,8 +26,8 @@ import { CrawlEnds, recordEnd } from './ends';
 import { crawlJobChecker } from './jobs';
 import { CrawlReader, type CrawlView, type ResultItem } from './read';
 import { ids, newCrawlDocument, type CrawlEndDoc, type ResultChange } from './store';
-import { checkStartUrl } from './urls';
-import { checkCrawlWebhook, type CrawlWebhookUrlCheck, type WebhookRequest } from './webhook';
+import { checkPublicStartUrl, checkStartBody, type StartBody, type StartUrlCheck } from './body';
+import { checkCrawlWebhook, type CrawlWebhookUrlCheck } from './webhook';
 import type { HmacKeys } from '../webhooks/hmac-keys';
 import { createWebhookEvents, type EventWithAttempts } from '../webhooks/events';
 import type { CrawlWebhook } from './types';
@@ -48,32 +48,7 @@ const DOWNLOAD_PAGE = 1000;
 /** Stored pages read per look-up while a download streams. */
 const CONTENT_BATCH = 100;
 
-/** A crawl request as the start schema validated it. */
-export interface StartBody {
-  url: string;
-  depth?: number;
-  max_items?: number;
-  max_pages?: number;
-  include_patterns?: string[];
-  exclude_patterns?: string[];
-  /** Signed webhook events of the crawl's moments (our extension; webhook.ts). */
-  webhook?: WebhookRequest;
-  output_format?: 'html' | 'markdown';
-  /** Serve only each page's main content (read-time shaping: the stored HTML stays whole). */
-  main_content?: boolean;
-  /** Skip what the site's robots.txt disallows (default true). */
-  respect_robots?: boolean;
-  /** Documents (PDF, office files) are results, converted when pages are kept (default true). */
-  include_documents?: boolean;
-  /** `["links"]` only: accepted as the official clients send it. */
-  discovery?: string[];
-  /** Record each fetched result in its URL's history (core/changes); every result is fetched. */
-  track_changes?: boolean;
-  change_tracking_tag?: string;
-}
-
-/** The fetch engine's target check, as the composition root wires it (core does not import the engine). */
-export type StartUrlCheck = (url: URL) => Promise<{ ok: true } | { ok: false; reason: string }>;
+export type { StartBody, StartUrlCheck } from './body';
 
 export interface CrawlCommandDeps {
   db: Db;
@@ -108,14 +83,6 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
     const found = /^c_[0-9a-z]{1,40}$/.test(crawlId) ? await reader.load(crawlId, accountId) : null;
     if (!found) throw problem('crawl_not_found', `No crawl ${crawlId} on this account.`);
     return found;
-  };
-
-  const checkUrl = async (raw: string): Promise<string> => {
-    const verdict = checkStartUrl(raw);
-    if (!verdict.ok) throw problem('invalid_start_url', verdict.reason);
-    const target = await deps.checkTarget(verdict.url);
-    if (!target.ok) throw problem('invalid_start_url', `The start URL is not public: ${target.reason}.`);
-    return verdict.domain;
   };
 
   /**
@@ -178,13 +145,8 @@ export function createCrawlCommands(deps: CrawlCommandDeps) {
      */
     async start(principal: Principal, body: StartBody, idempotencyKey: string | undefined): Promise<string> {
       const key = checkIdempotencyKey(idempotencyKey, crawlIdempotencyWords);
-      if (body.main_content === true && !body.output_format) {
-        throw problem('invalid_parameter', '"main_content" shapes the pages a crawl keeps: it requires "output_format" (html or markdown).', { members: { parameter: 'main_content' } });
-      }
-      if (body.change_tracking_tag !== undefined && body.track_changes !== true) {
-        throw problem('invalid_parameter', '"change_tracking_tag" names a history: it goes with "track_changes": true.', { status: 422, members: { parameter: 'change_tracking_tag' } });
-      }
-      const domain = await checkUrl(body.url);
+      checkStartBody(body);
+      const domain = await checkPublicStartUrl(body.url, deps.checkTarget);
       const webhook = body.webhook ? await checkCrawlWebhook(deps, principal.accountId, body.webhook) : undefined;
       const started = await idempotent(
         idempotency,

@@ -106,8 +106,11 @@ export function checkLifecycle(store: MonitorStore) {
       const monitor = await store.monitors.findOne({ _id: record.monitor_id });
       if (!monitor || record.status !== 'completed') return;
       const { parts, pages } = await storedCheck(store, checkId);
-      const found = pages.filter((page) => page.change === 'new' || page.change === 'same' || page.change === 'changed');
-      const urls = [...found.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
+      const found = pages.filter((page) => page.change === 'new' || page.change === 'same' || page.change === 'changed' || page.change === 'failed');
+      // A page of the monitor failing this time (not gone: that is `removed`) stays one of its pages.
+      const listed = new Set(monitor.last_urls);
+      const kept = found.filter((page) => page.change !== 'failed' || listed.has(page.url));
+      const urls = [...kept.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
       const baseline = record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {};
       // Most checks find the pages the last one found: the monitor is not written again then.
       const same = urls.length === monitor.last_urls.length && urls.every((url, index) => url === monitor.last_urls[index]);

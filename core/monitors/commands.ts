@@ -11,16 +11,16 @@ import { problem } from '../../base/errors';
 import { newId } from '../../base/ids';
 import { cursorCodec } from '../jobs/cursor';
 import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_ATTRIBUTE, monitorManualCheckId } from '../jobs/workflow-names';
-import { checkCrawl, checkOutputs, checkUrls, checkWebhook, type InputDeps, type MonitorBody } from './inputs';
+import { checkCrawl, checkOutputs, checkUrls, checkWebhook, crawlLimits, type InputDeps, type MonitorBody } from './inputs';
 import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
-import type { CheckDoc, MonitorDoc, MonitorStore, PageDoc } from './store';
+import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
 import { byUrl, storedCheck } from './stored';
 
 export interface MonitorCommandDeps extends InputDeps {
   store: MonitorStore;
   accounts: Accounts;
   temporal: { client: Client };
-  config: Pick<Config, 'temporalTaskQueue' | 'monitorMinIntervalSeconds'>;
+  config: Pick<Config, 'temporalTaskQueue' | 'monitorMinIntervalSeconds' | 'crawlDefaultMaxItems' | 'crawlDefaultMaxPages'>;
 }
 
 const idCursor = cursorCodec<string>('m1', {
@@ -59,11 +59,12 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
   /** What the monitor watches, checked; `urlsHeld` the account's other monitors' URLs. */
   const watched = async (principal: Principal, body: MonitorBody, urlsHeld: number) => {
     if ((body.urls === undefined) === (body.crawl === undefined)) throw problem('invalid_argument', 'A monitor has `urls` or `crawl`, not both.', { members: { parameter: 'urls' } });
-    // The cap first: no URL is resolved for a body the plan refuses anyway.
-    checkLimit(principal, 'monitorUrls', urlsHeld, body.urls ? new Set(body.urls).size : (body.crawl?.limit ?? 10));
+    const defaults = { maxItems: deps.config.crawlDefaultMaxItems, maxPages: deps.config.crawlDefaultMaxPages };
+    // The cap first: no URL is resolved for a body the plan refuses anyway. A crawl counts the pages a check may fetch.
+    checkLimit(principal, 'monitorUrls', urlsHeld, body.urls ? new Set(body.urls).size : crawlPages(crawlLimits(body.crawl as NonNullable<MonitorBody['crawl']>, defaults)));
     const urls = body.urls ? await checkUrls(deps, body.urls) : null;
-    const crawl = body.crawl ? await checkCrawl(deps, body.crawl) : null;
-    const count = urls ? urls.length : (crawl as NonNullable<typeof crawl>).limit;
+    const crawl = body.crawl ? await checkCrawl(deps, body.crawl, defaults) : null;
+    const count = urls ? urls.length : crawlPages(crawl as NonNullable<typeof crawl>);
     checkLimit(principal, 'monitorUrls', urlsHeld, count);
     return { urls, crawl, url_count: count };
   };

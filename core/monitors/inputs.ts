@@ -5,13 +5,15 @@
 import type { Principal } from '../accounts';
 import { problem } from '../../base/errors';
 import type { WebhookUrlCheck } from '../batch/context';
+import { checkPublicStartUrl, checkStartBody, type StartBody } from '../crawls/body';
 import type { HmacKeys } from '../webhooks/hmac-keys';
 import type { MonitorCrawl, MonitorOutputs } from './store';
 
 export interface MonitorBody {
   name?: string;
   urls?: string[];
-  crawl?: { url: string; limit?: number; max_depth?: number };
+  /** A crawl body, as POST /v1/crawls takes it (its schema validated it). */
+  crawl?: StartBody;
   schedule?: { every?: number; unit?: 'second' | 'minute' | 'hour' | 'day'; cron?: string; timezone?: string };
   css_extractor?: Record<string, unknown>;
   extract?: unknown;
@@ -59,8 +61,42 @@ export async function checkUrls(deps: InputDeps, urls: string[]): Promise<string
   return [...seen];
 }
 
-export async function checkCrawl(deps: InputDeps, crawl: NonNullable<MonitorBody['crawl']>): Promise<MonitorCrawl> {
-  return { url: await checkedUrl(deps, crawl.url, 'crawl.url'), limit: crawl.limit ?? 10, max_depth: crawl.max_depth ?? 2 };
+/** A crawl body's fields that belong to a crawl job, not to a monitor's checks: refused by name. */
+const NOT_ON_MONITORS = {
+  webhook: 'a monitor announces its changes through its own `webhook`',
+  output_format: 'a monitor keeps no pages to serve; it compares `css_extractor` fields or `main_content`',
+  main_content: 'set `main_content` on the monitor itself, beside `crawl`',
+  track_changes: 'a monitor records every page it checks in its own history',
+  change_tracking_tag: 'a monitor’s pages are recorded under its own tag, monitor:<monitor_id>',
+} as const;
+
+/** `max_items` and `max_pages` when the crawl body omits them: a crawl's defaults (CRAWL_DEFAULT_MAX_ITEMS, _PAGES). */
+export interface CrawlDefaults {
+  maxItems: number;
+  maxPages: number;
+}
+
+export const crawlLimits = (crawl: StartBody, defaults: CrawlDefaults): { max_items: number; max_pages: number } => ({
+  max_items: crawl.max_items ?? defaults.maxItems,
+  max_pages: crawl.max_pages ?? defaults.maxPages,
+});
+
+/** Checked as POST /v1/crawls checks it (the same problems), then what has no meaning on a monitor is refused. */
+export async function checkCrawl(deps: InputDeps, crawl: StartBody, defaults: CrawlDefaults): Promise<MonitorCrawl> {
+  checkStartBody(crawl);
+  for (const [field, why] of Object.entries(NOT_ON_MONITORS)) {
+    if ((crawl as unknown as Record<string, unknown>)[field] !== undefined) invalid(`crawl.${field}`, `\`crawl.${field}\` is not taken on a monitor: ${why}.`);
+  }
+  await checkPublicStartUrl(crawl.url, deps.checkTarget);
+  return {
+    url: new URL(crawl.url.trim()).href,
+    ...(crawl.depth !== undefined ? { depth: crawl.depth } : {}),
+    ...crawlLimits(crawl, defaults),
+    include_patterns: crawl.include_patterns ?? [],
+    exclude_patterns: crawl.exclude_patterns ?? [],
+    respect_robots: crawl.respect_robots !== false,
+    ...(crawl.include_documents === false ? { include_documents: false as const } : {}),
+  };
 }
 
 export function checkOutputs(body: MonitorBody): MonitorOutputs {

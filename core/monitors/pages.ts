@@ -5,19 +5,26 @@
  * what its first attempt stored),
  * billed per part of PART_SIZE pages through the job kernel's charges (core/jobs/charges.ts: one hold
  * and one marker per part, so a part is billed once whatever is retried; only pages fetched are
- * billed). A crawl-based monitor finds its pages as it goes: links of the same host from the start
- * URL, breadth first, within its `limit` and `max_depth`. Pages the last completed check found that
- * this one did not (gone from the crawl, or answering 404/410) are `removed`.
+ * billed). A crawl-based monitor finds its pages as it goes, breadth first from the start page, by the
+ * crawl's own rules (core/crawls/link-rules.ts: domain scope, `include_patterns`, `exclude_patterns`,
+ * `include_documents`, `depth`; URLs deduplicated as a crawl does), the start page and at most
+ * `max_items` results, never more than `max_pages` pages; the links of a part's pages are taken in the
+ * part's order once it is done, so the pages found do not depend on which fetch ended first.
+ * A page the last completed check found is `removed` when this one did not find it, or when it answers
+ * 404 or 410 (then it is that, not also `failed`); a page failing otherwise is `failed` and stays one of
+ * the monitor's pages.
  */
 import type { Accounts, Principal } from '../accounts';
 import { isAccountsError } from '../accounts';
 import { insertIgnoringDuplicates } from '../../base/db';
 import type { PendingRecord } from '../changes';
+import { admitLink, linkRules, opensAt, type LinkRules } from '../crawls/link-rules';
 import { extractLinks } from '../crawls/links';
+import { startKey } from '../crawls/urls';
 import { JobCharges, type SliceBill } from '../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../jobs/work';
 import { checkPage, type PageCheckDeps } from './page-check';
-import { monitorTag, pageId, partId, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { crawlPages, monitorTag, pageId, partId, type CheckDoc, type MonitorCrawl, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
 import { pagesById, REMOVED_PART, storedCheck } from './stored';
 
 /** Pages billed under one hold and marker, read and written together (a Batch slice's size). */
@@ -33,25 +40,22 @@ export interface PagesDeps extends PageCheckDeps {
 }
 
 interface Target {
+  /** The page as presented (its record, its events). */
   url: string;
+  /** The form the site linked it in, when it differs: what is requested. */
+  fetch?: string;
   depth: number;
 }
 
-function sameHostLinks(html: string, pageUrl: string, host: string): string[] {
-  const { base, hrefs } = extractLinks(html, pageUrl, 2_000);
-  const found: string[] = [];
+/** A page's links its crawl admits, as linked (absolute), each once. */
+function admittedLinks(html: string, pageUrl: string, rules: LinkRules): string[] {
+  const { base, hrefs } = extractLinks(html, pageUrl);
+  const found = new Set<string>();
   for (const href of hrefs) {
-    try {
-      const url = new URL(href, base);
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && url.host === host) {
-        url.hash = '';
-        found.push(url.href);
-      }
-    } catch {
-      // an unusable link is no page
-    }
+    const link = admitLink(href, base, rules);
+    if (link.ok) found.add(link.fetch);
   }
-  return found;
+  return [...found];
 }
 
 export function checkPages(deps: PagesDeps) {
@@ -74,21 +78,27 @@ export function checkPages(deps: PagesDeps) {
     const done = new Map<string, PageDoc>(stored.pages.map((page) => [page.url, page]));
     const partsDone = new Map(stored.parts.filter((doc) => doc.part !== REMOVED_PART).map((doc) => [doc.part, doc]));
     const crawl = monitor.crawl;
+    const rules = crawl ? linkRules(crawl.url, { include: crawl.include_patterns ?? [], exclude: crawl.exclude_patterns ?? [], includeDocuments: crawl.include_documents !== false }) : undefined;
     // A crawl's pages keep their links (the next pages); a URL monitor folds the pages found the same into its parts.
     const fold = !crawl;
     const queue: Target[] = crawl ? [{ url: crawl.url, depth: 0 }] : (monitor.urls ?? []).map((url) => ({ url, depth: 0 }));
-    const seen = new Set(queue.map((target) => target.url));
-    const limit = crawl ? crawl.limit : queue.length;
+    // URLs met, by the crawl's key (a link back to the start page is the start page).
+    const seen = new Set(crawl ? [startKey(crawl.url)] : []);
+    const limit = crawl ? crawlPages(crawl) : queue.length;
+    // The pages the last check found: one of them answering 404 or 410 now is removed.
+    const listed = new Set(monitor.last_urls);
     let refused: string | undefined;
     let processed = 0;
 
     const enqueue = (page: PageDoc, depth: number): void => {
-      if (!crawl || depth >= crawl.max_depth) return;
+      if (!rules) return;
       for (const link of page.links ?? []) {
-        if (seen.size >= limit) return;
-        if (seen.has(link)) continue;
-        seen.add(link);
-        queue.push({ url: link, depth: depth + 1 });
+        if (queue.length >= limit) return;
+        // A stored link is taken again by the same rules, for its key and presented form.
+        const admitted = admitLink(link, link, rules);
+        if (!admitted.ok || seen.has(admitted.key)) continue;
+        seen.add(admitted.key);
+        queue.push({ url: admitted.url, ...(admitted.fetch !== admitted.url ? { fetch: admitted.fetch } : {}), depth: depth + 1 });
       }
     };
 
@@ -116,7 +126,7 @@ export function checkPages(deps: PagesDeps) {
       if (!bill.alreadyBilled && owed > 0) await bill.need(owed);
       // The part's tracks in one read, its pages stored in one write at its end.
       const todo = targets.filter((target) => !done.has(target.url));
-      const pending = new Map(deps.recorder.beginMany(todo.map((target) => ({ accountId: monitor.account_id, url: target.url, tag: monitorTag(monitor._id) }))).map((one, k) => [(todo[k] as Target).url, one]));
+      const pending = new Map(deps.recorder.beginMany(todo.map((target) => ({ accountId: monitor.account_id, url: target.fetch ?? target.url, tag: monitorTag(monitor._id) }))).map((one, k) => [(todo[k] as Target).url, one]));
       const fresh: PageDoc[] = [];
       let index = 0;
       const lane = async (): Promise<void> => {
@@ -131,7 +141,6 @@ export function checkPages(deps: PagesDeps) {
           }
           if (!stored) fresh.push(page);
           done.set(target.url, page);
-          enqueue(page, target.depth);
           work.heartbeat({ pages: done.size });
         }
       };
@@ -159,13 +168,18 @@ export function checkPages(deps: PagesDeps) {
           at: new Date(),
         },
       ]);
+      // The next pages, in the part's order (the stored records, where another attempt's stand).
+      for (const target of targets) {
+        const page = done.get(target.url);
+        if (page) enqueue(page, target.depth);
+      }
       processed += targets.length;
       const credits = targets.reduce((sum, target) => sum + (done.get(target.url)?.credits ?? 0), 0);
       await bill.settle(bill.alreadyBilled ? 0 : credits);
     }
     if (refused) return { ok: false, reason: refused, detail: 'The account has no credits left for this check.' };
-    // Pages the last check found and this one did not: gone.
-    const gone = monitor.last_urls.filter((url) => !done.has(url) || done.get(url)?.change === 'failed');
+    // Pages the last check found and this one did not: gone (those answering 404 or 410 are recorded removed already).
+    const gone = monitor.last_urls.filter((url) => !done.has(url));
     const removed: PageDoc[] = gone.map((url) => ({
       _id: pageId(checkId, `removed|${url}`),
       check_id: checkId,
@@ -186,11 +200,11 @@ export function checkPages(deps: PagesDeps) {
       const outcome = await checkPage(deps, {
         accountId: monitorDoc.account_id,
         monitorId: monitorDoc._id,
-        url: target.url,
+        url: target.fetch ?? target.url,
         outputs: monitorDoc.outputs,
         origin: `${checkDoc._id}|${target.url}`,
         baseline: checkDoc.baseline,
-        respectRobots: monitorDoc.crawl !== null,
+        respectRobots: monitorDoc.crawl !== null && monitorDoc.crawl.respect_robots !== false,
         signal: work.signal,
         ...(pendingRecord ? { pending: pendingRecord } : {}),
         afford: async (credits) => {
@@ -215,14 +229,15 @@ export function checkPages(deps: PagesDeps) {
             fetched_at: outcome.recorded.stored ? outcome.recorded.version.fetchedAt : new Date(),
             previous_fetched_at: outcome.recorded.previous?.fetchedAt ?? null,
             diff: outcome.recorded.status === 'changed' && outcome.recorded.diff ? { text: outcome.recorded.diff.text, fields: outcome.recorded.diff.fields } : null,
-            ...(monitorDoc.crawl ? { links: sameHostLinks(outcome.html, outcome.finalUrl, new URL(monitorDoc.crawl.url).host) } : {}),
+            ...(rules && opensAt(target.depth, monitorDoc.crawl?.depth ?? legacyDepth(monitorDoc.crawl)) ? { links: admittedLinks(outcome.html, outcome.finalUrl, rules) } : {}),
           }
         : {
             _id: pageId(checkDoc._id, target.url),
             check_id: checkDoc._id,
             monitor_id: monitorDoc._id,
             url: target.url,
-            change: 'failed',
+            // A listed page that is gone is removed, one change; any other failure leaves it the monitor's.
+            change: (outcome.status === 404 || outcome.status === 410) && listed.has(target.url) ? 'removed' : 'failed',
             credits: 0,
             fetched_at: new Date(),
             previous_fetched_at: null,
@@ -232,6 +247,12 @@ export function checkPages(deps: PagesDeps) {
       return page;
     }
   };
+}
+
+/** A monitor stored before crawl bodies kept `max_depth`. */
+function legacyDepth(crawl: MonitorCrawl | null): number | undefined {
+  const depth = (crawl as { max_depth?: unknown } | null)?.max_depth;
+  return typeof depth === 'number' ? depth : undefined;
 }
 
 export type CheckPages = ReturnType<typeof checkPages>;

@@ -11,11 +11,23 @@ export interface MonitorOutputs {
   main_content?: boolean;
 }
 
+/**
+ * A crawl-based monitor's crawl body, as POST /v1/crawls would store it (its defaults applied): the
+ * pages checked are the start page and the results that crawl would find (core/crawls/link-rules.ts).
+ */
 export interface MonitorCrawl {
   url: string;
-  limit: number;
-  max_depth: number;
+  depth?: number;
+  max_items: number;
+  max_pages: number;
+  include_patterns: string[];
+  exclude_patterns: string[];
+  respect_robots: boolean;
+  include_documents?: false;
 }
+
+/** Pages a check of `crawl` fetches at most: the start page and `max_items` results, never past `max_pages` (what monitor_urls counts). */
+export const crawlPages = (crawl: Pick<MonitorCrawl, 'max_items' | 'max_pages'>): number => Math.min(crawl.max_pages, 1 + crawl.max_items);
 
 export interface MonitorDoc {
   _id: string;
@@ -78,7 +90,7 @@ export interface PageDoc {
   previous_fetched_at: Date | null;
   diff: { text: string; fields: Record<string, { previous: unknown; current: unknown }> } | null;
   error?: string;
-  /** A crawl-based monitor's page: its links of the same host (a retried attempt follows them again). */
+  /** A crawl-based monitor's opened page: the links its crawl admits, as linked (a retried attempt follows them again). */
   links?: string[];
 }
 

@@ -9,7 +9,7 @@ import { accountsHandle } from '../crawls/helpers';
 import { startFixtureServer } from '../helpers/fixtures';
 import { triggerScheduleNow } from '../helpers/schedules';
 import { startWebhookReceiver, type WebhookReceiver } from '../fixtures/webhook-receiver';
-import { eventually, testStack } from '../helpers/stack';
+import { eventually, FIXTURE_DOMAIN, testStack } from '../helpers/stack';
 import { call, checkEvents, checkNow, eventsOf, monitorAccount, waitForCheck, type MonitorAccount } from './helpers';
 
 const PRODUCT = { title: 'h1', price: '.price', stock: '.stock' };
@@ -114,9 +114,9 @@ describe('monitors: checks on a schedule, one signed event per change', function
   });
 
   it('a crawl-based monitor: a page added is new, a page gone is removed', async () => {
-    const crawlSite = await startChangeSite({ pages: 3, seed: 11 });
+    const crawlSite = await startChangeSite({ pages: 3, seed: 11, host: `www.monitored.${FIXTURE_DOMAIN}` });
     try {
-      const created = await call(account, 'POST', '/v1/monitors', { name: 'shop', crawl: { url: `${crawlSite.origin}/`, limit: 10, max_depth: 1 }, schedule: DAILY, webhook: { url: receiver.url('/shop'), signature: true } });
+      const created = await call(account, 'POST', '/v1/monitors', { name: 'shop', crawl: { url: `${crawlSite.origin}/`, depth: 1, max_pages: 10 }, schedule: DAILY, webhook: { url: receiver.url('/shop'), signature: true } });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       const monitorId = created.body.monitor_id as string;
       const baseline = await checkNow(account, monitorId);

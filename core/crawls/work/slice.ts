@@ -13,8 +13,8 @@
  * outcomes nor its bill and throws: the next attempt fetches the slice, and bills it, whole.
  */
 import type { CrawlCharges } from '../charges';
-import { documentFormatOfName } from '../../../engine';
-import { normalizeLink, passesPatterns, scopeOf, startKey } from '../urls';
+import { admitLink, linkRules, opensAt } from '../link-rules';
+import { startKey } from '../urls';
 import { duplicateIndexes, insertIgnoringDuplicates, isDuplicateKey } from '../../../base/db';
 import { storeKeptPage } from '../kept-pages';
 import { changeMarks, crawlCollections, ids, outcomeMarks, type ContentStatus, type ResultChange, type UrlDoc } from '../store';
@@ -156,7 +156,7 @@ async function loadItems(deps: SliceDeps, input: SliceInput): Promise<WorkItem[]
         const depth = doc.depths[index - part * FOUND_PART] ?? range.depth;
         const linked = doc.fetch?.[index - part * FOUND_PART];
         if (url === undefined) continue;
-        items.push({ url, ...(linked ? { fetch: linked } : {}), depth, src: { k: range.k, index }, open: input.spec.depth === undefined || depth < input.spec.depth });
+        items.push({ url, ...(linked ? { fetch: linked } : {}), depth, src: { k: range.k, index }, open: opensAt(depth, input.spec.depth) });
       }
     }
   }
@@ -177,7 +177,7 @@ async function claimLinks(
   own: Map<string, UrlDoc>,
 ): Promise<{ found: Found[]; duplicates: number }> {
   const { spec, k } = input;
-  const scope = scopeOf(spec.url);
+  const rules = linkRules(spec.url, { include: spec.include, exclude: spec.exclude, includeDocuments: spec.includeDocuments !== false });
   const start = startKey(spec.url);
   const seen = deps.runtime.seen(spec.crawlId);
   const local = new Set<string>();
@@ -187,10 +187,9 @@ async function claimLinks(
     if (!outcome.links) return;
     const depth = (items[index]?.depth ?? 0) + 1;
     for (const href of outcome.links.hrefs) {
-      const link = normalizeLink(href, outcome.links.base, scope);
-      if (!link.ok || !passesPatterns(link.url, spec.include, spec.exclude)) continue;
-      // A crawl that skips documents drops links whose file name says document (report.pdf) before they are results.
-      if (spec.includeDocuments === false && documentFormatOfName(new URL(link.url).pathname)) continue;
+      // Out of scope, outside the patterns, or a document's name when the crawl skips documents: no result.
+      const link = admitLink(href, outcome.links.base, rules);
+      if (!link.ok) continue;
       if (link.key === start || local.has(link.key)) {
         duplicates++;
         continue;
