@@ -29,21 +29,26 @@ export class FairTurns {
     this.wake();
   }
 
+  /** A turn if one is free now (no promise, no wait: the common case of a host that is not full), else undefined. */
+  tryTake(): (() => void) | undefined {
+    if (!this.free) return undefined;
+    this.active++;
+    return this.release();
+  }
+
   /** Waits for a turn; the returned function gives it back (once). */
   async take(account: string, signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) throw new Error('aborted');
-    if (this.active < this.limit && this.queues.size === 0) {
-      this.active++;
-      return this.release();
-    }
-    await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject };
-      const queue = this.queues.get(account) ?? [];
-      queue.push(waiter);
-      this.queues.set(account, queue);
-      signal?.addEventListener(
-        'abort',
-        () => {
+    const now = this.tryTake();
+    if (now) return now;
+    let onAbort: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const waiter: Waiter = { resolve, reject };
+        const queue = this.queues.get(account) ?? [];
+        queue.push(waiter);
+        this.queues.set(account, queue);
+        onAbort = () => {
           const list = this.queues.get(account);
           const index = list?.indexOf(waiter) ?? -1;
           if (list && index >= 0) {
@@ -51,10 +56,13 @@ export class FairTurns {
             if (list.length === 0) this.queues.delete(account);
             reject(new Error('aborted'));
           }
-        },
-        { once: true },
-      );
-    });
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    } finally {
+      // A turn that came: the caller's signal (which may outlive many waits) keeps no listener of it.
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
     return this.release();
   }
 
