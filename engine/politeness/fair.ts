@@ -41,14 +41,14 @@ export class FairTurns {
     if (signal?.aborted) throw new Error('aborted');
     const now = this.tryTake();
     if (now) return now;
-    let onAbort: (() => void) | undefined;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const waiter: Waiter = { resolve, reject };
-        const queue = this.queues.get(account) ?? [];
-        queue.push(waiter);
-        this.queues.set(account, queue);
-        onAbort = () => {
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      const queue = this.queues.get(account) ?? [];
+      queue.push(waiter);
+      this.queues.set(account, queue);
+      signal?.addEventListener(
+        'abort',
+        () => {
           const list = this.queues.get(account);
           const index = list?.indexOf(waiter) ?? -1;
           if (list && index >= 0) {
@@ -56,13 +56,10 @@ export class FairTurns {
             if (list.length === 0) this.queues.delete(account);
             reject(new Error('aborted'));
           }
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
-    } finally {
-      // A turn that came: the caller's signal (which may outlive many waits) keeps no listener of it.
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
-    }
+        },
+        { once: true },
+      );
+    });
     return this.release();
   }
 
