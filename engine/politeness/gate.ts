@@ -27,7 +27,7 @@
  * service (tens of milliseconds) and grows the host's history with every request.
  */
 import { randomUUID } from 'node:crypto';
-import { FairTurns } from './fair';
+import { FairTurns, TurnTimeout } from './fair';
 import { GateKeys, type BudgetRules, type GateKey } from './keys';
 import { retryAfterMs } from './retry-after';
 import type { HostGateStore } from './store';
@@ -254,7 +254,7 @@ export class HostGate {
       this.turns.set(turnsKey, turns);
     }
     const held = turns;
-    const giveTurn = held.free ? await held.take(entry.account) : await this.waiting(key.key, entry, (signal) => held.take(entry.account, signal));
+    const giveTurn = held.free ? await held.take(entry.account) : await this.waitTurn(key.key, held, entry);
     const release = (): void => {
       giveTurn();
       if (held.idle && this.turns.get(turnsKey) === held) this.turns.delete(turnsKey);
@@ -366,8 +366,24 @@ export class HostGate {
   }
 
   /**
-   * Runs a wait of the caller's (its turn, a lease) inside its `park`, until its deadline at most: past
-   * it, HostWait `busy`.
+   * Waits for a turn in this process inside the caller's `park`, until its deadline at most: past it,
+   * HostWait `busy`. The turns keep the deadline's timer themselves: half the requests of a host at its
+   * concurrency wait here, and a signal built per wait cost more than the turn.
+   */
+  private async waitTurn(host: string, turns: FairTurns, entry: Entry): Promise<() => void> {
+    const park = entry.park ?? unparked;
+    const timeoutMs = entry.deadline === Infinity ? undefined : entry.deadline - this.now();
+    try {
+      return await park(() => turns.take(entry.account, entry.signal, timeoutMs));
+    } catch (error) {
+      if (error instanceof TurnTimeout) throw new HostWait(host, 'busy', entry.deadline);
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a wait of the caller's (a lease) inside its `park`, until its deadline at most: past it,
+   * HostWait `busy`.
    */
   private async waiting<T>(host: string, entry: Entry, wait: (signal?: AbortSignal) => Promise<T>): Promise<T> {
     const park = entry.park ?? unparked;
