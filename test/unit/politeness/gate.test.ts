@@ -106,6 +106,36 @@ describe('host gate, with its store in memory', () => {
     expect(refusal).to.include({ reason: 'busy', host: 'slow.example' });
   });
 
+  it('holds a quiet host to its concurrency once its turns are known, refuses a caller past its longest wait, and lets a caller that left give up its place', async () => {
+    const store = new MemoryGateStore();
+    const gate = gateOf(store, Date.now());
+    const url = 'http://quiet.example/page';
+    // Rounds after the first take their turns from memory (policy read, turns known): still at most 4 at once.
+    for (let round = 0; round < 3; round++) {
+      const tickets = await Promise.all(Array.from({ length: 4 }, () => gate.enter(url, { account: 'a' })));
+      const refusal = await gate.enter(url, { account: 'b', maxWaitMs: 30 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isHostWait(refusal), String(refusal)).to.equal(true);
+      expect(refusal).to.include({ reason: 'busy', host: 'quiet.example' });
+      const leaving = new AbortController();
+      const left = gate.enter(url, { account: 'c', signal: leaving.signal, maxWaitMs: 5_000 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      const waiting = gate.enter(url, { account: 'd', maxWaitMs: 5_000 });
+      leaving.abort();
+      const gone = await left;
+      expect(gone).to.be.instanceOf(Error);
+      expect(isHostWait(gone)).to.equal(false);
+      tickets[0]!.done({ status: 200, headers: [] });
+      // The turn given back goes to the caller still waiting, not to the one that left.
+      const next = await waiting;
+      for (const ticket of [...tickets.slice(1), next]) ticket.done({ status: 200, headers: [] });
+    }
+  });
+
   it('pauses the host that answered 429, not the one the request entered by, and tells a caller that waits less how long', async () => {
     const store = new MemoryGateStore();
     const now = Date.now();
