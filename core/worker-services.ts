@@ -1,8 +1,8 @@
 /**
  * The domain's services as the worker builds them, once, in its composition root (workers/main.ts),
  * for its activities: Batch tasks, crawl pages and monitors' pages go through the same Fetch pipeline
- * as the Fetch route, with Extract's recipes (a monitor compares `extract`; a stale recipe asks for its
- * re-preparation as the API does); crawls and Extract's preparation share one crawl machinery (the
+ * as the Fetch route, with Extract's recipes (a Batch task may take `extract`, a monitor compares it;
+ * a stale recipe asks for its re-preparation as the API does); crawls and Extract's preparation share one crawl machinery (the
  * host gate is the installation's).
  */
 import type { Client } from '@temporalio/client';
