@@ -1,8 +1,9 @@
 /**
  * The domain's services as the worker builds them, once, in its composition root (workers/main.ts),
- * for its activities: Batch tasks and crawl pages go through the same Fetch pipeline as the Fetch
- * route (without Extract recipes: tasks do not take `extract`); crawls and Extract's preparation share
- * one crawl machinery (the host gate is the installation's).
+ * for its activities: Batch tasks, crawl pages and monitors' pages go through the same Fetch pipeline
+ * as the Fetch route, with Extract's recipes (a Batch task may take `extract`, a monitor compares it;
+ * a stale recipe asks for its re-preparation as the API does); crawls and Extract's preparation share one crawl machinery (the
+ * host gate is the installation's).
  */
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
@@ -13,6 +14,8 @@ import type { Accounts } from './accounts';
 import { createBatchWorker } from './batch/worker';
 import { createCrawlWork, autoPageFetcher, crawlAnnouncer } from './crawls/work';
 import { preparationSteps } from './extract/prepare/steps';
+import { fetchRecipes } from './extract/recipes';
+import { requestRefresh } from './extract/refresh';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
 import { createDocuments } from './documents/pool';
@@ -45,7 +48,8 @@ export function createWorkerServices(roots: WorkerRoots) {
   const { config, log, db, temporal, accounts, fetching, identity } = roots;
   // Worker threads converting the documents of Batch tasks and crawl pages (core/documents).
   const documents = createDocuments(config, log);
-  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }), documents });
+  const recipes = fetchRecipes(db, { requestRefresh: (domain) => requestRefresh({ db, client: temporal, taskQueue: config.temporalTaskQueue }, domain) });
+  const pipeline = createFetchPipeline({ retrieval: fetching.retrieval, recipes, html: fetching.html, renders: createRenderRules({ db, accounts, config, log }), documents });
   const recorder = new ChangeRecorder(db, fetching.html);
   const crawl = createCrawlWork({
     db,
@@ -58,8 +62,8 @@ export function createWorkerServices(roots: WorkerRoots) {
   });
   return {
     batch: createBatchWorker({ db, accounts, temporal, config, runTask: createTaskRunner(pipeline, taskChanges(recorder, fetching.html)) }),
-    /** Monitors' checks: their pages through the same pipeline, recorded by change tracking. */
-    monitors: createMonitorWork({ db, accounts, pipeline, recorder, outputs: fetching.html }),
+    /** Monitors' checks: their pages through the same pipeline (Extract's recipes included), recorded by change tracking. */
+    monitors: createMonitorWork({ db, accounts, pipeline, recorder, outputs: fetching.html, recipes }),
     crawl,
     preparation: preparationSteps({ db, robots: fetching.robots, runtime: crawl.runtime, current: roots.current, seed: config.extractSampleSeed }),
     webhooks: webhookDelivery({ db, sender: createWebhookSender({ keys: hmacKeysOf(db, config.secretsKey), config, guard: fetching.guard }) }),

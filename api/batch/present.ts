@@ -64,7 +64,7 @@ function formatOf(params: Record<string, string>): string {
   if (type === 'markdown' || type === 'plaintext' || type === 'pdf') return type;
   // Flags read as Fetch reads them (`true`, `1`, any case).
   const flag = (value: string | undefined): boolean => value !== undefined && parseBoolean(value) === true;
-  if (flag(params.json_response) || params.css_extractor || flag(params.autoparse) || params.outputs) return 'json';
+  if (params.extract || flag(params.json_response) || params.css_extractor || flag(params.autoparse) || params.outputs) return 'json';
   return 'html';
 }
 

@@ -44,7 +44,7 @@ export function monitorTools(deps: ApiDeps): ToolDefinition[] {
     {
       name: 'monitor_create',
       description:
-        'Watch pages for changes: `urls` (or `crawl`: the pages found from a start URL) checked on `schedule` ({every, unit} or {cron, timezone}); optional css_extractor fields compared one by one and a signed `webhook` per change. ' +
+        'Watch pages for changes: `urls` (or `crawl`: the pages found from a start URL) checked on `schedule` ({every, unit} or {cron, timezone}); optional css_extractor or extract (a prepared domain’s fields) compared one by one, main_content to compare the article only, and a signed `webhook` per change. ' +
         'The first check records the baseline; later checks report pages changed, new and removed (noise such as times and tokens does not count). Billed like the fetches each check makes.',
       inputSchema: CREATE_BODY as ToolSchema,
       async run(principal, args) {

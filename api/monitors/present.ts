@@ -12,6 +12,7 @@ export function presentMonitor(monitor: MonitorDoc, nextCheckAt: Date | null): R
     crawl: monitor.crawl,
     schedule: monitor.schedule,
     ...(monitor.outputs.css_extractor ? { css_extractor: monitor.outputs.css_extractor } : {}),
+    ...(monitor.outputs.extract ? { extract: monitor.outputs.extract } : {}),
     ...(monitor.outputs.main_content ? { main_content: true } : {}),
     webhook: monitor.webhook,
     next_check_at: iso(nextCheckAt),

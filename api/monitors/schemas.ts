@@ -26,8 +26,13 @@ const PROPERTIES = {
   },
   schedule: MONITOR_SCHEDULE_SCHEMA,
   css_extractor: { type: 'object', minProperties: 1, maxProperties: 50, additionalProperties: { oneOf: [{ type: 'string' }, { type: 'object' }] }, description: 'Fields compared one by one (as css_extractor on GET /v1/); their changes are in `diff.fields`.' },
-  extract: { description: 'Not available on monitors yet (400).' },
-  main_content: { type: 'boolean', description: 'Fetch the main content output too (as main_content on GET /v1/).' },
+  // The rest is checked by core/monitors/inputs.ts, whose refusals name the part at fault (`extract.mode`, `extract.fields[2]`).
+  extract: {
+    oneOf: [{ type: 'string' }, { type: 'object' }],
+    description:
+      'Extract’s fields compared one by one (as extract and extract_fields on GET /v1/; not with css_extractor): a mode ("auto", "native", "standard"), or `{mode?, fields?}` with `fields` 1 to 50 dotted field names. A page of a domain not prepared yet is compared on its text until the domain is ready.',
+  },
+  main_content: { type: 'boolean', description: 'Compare the page’s main content (as main_content on GET /v1/ gives it) rather than the whole page: a change elsewhere on the page is not announced.' },
   webhook: WEBHOOK,
 };
 
@@ -54,6 +59,7 @@ export const MONITOR = {
     crawl: { type: ['object', 'null'] },
     schedule: { type: 'object' },
     css_extractor: { type: 'object' },
+    extract: { type: 'object', properties: { mode: { type: 'string' }, fields: { type: 'array', items: { type: 'string' } } } },
     main_content: { type: 'boolean' },
     webhook: { type: ['object', 'null'] },
     next_check_at: NULLABLE_TIME,

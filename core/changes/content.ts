@@ -46,6 +46,8 @@ export interface Observation {
   configuration?: string;
   /** The whole page's Markdown, when the caller made it already (`response_type=markdown`). */
   markdown?: string;
+  /** Compared on its main content (a monitor's `main_content`): the article's Markdown, made only when the bytes differ from the last version's. */
+  mainContent?: boolean;
   fetchedAt: Date;
 }
 
@@ -62,14 +64,17 @@ export function contentKind(page: Pick<Observation, 'contentType' | 'body' | 're
 /**
  * The text a version is compared on: the Markdown of an HTML page (the service's converter: no
  * scripts, styles, comments, attributes but link targets and image sources, no form controls nor
- * hidden elements), the text of a text answer as it is, and one line naming the bytes of anything else.
+ * hidden elements) or of its main content when asked (the whole page's when no block stands out), the
+ * text of a text answer as it is, and one line naming the bytes of anything else.
  * The Markdown is made by the process's HTML outputs: inline for a small page, else on a worker thread,
  * under the parse caps (a page past one is refused with HtmlRefused, as a Fetch's shaping is).
  */
 export async function comparedText(page: Observation, hash: string, outputs: HtmlOutputs): Promise<string> {
-  if (page.markdown !== undefined) return page.markdown;
+  if (page.markdown !== undefined && !page.mainContent) return page.markdown;
   const kind = contentKind(page);
-  if (kind === 'html') return outputs.run('markdown', page.html !== undefined ? { html: page.html } : { bytes: page.body, ...(page.contentType !== undefined ? { contentType: page.contentType } : {}) }, { url: page.finalUrl });
+  const source = page.html !== undefined ? { html: page.html } : { bytes: page.body, ...(page.contentType !== undefined ? { contentType: page.contentType } : {}) };
+  if (kind === 'html' && page.mainContent) return outputs.run('mainContent', source, { url: page.finalUrl, format: 'markdown' });
+  if (kind === 'html') return outputs.run('markdown', source, { url: page.finalUrl });
   if (kind === 'text') return decodeHtml(page.body, page.contentType);
   return `(binary content: ${page.body.length} bytes of ${page.contentType ?? 'unknown type'}, sha-256 ${hash})`;
 }

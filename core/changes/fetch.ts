@@ -64,16 +64,23 @@ const trackKeyOf = (accountId: string, params: FetchParams): TrackKey => ({
   ...(params.changeTrackingTag !== undefined ? { tag: params.changeTrackingTag } : {}),
 });
 
-/**
- * Records a fetched page for its caller (Fetch, MCP, Batch tasks, monitors); `origin` names retried
- * work; `probe`: the same page fetched moments apart, so a URL tracked for the first time learns its noise.
- */
-export async function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, origin?: string, probe?: readonly FetchDone[]): Promise<Recorded> {
+export interface RecordFetchedOptions {
+  /** Names retried work: its second attempt answers what the first stored. */
+  origin?: string;
+  /** The same page fetched moments apart, so a URL tracked for the first time learns its noise. */
+  probe?: readonly FetchDone[];
+  /** Compare the page's main content rather than the whole page (a monitor's `main_content`). */
+  mainContent?: boolean;
+}
+
+/** Records a fetched page for its caller (Fetch, MCP, Batch tasks, monitors). */
+export async function recordFetched(pending: PendingRecord, params: FetchParams, done: FetchDone, outputs: HtmlOutputs, options: RecordFetchedOptions = {}): Promise<Recorded> {
   const fields = await fieldSource(params, done, outputs);
-  return pending.record(observationOf(done, params), {
+  const { origin, probe, mainContent = false } = options;
+  return pending.record(observationOf(done, params, mainContent), {
     ...(fields ? { fields } : {}),
     ...(origin !== undefined ? { origin } : {}),
-    ...(probe && probe.length > 0 ? { probe: probe.map((other) => observationOf(other, params)) } : {}),
+    ...(probe && probe.length > 0 ? { probe: probe.map((other) => observationOf(other, params, mainContent)) } : {}),
   });
 }
 
@@ -81,13 +88,13 @@ export async function recordFetched(pending: PendingRecord, params: FetchParams,
 export function taskChanges(recorder: ChangeRecorder, outputs: HtmlOutputs): TaskChanges {
   return {
     async record(accountId, params, done, origin) {
-      const change = await recordFetched(recorder.begin(trackKeyOf(accountId, params)), params, done, outputs, origin);
+      const change = await recordFetched(recorder.begin(trackKeyOf(accountId, params)), params, done, outputs, origin !== undefined ? { origin } : {});
       return { status: change.status, shaped: params.jsonResponse ? withMember(done.shaped, 'change_tracking', changeTrackingJson(change)) : done.shaped };
     },
   };
 }
 
-function observationOf(done: FetchDone, params: FetchParams): Observation {
+function observationOf(done: FetchDone, params: FetchParams, mainContent: boolean): Observation {
   const { page, rung, shaped } = done;
   // The answer is the whole page's Markdown already: it is not converted twice.
   const markdown = shaped.contentType.startsWith('text/markdown') && !params.mainContent && typeof shaped.body === 'string' ? shaped.body : undefined;
@@ -100,6 +107,7 @@ function observationOf(done: FetchDone, params: FetchParams): Observation {
     headers: page.headers,
     configuration: rung.id,
     ...(markdown !== undefined ? { markdown } : {}),
+    ...(mainContent ? { mainContent: true } : {}),
     fetchedAt: new Date(),
   };
 }

@@ -9,7 +9,7 @@
  * and the slot is returned; a start cut short is finished by the key's retry or given back by the
  * reconciler.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Principal } from '../accounts';
 import { isDuplicateKey } from '../../base/db';
 import { ACCOUNT_ATTRIBUTE, STATUS_ATTRIBUTE } from '../jobs/workflow-names';
@@ -31,6 +31,7 @@ import {
 
 import { PREPARE_WORKFLOW_TYPE } from '../jobs/workflow-names';
 import { giveBackPreparation } from './ends';
+import { requestRefresh } from './refresh';
 export { PREPARE_WORKFLOW_TYPE };
 
 /** Extract's words for idempotency refusals, as its clients know them. */
@@ -40,9 +41,6 @@ const extractIdempotencyWords: IdempotencyWords = (refusal) =>
     : refusal === 'in_flight'
       ? problem('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry when it ends.', { members: { reason: 'in_flight' } })
       : problem('idempotency_conflict', 'This Idempotency-Key was used with a different body.', { members: { reason: 'idempotency_conflict' } });
-
-/** A stale recipe is re-prepared at most this often. */
-const REFRESH_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface Allowance {
   used: number;
@@ -198,33 +196,9 @@ export function createExtractCommands(deps: ExtractDeps) {
       return { allowance: await allowance(principal), domains: records.map((record) => presentDomain(record, principal.accountId)) };
     },
 
-    /**
-     * A request found required fields missing: the site may have changed. Starts a re-preparation (at
-     * the service's expense, no slot) unless one ran within the hour; the recipe in force keeps serving
-     * until a new one verifies.
-     */
-    async requestRefresh(domain: string): Promise<boolean> {
-      const record = await domains.findOne({ _id: domain });
-      if (!record || record.status !== 'ready') return false;
-      const at = now();
-      if (record.refresh_requested_at && at.getTime() - record.refresh_requested_at.getTime() < REFRESH_INTERVAL_MS) return false;
-      const claimed = await domains.updateOne(
-        { _id: domain, status: 'ready', refresh_requested_at: record.refresh_requested_at ?? { $exists: false } } as never,
-        { $set: { refresh_requested_at: at } },
-      );
-      if (claimed.modifiedCount === 0) return false;
-      try {
-        await deps.temporal.client.workflow.start(PREPARE_WORKFLOW_TYPE, {
-          taskQueue: deps.taskQueue,
-          workflowId: prepareWorkflowId(domain),
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          args: [{ domain, exampleUrls: record.example_urls, refresh: true }],
-          typedSearchAttributes: [{ key: STATUS_ATTRIBUTE, value: 'preparing' }],
-        });
-      } catch (error) {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      }
-      return true;
+    /** A request found required fields missing: a re-preparation, at most hourly (refresh.ts). */
+    requestRefresh(domain: string): Promise<boolean> {
+      return requestRefresh({ db: deps.db.db, client: deps.temporal.client, taskQueue: deps.taskQueue, now }, domain);
     },
 
     /** Every domain Extract serves now. */

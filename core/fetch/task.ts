@@ -1,7 +1,7 @@
 /**
  * One Batch task as one Fetch request: the task's parameters go through the Fetch schema and rules (so a
- * task accepts exactly what `GET /v1/` accepts), the page through the Fetch pipeline (mode=auto
- * included) and the same shaping. Billing is the caller's: `afford` is asked before each configuration
+ * task accepts exactly what `GET /v1/` accepts, `extract` included), the page through the Fetch
+ * pipeline (mode=auto and Extract's recipes included) and the same shaping. Billing is the caller's: `afford` is asked before each configuration
  * is tried, and the outcome says the credits of the one that returned the page.
  */
 import type { TaskResultType, TaskRunner } from '../batch/task-runner';
@@ -17,8 +17,8 @@ export interface TaskChanges {
   record(accountId: string, params: FetchParams, done: FetchDone, origin?: string): Promise<{ status: 'new' | 'same' | 'changed'; shaped: Shaped }>;
 }
 
-/** Parameters Batch does not take: the key is the job's, Extract needs a per-request recipe, and a task fetches (no `as_of`). */
-const NOT_FOR_TASKS = new Set(['apikey', 'url', 'extract', 'extract_fields', 'custom_headers', 'as_of']);
+/** Parameters Batch does not take: the key is the job's, and a task fetches (no `as_of`). */
+const NOT_FOR_TASKS = new Set(['apikey', 'url', 'custom_headers', 'as_of']);
 
 /** A task's parameters as Fetch parameters, or the Fetch problem naming the bad one (REQS004). */
 export function parseTaskParams(url: string, params: Record<string, string>): FetchParams {
@@ -65,7 +65,14 @@ export function createTaskRunner(pipeline: FetchPipeline, changes?: TaskChanges)
           return recorded.shaped;
         }
       : undefined;
-    const result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey, ...(beforeSettle ? { beforeSettle } : {}), ...(task.park ? { park: task.park } : {}) }, affordCredits((credits) => task.afford(credits)));
+    let result;
+    try {
+      result = await pipeline.run({ params, signal: task.signal, reuseKey: task.reuseKey, ...(beforeSettle ? { beforeSettle } : {}), ...(task.park ? { park: task.park } : {}) }, affordCredits((credits) => task.afford(credits)));
+    } catch (error) {
+      // Refused before anything was fetched (`extract` on a domain not prepared, a field its recipe lacks): the task fails, uncharged.
+      if (!isApiError(error)) throw error;
+      return { ok: false, vetoed: false, retryable: false, interrupted: false, error: failed(error) };
+    }
     if (!result.ok) {
       const { vetoed, retryable, interrupted } = result;
       return { ok: false, vetoed, retryable, interrupted, error: vetoed ? { code: 'payment_required', status: 402, detail: result.error.detail } : failed(result.error) };

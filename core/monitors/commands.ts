@@ -9,11 +9,12 @@ import { checkLimit } from '../accounts/limits';
 import type { Config } from '../../base/config';
 import { problem } from '../../base/errors';
 import { newId } from '../../base/ids';
+import { extractNotInPlan } from '../fetch/calls';
 import { cursorCodec } from '../jobs/cursor';
 import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_ATTRIBUTE, monitorManualCheckId } from '../jobs/workflow-names';
 import { checkCrawl, checkOutputs, checkUrls, checkWebhook, crawlLimits, type InputDeps, type MonitorBody } from './inputs';
 import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
-import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorOutputs, type MonitorStore, type PageDoc } from './store';
 import { byUrl, storedCheck } from './stored';
 
 export interface MonitorCommandDeps extends InputDeps {
@@ -69,6 +70,13 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
     return { urls, crawl, url_count: count };
   };
 
+  /** The outputs compared; `extract` as on Fetch: only on plans that include Extract (402 AUTH010 before anything is made). */
+  const outputsFor = (principal: Principal, body: MonitorBody): MonitorOutputs => {
+    const outputs = checkOutputs(body);
+    if (outputs.extract && !principal.plan.extract) throw extractNotInPlan(accounts.plans, principal);
+    return outputs;
+  };
+
   const urlsHeld = async (principal: Principal, except?: string): Promise<number> => {
     const held = await store.monitors
       .find({ account_id: principal.accountId, status: { $ne: 'deleted' }, ...(except ? { _id: { $ne: except } } : {}) }, { projection: { url_count: 1 } })
@@ -80,7 +88,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
     async create(principal: Principal, body: MonitorBody): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
       if (body.schedule === undefined) throw problem('invalid_argument', '`schedule` is required.', { members: { parameter: 'schedule' } });
       const schedule = parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal));
-      const outputs = checkOutputs(body);
+      const outputs = outputsFor(principal, body);
       const webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
       accounts.holdings.refusedNow(principal.accountId, 'monitors');
       const monitorId = newId('mon');
@@ -157,7 +165,11 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
         if (target.urls) set.last_urls = monitor.last_urls.filter((url) => target.urls?.includes(url));
         else Object.assign(set, { last_urls: [], baseline_at: null });
       }
-      if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) set.outputs = checkOutputs(body);
+      if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) {
+        set.outputs = outputsFor(principal, body);
+        // The last versions' text is the whole page's or the main content's: the next check is a baseline again, so the switch is not announced as a change.
+        if ((set.outputs.main_content === true) !== (monitor.outputs.main_content === true)) set.baseline_at = null;
+      }
       if (body.webhook !== undefined) set.webhook = body.webhook ? await checkWebhook(deps, principal, body.webhook) : null;
       if (schedule) {
         await schedules.update(monitorId, schedule).catch((error: unknown) => {

@@ -35,7 +35,7 @@ function pageBody(monitor: MonitorDoc, check: CheckDoc, page: PageDoc, eventId: 
     check_id: check._id,
     url: page.url,
     change_status: page.change,
-    diff: page.diff ? { text: page.diff.text, ...(Object.keys(page.diff.fields).length > 0 || monitor.outputs.css_extractor ? { fields: page.diff.fields } : {}) } : null,
+    diff: page.diff ? { text: page.diff.text, ...(Object.keys(page.diff.fields).length > 0 || monitor.outputs.css_extractor || monitor.outputs.extract ? { fields: page.diff.fields } : {}) } : null,
     fetched_at: iso(page.fetched_at),
     previous_fetched_at: iso(page.previous_fetched_at),
   };

@@ -7,7 +7,7 @@ import { problem } from '../../base/errors';
 import type { WebhookUrlCheck } from '../batch/context';
 import { checkPublicStartUrl, checkStartBody, type StartBody } from '../crawls/body';
 import type { HmacKeys } from '../webhooks/hmac-keys';
-import type { MonitorCrawl, MonitorOutputs } from './store';
+import type { ExtractMode, MonitorCrawl, MonitorOutputs } from './store';
 
 export interface MonitorBody {
   name?: string;
@@ -16,7 +16,8 @@ export interface MonitorBody {
   crawl?: StartBody;
   schedule?: { every?: number; unit?: 'second' | 'minute' | 'hour' | 'day'; cron?: string; timezone?: string };
   css_extractor?: Record<string, unknown>;
-  extract?: unknown;
+  /** A mode (`"auto"`), or the mode and the fields compared (`{"mode": "auto", "fields": ["price"]}`). */
+  extract?: ExtractMode | { mode?: ExtractMode; fields?: string[] };
   main_content?: boolean;
   webhook?: { url: string; signature?: boolean } | null;
 }
@@ -99,11 +100,37 @@ export async function checkCrawl(deps: InputDeps, crawl: StartBody, defaults: Cr
   };
 }
 
+const EXTRACT_MODES: readonly string[] = ['auto', 'native', 'standard'] satisfies ExtractMode[];
+/** A field as `extract_fields` names it: dotted names of the recipe's fields (`agent.name`, `items.price`). */
+const FIELD_NAME = /^[\p{L}\p{N}_-]+(\.[\p{L}\p{N}_-]+)*$/u;
+
+/** Extract's output as a monitor compares it: the mode (auto by default) and the fields, each checked here; the recipe's are checked at each check. */
+function checkExtract(extract: NonNullable<MonitorBody['extract']>): NonNullable<MonitorOutputs['extract']> {
+  const given = typeof extract === 'string' ? { mode: extract } : extract;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return invalid('extract', '`extract` is a mode ("auto", "native" or "standard") or `{mode, fields}`.');
+  const unknown = Object.keys(given).find((key) => key !== 'mode' && key !== 'fields');
+  if (unknown !== undefined) return invalid(`extract.${unknown.slice(0, 50)}`, '`extract` takes `mode` and `fields` only.');
+  const mode = given.mode ?? 'auto';
+  if (!EXTRACT_MODES.includes(mode)) return invalid('extract.mode', '`extract.mode` is "auto", "native" or "standard".');
+  if (given.fields === undefined) return { mode };
+  if (!Array.isArray(given.fields) || given.fields.length === 0 || given.fields.length > 50) return invalid('extract.fields', '`extract.fields` lists 1 to 50 field names.');
+  for (const [index, field] of given.fields.entries()) {
+    if (typeof field !== 'string' || field.length > 200 || !FIELD_NAME.test(field)) {
+      return invalid(`extract.fields[${index}]`, '`extract.fields` are field names of the domain\'s recipe, dotted for grouped fields (`price`, `agent.name`, `items.price`).');
+    }
+  }
+  return { mode, fields: [...new Set(given.fields)] };
+}
+
 export function checkOutputs(body: MonitorBody): MonitorOutputs {
-  // Extract's recipes are prepared per domain by the API; the worker's checks have none to apply.
-  if (body.extract !== undefined) invalid('extract', '`extract` is not available on monitors yet: compare fields with `css_extractor`.');
   if (body.css_extractor !== undefined && Object.keys(body.css_extractor).length === 0) invalid('css_extractor', '`css_extractor` names at least one field.');
-  return { ...(body.css_extractor !== undefined ? { css_extractor: body.css_extractor } : {}), ...(body.main_content ? { main_content: true } : {}) };
+  // On Fetch `extract` wins over css_extractor silently; a monitor compares one set of fields, so it is told.
+  if (body.extract !== undefined && body.css_extractor !== undefined) invalid('extract', 'Compare fields with `extract` or with `css_extractor`, not both.');
+  return {
+    ...(body.css_extractor !== undefined ? { css_extractor: body.css_extractor } : {}),
+    ...(body.extract !== undefined ? { extract: checkExtract(body.extract) } : {}),
+    ...(body.main_content ? { main_content: true } : {}),
+  };
 }
 
 /** As on Batch jobs: a public https URL, and signing needs the account's active HMAC key. */

@@ -4,12 +4,21 @@
  * the check keeps for its event. At the baseline the page is fetched once more a moment earlier and
  * not billed: the two fetches teach the URL's noise at once (core/changes `probe`), so the next check
  * does not report a generation time or a token as a change.
+ *
+ * `extract` is Fetch's (the recipe of the page's registrable domain, free on top of the fetch): its
+ * `parsed` fields are compared one by one. A page of a domain not prepared yet is fetched and compared
+ * without them (a check prepares nothing: preparation spends one of the account's monthly slots, which
+ * only POST /v1/extract/prepared-domains does); once the domain is ready the last version's fields are
+ * read from its stored page with the recipe, so the first field diff is right. What the recipe refuses
+ * (an unknown field, a page of no prepared kind) fails the page, uncharged, as it fails a Fetch.
+ * `main_content`: the text compared is the page's main content.
  */
-import { isApiError } from '../../base/errors';
-import { decodeHtml, type HtmlOutputs } from '../../engine';
+import { isApiError, type ApiError } from '../../base/errors';
+import { decodeHtml, registrableDomainOf, type HtmlOutputs } from '../../engine';
+import type { RecipeCache } from '../extract/recipes';
 import { recordFetched, type ChangeRecorder, type PendingRecord, type Recorded } from '../changes';
 import { affordCredits } from '../fetch/billing';
-import type { FetchDone, FetchPipeline } from '../fetch/pipeline';
+import type { FetchBilling, FetchDone, FetchJob, FetchPipeline, FetchResult } from '../fetch/pipeline';
 import { parseTaskParams } from '../fetch/task';
 import type { FetchParams } from '../fetch/params';
 import { monitorTag, type MonitorOutputs } from './store';
@@ -19,6 +28,8 @@ export interface PageCheckDeps {
   recorder: ChangeRecorder;
   /** The HTML outputs: the field outputs a page is compared on are read with them. */
   outputs: HtmlOutputs;
+  /** Extract's recipes (the pipeline's): whether a page's domain is prepared yet. */
+  recipes: Pick<RecipeCache, 'recipeFor'>;
 }
 
 export interface PageRequest {
@@ -41,22 +52,42 @@ export type PageOutcome =
   | { ok: true; recorded: Recorded; credits: number; html: string; finalUrl: string }
   | { ok: false; status?: number; code: string; detail: string; retryable: boolean; interrupted: boolean };
 
-export function paramsOf(monitorId: string, url: string, outputs: MonitorOutputs, respectRobots = false): FetchParams {
-  return parseTaskParams(url, {
+/** The page's Fetch parameters; `extract` only once its domain is prepared (`prepared`). */
+export function paramsOf(monitorId: string, url: string, outputs: MonitorOutputs, respectRobots = false, prepared = true): FetchParams {
+  const params = parseTaskParams(url, {
     track_changes: 'true',
     ...(respectRobots ? { respect_robots: 'true' } : {}),
     change_tracking_tag: monitorTag(monitorId),
     ...(outputs.css_extractor ? { css_extractor: JSON.stringify(outputs.css_extractor) } : {}),
-    ...(outputs.main_content ? { main_content: 'true' } : {}),
   });
+  // Not a task parameter (parseTaskParams refuses it): a monitor's is checked when it is made.
+  const extract = prepared ? outputs.extract : undefined;
+  return extract ? { ...params, extract: extract.mode, ...(extract.fields ? { extractFields: extract.fields } : {}) } : params;
 }
 
 const free = affordCredits(async () => true);
+
+const refused = (error: ApiError): FetchResult => ({ ok: false, error, vetoed: false, retryable: false, interrupted: false });
+
+/** The pipeline's refusals before anything is fetched (the recipe's: REQS004, REQS007) as a failed fetch, which costs nothing. */
+async function runFetch(pipeline: FetchPipeline, job: FetchJob, billing: FetchBilling): Promise<FetchResult> {
+  try {
+    return await pipeline.run(job, billing);
+  } catch (error) {
+    if (!isApiError(error)) throw error;
+    return refused(error);
+  }
+}
+
+async function isPrepared(deps: PageCheckDeps, url: URL): Promise<boolean> {
+  return (await deps.recipes.recipeFor(registrableDomainOf(url.hostname) ?? url.hostname)) !== undefined;
+}
 
 export async function checkPage(deps: PageCheckDeps, request: PageRequest): Promise<PageOutcome> {
   let params: FetchParams;
   try {
     params = paramsOf(request.monitorId, request.url, request.outputs, request.respectRobots);
+    if (params.extract && !(await isPrepared(deps, params.url))) params = paramsOf(request.monitorId, request.url, request.outputs, request.respectRobots, false);
   } catch (error) {
     if (!isApiError(error)) throw error;
     return { ok: false, code: error.code, detail: error.detail, retryable: false, interrupted: false };
@@ -64,16 +95,18 @@ export async function checkPage(deps: PageCheckDeps, request: PageRequest): Prom
   const job = { params, signal: request.signal, reuseKey: request.accountId };
   const probe: FetchDone[] = [];
   if (request.baseline) {
-    const first = await deps.pipeline.run({ ...job, beforeSettle: async (done) => (probe.push(done), done.shaped) }, free);
+    const first = await runFetch(deps.pipeline, { ...job, beforeSettle: async (done) => (probe.push(done), done.shaped) }, free);
     if (!first.ok) probe.length = 0;
   }
   let recorded: Recorded | undefined;
   const pending = request.pending ?? deps.recorder.begin({ accountId: request.accountId, url: params.url.href, tag: monitorTag(request.monitorId) });
-  const result = await deps.pipeline.run(
+  const mainContent = request.outputs.main_content === true;
+  const result = await runFetch(
+    deps.pipeline,
     {
       ...job,
       beforeSettle: async (done) => {
-        recorded = await recordFetched(pending, params, done, deps.outputs, request.origin, probe);
+        recorded = await recordFetched(pending, params, done, deps.outputs, { origin: request.origin, probe, mainContent });
         return done.shaped;
       },
     },

@@ -5,9 +5,14 @@ export type MonitorStatus = 'active' | 'paused' | 'deleted';
 export type CheckStatus = 'running' | 'completed' | 'failed' | 'skipped';
 export type PageChange = 'new' | 'same' | 'changed' | 'removed' | 'failed';
 
-/** The outputs a monitor compares field by field (or the main content only). */
+/** Extract's modes, as on Fetch (`extract=`). */
+export type ExtractMode = 'auto' | 'native' | 'standard';
+
+/** The outputs a monitor compares field by field (css_extractor's or Extract's), and its text on the main content only. */
 export interface MonitorOutputs {
   css_extractor?: Record<string, unknown>;
+  /** Extract's fields of the page's prepared domain (`fields` projects them, as `extract_fields` on Fetch). */
+  extract?: { mode: ExtractMode; fields?: string[] };
   main_content?: boolean;
 }
 

@@ -19,7 +19,7 @@ import type { RunView } from '../runs/view';
 import { checkScheduledJobs, scheduledJobStates, scheduleRulesFor } from '../schedules/limits';
 import { parseSchedule, type JobSchedule } from '../schedules/parse';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type BatchTask, type JobDoc } from '../store';
-import { checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from './task-input';
+import { checkExtractPlan, checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from './task-input';
 import type { WebhookCommands } from './webhook';
 
 /** A create request as the route's schema validated it. */
@@ -108,6 +108,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
     } else {
       tasks = await checkTasksYielding(body.tasks ?? [], params);
     }
+    checkExtractPlan(c.deps.accounts.plans, principal, params, tasks);
     if (scheduled && tasks.length === 0) throw problem('invalid_argument', 'A scheduled job needs at least one task.', { members: { parameter: 'tasks' } });
     if (tasks.length > MAX_TASKS_PER_JOB) throw problem('invalid_argument', `A job holds at most ${MAX_TASKS_PER_JOB} tasks.`);
     const webhook = await webhooks.check(principal, body.webhook);

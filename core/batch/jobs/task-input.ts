@@ -5,7 +5,10 @@
  * listed in `invalid_tasks` (`index`, `reason`, `value`), as the clients read them, the reason being
  * one of their input codes.
  */
+import type { PlanCatalogue } from '../../accounts/plans';
+import type { Principal } from '../../accounts';
 import { isApiError, problem } from '../../../base/errors';
+import { extractNotInPlan } from '../../fetch/calls';
 import { parameterOf, parseTaskParams } from '../../fetch/task';
 import { batchTask, type BatchTask } from '../store';
 
@@ -49,6 +52,12 @@ function urlProblem(raw: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'unsupported_scheme';
   if (!url.hostname) return 'missing_host';
   return undefined;
+}
+
+/** `extract` as on Fetch: only on plans that include Extract (402 AUTH010, nothing stored). */
+export function checkExtractPlan(plans: Pick<PlanCatalogue, 'withExtract'>, principal: Principal, jobParams: Record<string, string>, tasks: readonly BatchTask[]): void {
+  if (principal.plan.extract) return;
+  if (jobParams.extract !== undefined || tasks.some((task) => task.params?.extract !== undefined)) throw extractNotInPlan(plans, principal);
 }
 
 /** Checks the job's parameters once, with a placeholder URL: a bad one names the parameter. */

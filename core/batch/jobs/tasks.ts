@@ -12,7 +12,7 @@ import { batchIdempotencyWords, STALE_WRITER_MS, type CommandContext } from '../
 import { isTerminal } from '../runs/records';
 import type { RunView } from '../runs/view';
 import { MAX_TASKS_PER_JOB, type JobDoc } from '../store';
-import { checkTasksYielding, type TaskInput } from './task-input';
+import { checkExtractPlan, checkTasksYielding, type TaskInput } from './task-input';
 
 export interface Added {
   job: JobDoc;
@@ -33,6 +33,7 @@ export function taskCommands(c: CommandContext) {
 
   const append = async (principal: Principal, jobId: string, job: JobDoc, tasks: TaskInput[], lastBatch: boolean): Promise<Added> => {
     const stored = await checkTasksYielding(tasks, job.params);
+    checkExtractPlan(c.deps.accounts.plans, principal, job.params, stored);
     const owner = randomUUID();
     for (let attempt = 0; ; attempt++) {
       if (job.status !== 'open') throw closedRefusal(job);
