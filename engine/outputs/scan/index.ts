@@ -16,7 +16,10 @@
  *   rest of the page as the comment, and so does the scan.
  */
 import { CapReached, Nesting, type ParseCap, type ParseCaps } from './nesting';
-import { endsWithUnquotedValue, isNameChar, isNameStart, isSpace, RAW_TEXT_TAGS, VOID_TAGS } from './rules';
+import * as rules from './rules';
+
+// Read once: run through tsx, every use of an imported binding is a getter call, which the scan's loop felt.
+const { endsWithUnquotedValue, isNameChar, isNameStart, isSpace, RAW_TEXT_TAGS, VOID_TAGS } = rules;
 
 export type { ParseCap, ParseCaps } from './nesting';
 

@@ -3,7 +3,12 @@
  * nodes and depth counted, the first cap past thrown as CapReached. The whole-page scan (./index.ts)
  * and the scan of a page as it arrives (./stream.ts) share it, so both nest a page alike.
  */
-import { CLOSED_BY_CLOSING, CLOSED_BY_OPENING, P_CLOSED_BY_PARENT_EXCEPT } from './rules';
+import * as rules from './rules';
+
+// Read once: run through tsx, every use of an imported binding is a getter call, which the hot paths of a scan felt.
+const CLOSED_BY_CLOSING = rules.CLOSED_BY_CLOSING;
+const CLOSED_BY_OPENING = rules.CLOSED_BY_OPENING;
+const P_CLOSED_BY_PARENT_EXCEPT = rules.P_CLOSED_BY_PARENT_EXCEPT;
 
 /** What one page may make the parser do. */
 export interface ParseCaps {

@@ -11,9 +11,14 @@
  * whole-page scan. Text it has passed is dropped; the unfinished token is scanned again only once
  * what waits has doubled, so the work stays linear in the page.
  */
+import * as whole from './index';
 import { CapReached, Nesting, type ParseCap, type ParseCaps } from './nesting';
-import { BANG, DASH, GT, hasNonSpace, isCdataStart, NextOf, QUOTE, SLASH } from './index';
-import { endsWithUnquotedValue, isNameChar, isNameStart, isSpace, RAW_TEXT_TAGS, VOID_TAGS } from './rules';
+import * as rules from './rules';
+
+// Read once: run through tsx, every use of an imported binding is a getter call, which made this scan twice as slow.
+const { BANG, DASH, GT, QUOTE, SLASH, NextOf, hasNonSpace, isCdataStart } = whole;
+const { endsWithUnquotedValue, isNameChar, isNameStart, isSpace, RAW_TEXT_TAGS, VOID_TAGS } = rules;
+type NextOf = whole.NextOf;
 
 export interface StreamRefusal {
   cap: ParseCap;
@@ -23,12 +28,9 @@ export interface StreamRefusal {
 /** The pieces so far end before the token at the scan's position does. */
 const MORE = -1;
 
-interface StreamTag {
-  closing: boolean;
-  name: string;
-  end: number;
-  selfClosing: boolean;
-}
+/** The tag read last (one object, filled for each tag, as the whole-page scan does). */
+const tag = { closing: false, name: '', end: 0, selfClosing: false };
+type StreamTag = typeof tag;
 
 export class StreamScan {
   private readonly nesting: Nesting;
@@ -108,9 +110,9 @@ export class StreamScan {
           continue;
         }
       }
-      const tag = readTag(page, lt, gt, quote, apostrophe);
-      if (tag === MORE) return this.stop(lt, textFrom);
-      if (tag === undefined) {
+      const read = readTag(page, lt, gt, quote, apostrophe);
+      if (read === MORE) return this.stop(lt, textFrom);
+      if (read === undefined) {
         at = lt + 1;
         continue;
       }
@@ -195,7 +197,11 @@ function readTag(page: string, lt: number, gt: NextOf, quote: NextOf, apostrophe
   }
   const name = page.slice(nameStart, nameEnd).toLowerCase();
   if (selfClosing && !closing && !VOID_TAGS.has(name) && endsWithUnquotedValue(page, nameEnd, end - 2)) selfClosing = false;
-  return { closing, name, end, selfClosing };
+  tag.closing = closing;
+  tag.name = name;
+  tag.end = end;
+  tag.selfClosing = selfClosing;
+  return tag;
 }
 
 /** The end tag of a raw-text element (`</script`, any case, spaces, `>`) from `from` on, or MORE. */
