@@ -23,11 +23,9 @@
  * Everything runs on a private stack (FerretDB, Temporal, worker, API) on loopback.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createAccounts } from '../core/accounts';
 import { openDatabase } from '../base/db';
@@ -107,32 +105,19 @@ interface KindReport {
   beside: number[];
   roundRatios: string[];
   statuses: Record<string, number>;
-  cpu: { alone: { api: number; db: number; worker: number; abuser: number }; beside: { api: number; db: number; worker: number; abuser: number } };
+  cpu: { alone: { api: number; db: number; worker: number; abuser: number; site: number }; beside: { api: number; db: number; worker: number; abuser: number; site: number } };
   /** `paused`: the tenant's Batch job of 60 tasks at a healthy host, seconds per round. */
   batch?: { alone: number[]; beside: number[] };
 }
 
-/** The local site: a steady page, the hostile nested page, and a host that answers 429 for ten minutes. */
-async function startSite(): Promise<{ url: string; close(): void }> {
-  const depth = 900_000;
-  const nested = Buffer.from(`<html><body>${'<div>'.repeat(depth)}<p>deep</p>${'</div>'.repeat(depth)}</body></html>`);
-  const site = http.createServer((req, res) => {
-    const path = req.url ?? '/';
-    if (path.startsWith('/limited')) {
-      res.writeHead(429, { 'Retry-After': '600', 'Content-Type': 'text/plain' });
-      res.end('slow down');
-      return;
-    }
-    if (path === '/robots.txt') {
-      res.writeHead(404);
-      res.end();
-      return;
-    }
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.end(path === '/nested' ? nested : `<html><head><title>Steady</title></head><body><h1>A steady page</h1><p>${path}</p></body></html>`);
+/** The local site (fairness-site.ts) in a child process: a steady page, the hostile nested page, and a host that answers 429 for ten minutes. */
+async function startSite(): Promise<{ url: string; pid: number | undefined; close(): void }> {
+  const child: ChildProcess = fork(path.join(__dirname, 'fairness-site.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url?: string }) => (message.url ? resolve(message.url) : reject(new Error('the site sent no URL'))));
+    child.once('exit', (code) => reject(new Error(`the site exited with ${code}`)));
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(site.address() as AddressInfo).port}`, close: () => site.close() };
+  return { url, pid: child.pid, close: () => child.send({ stop: true }) };
 }
 
 async function main(): Promise<void> {
@@ -232,12 +217,12 @@ async function main(): Promise<void> {
       beside: [],
       roundRatios: [],
       statuses: {},
-      cpu: { alone: { api: 0, db: 0, worker: 0, abuser: 0 }, beside: { api: 0, db: 0, worker: 0, abuser: 0 } },
+      cpu: { alone: { api: 0, db: 0, worker: 0, abuser: 0, site: 0 }, beside: { api: 0, db: 0, worker: 0, abuser: 0, site: 0 } },
       ...(kind === 'paused' ? { batch: { alone: [], beside: [] } } : {}),
     };
-    const cpuNow = () => ({ api: cpuSeconds(pid('api')), db: cpuSeconds(pid('ferretdb')), worker: cpuSeconds(pid('worker')), abuser: cpuSeconds(abuser.pid) });
+    const cpuNow = () => ({ api: cpuSeconds(pid('api')), db: cpuSeconds(pid('ferretdb')), worker: cpuSeconds(pid('worker')), abuser: cpuSeconds(abuser.pid), site: cpuSeconds(site.pid) });
     const addCpu = (into: KindReport['cpu']['alone'], from: ReturnType<typeof cpuNow>, to: ReturnType<typeof cpuNow>) => {
-      for (const part of ['api', 'db', 'worker', 'abuser'] as const) into[part] += to[part] - from[part];
+      for (const part of ['api', 'db', 'worker', 'abuser', 'site'] as const) into[part] += to[part] - from[part];
     };
     // One warm-up round (not counted), then the rounds; the abuser's paused-host jobs are made at its first run and stay.
     for (let round = -1; round < rounds; round++) {
@@ -301,7 +286,7 @@ function printKind(report: KindReport): void {
   console.log(`\n[${report.kind}] p50/p99 ratio by round: ${report.roundRatios.join(', ')}`);
   console.log(`  abuser's answers: ${Object.entries(report.statuses).map(([what, n]) => `${what}: ${n}`).join(', ') || 'none'} (${(abusive / phase).toFixed(0)}/s)`);
   console.log(
-    `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}`,
+    `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}, the target site's ${share(report.cpu.alone.site)} → ${share(report.cpu.beside.site)}`,
   );
   if (report.batch) {
     const median = (values: number[]) => quantile(values, 0.5);

@@ -5,6 +5,9 @@
 export { createFetchEngine, type EngineConfig, type FetchEngine, type FetchEngineDeps } from './http/engine';
 export {
   engineError,
+  type BodyCheck,
+  type BodyRefusal,
+  type BodyWatch,
   type EngineError,
   type EngineErrorKind,
   type EngineFailure,
@@ -21,7 +24,7 @@ export { HostGate, retryAfterMs, type GateAnswer, type GateTicket, type Park, ty
 export { parseRobots, productToken, RobotsReader, type RobotsAnswer, type RobotsRules, type RobotsVerdict } from './robots';
 export { createRetrieval, type BrowserOptions, type Page, type Retrieval, type RetrievalError, type RetrievalMode, type RetrieveRequest, type RetrieveResult } from './retrieve';
 export { type DomainRungRecord, type DomainRungStore, type RungId } from './escalation';
-export { AUTO_CONFIGURATION_HEADER, configurationOf, describeRung, FETCH_CONFIGURATIONS, rungById, type ConfigurationId, type FetchConfiguration, type Rung } from './escalation';
+export { AUTO_CONFIGURATION_HEADER, configurationOf, DETECT_SCANNED_BYTES, describeRung, FETCH_CONFIGURATIONS, rungById, type ConfigurationId, type FetchConfiguration, type Rung } from './escalation';
 export { BLOCKABLE_TYPES, parseBlockResources, parseInstructions, type Device, type RenderError, type ScreenshotRequest } from './browser';
 export {
   autoparse,

@@ -16,7 +16,7 @@ import type { FetchEngine } from './http/engine';
 import { configurationOf } from './escalation/configurations';
 import { detectBlock, RUNGS, rungById, runLadder, type Attempt, type Rung, type RungMemory } from './escalation';
 import { FAILURES, type FailureKind } from './failures';
-import { engineError, type EngineMethod, type EngineProxyInfo, type HopGate } from './types';
+import { engineError, type BodyCheck, type BodyRefusal, type EngineMethod, type EngineProxyInfo, type HopGate } from './types';
 import { isHostWait, type GateAnswer, type HostGate, type HostWait, type Park } from './politeness';
 import type { RobotsReader } from './robots';
 import { documentFormatOfType } from './documents/detect';
@@ -69,6 +69,8 @@ export interface RetrieveRequest {
   maxHostWaitMs?: number;
   /** Waits at hosts run inside it: the caller gives back its shared slots meanwhile (Batch tasks). */
   park?: Park;
+  /** Watches a plain fetch's body as it is read (the parse caps of the outputs the caller wants): a refused body is not read further. */
+  pageCheck?: BodyCheck;
 }
 
 export interface Page {
@@ -78,6 +80,8 @@ export interface Page {
   /** The body as received (plain) or the rendered HTML as UTF-8 (browser). */
   body: Buffer;
   contentType?: string;
+  /** The request's `pageCheck` refused the page while it was downloaded: `body` is only its first part. */
+  refused?: BodyRefusal;
   /** Set when a browser rendered the page. */
   html?: string;
   finalUrl: string;
@@ -164,6 +168,7 @@ export function createRetrieval(deps: RetrievalDeps) {
         proxyCountry: request.proxyCountry,
         sessionId: request.sessionId,
         ...(gate ? { hops: hopsOf(request) } : {}),
+        ...(request.pageCheck ? { bodyCheck: request.pageCheck } : {}),
       },
       request.signal,
     );
@@ -174,6 +179,7 @@ export function createRetrieval(deps: RetrievalDeps) {
       headers: result.headers,
       body: result.body,
       contentType: result.contentType,
+      ...(result.refused ? { refused: result.refused } : {}),
       finalUrl: result.finalUrl,
       ...(result.proxy ? { proxy: result.proxy } : {}),
     };

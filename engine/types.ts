@@ -36,6 +36,25 @@ export interface EngineRequest {
   maxBytes?: number;
   /** Every hop of the request (its redirects included) asks its own host's turn here and says how that host answered. */
   hops?: HopGate;
+  /** Watches the final answer's body as it is read, and may cut its download short. */
+  bodyCheck?: BodyCheck;
+}
+
+/** A cap the caller's use of a body has (the parse caps of the outputs it wants), checked as the body arrives. */
+export interface BodyCheck {
+  /** Once the final answer's headers are in; undefined: the body is read unchecked. */
+  start(answer: { status: number; contentType?: string }): BodyWatch | undefined;
+}
+
+export interface BodyWatch {
+  /** The next bytes as received (no Content-Encoding); a refusal stops the download there. */
+  push(chunk: Uint8Array): BodyRefusal | undefined;
+}
+
+/** The cap a body went past, and the cap's value. */
+export interface BodyRefusal {
+  cap: 'size' | 'nodes' | 'depth';
+  limit: number;
 }
 
 /** What one hop gets at its host's turn: a ticket to hand the hop's answer back, or a failure (the caller would not wait, or went away). */
@@ -61,6 +80,8 @@ export interface EngineSuccess {
   body: Buffer;
   /** The Content-Type header value, if any (for the caller's charset and format decisions). */
   contentType?: string;
+  /** The request's body check refused the body: the download was cut, and `body` is only what came before. */
+  refused?: BodyRefusal;
   finalUrl: string;
   /** URLs that answered with a redirect, in order; empty when the first URL answered. */
   redirects: string[];

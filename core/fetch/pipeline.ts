@@ -18,13 +18,13 @@
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { decodeHtml, FAILURES, failureOf, isHtml, isHtmlRefused, type HtmlOutputs, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { decodeHtml, DETECT_SCANNED_BYTES, FAILURES, failureOf, HtmlRefused, isHtml, isHtmlRefused, type BodyCheck, type HtmlOutputs, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
 import { recipeForRequest, shapeExtract } from './extract';
 import type { FetchParams } from './params';
-import { answerStatus, htmlProblem, shapeResponse, targetStatusError, type Shaped } from './respond';
+import { answerStatus, htmlProblem, isShapedStatus, parsesPage, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
 import type { RenderRules } from './render-rules';
 import type { DocumentPool } from '../../engine';
@@ -131,6 +131,8 @@ export interface RetrievePageRequest {
   acceptAsIs?: (page: Page) => boolean;
   maxHostWaitMs?: number;
   park?: Park;
+  /** Watches a plain fetch's body as it is downloaded; a page it refuses comes back with `refused`. */
+  pageCheck?: BodyCheck;
 }
 
 export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules; documents?: DocumentPool }): FetchPipeline {
@@ -180,6 +182,9 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         recipe = await recipeForRequest(deps.recipes, params);
       }
       await billing.open(firstCost(params));
+      // A page the outputs will parse is held to the parse caps while it downloads: past one, the rest is never read.
+      const caps = parsesPage(params, recipe !== undefined) ? deps.html.pageCheck(DETECT_SCANNED_BYTES) : undefined;
+      const pageCheck: BodyCheck | undefined = caps && { start: (answer) => (isShapedStatus(answer.status, params) ? caps.start(answer) : undefined) };
       try {
         const retrieved = await retrievePage(
           {
@@ -196,6 +201,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
             ...(params.respectRobots ? { respectRobots: true } : {}),
             ...(job.maxHostWaitMs !== undefined ? { maxHostWaitMs: job.maxHostWaitMs } : {}),
             ...(job.park ? { park: job.park } : {}),
+            ...(pageCheck ? { pageCheck } : {}),
           },
           (credits) => billing.afford(credits),
         );
@@ -214,6 +220,8 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         const { page, rung } = retrieved;
         const statusError = targetStatusError(page, params);
         if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: isTransientStatus(page.status), interrupted: false, page, rung };
+        // Refused while it downloaded (the same refusal the outputs would give the whole page): nothing is settled, so nothing is charged.
+        if (page.refused) return { ok: false, error: htmlProblem(new HtmlRefused(page.refused.cap, page.refused.limit)), vetoed: false, retryable: false, interrupted: false, page, rung };
         // Documents (core/documents/fetch.ts): shaped and priced by their pages; a failure is never charged.
         const document = deps.documents && !recipe ? await shapeDocument(deps.documents, deps.html, page, params, job.signal) : null;
         if (document && !document.ok) return { ok: false, error: document.error, vetoed: false, retryable: document.retryable, interrupted: false, page, rung };

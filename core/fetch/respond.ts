@@ -22,9 +22,13 @@ export interface Shaped {
 /** Target statuses that are not the page the caller wanted. */
 const isFailureStatus = (status: number): boolean => status >= 400;
 
+/** A target status whose page is shaped and returned (not answered as an error of ours). */
+export const isShapedStatus = (status: number, params: Pick<FetchParams, 'originalStatus' | 'allowedStatusCodes'>): boolean =>
+  !isFailureStatus(status) || params.originalStatus || params.allowedStatusCodes.includes(status);
+
 /** The target's answer as an error of ours, or undefined when it is the content to return. */
 export function targetStatusError(page: Page, params: FetchParams): ApiError | undefined {
-  if (!isFailureStatus(page.status) || params.originalStatus || params.allowedStatusCodes.includes(page.status)) return undefined;
+  if (isShapedStatus(page.status, params)) return undefined;
   const members = { target_status: page.status };
   if (page.status === 404) {
     return problem('RESP002', 'The target answered 404: the page does not exist there.', { members });
@@ -76,6 +80,18 @@ export function htmlProblem(refused: HtmlRefused): ApiError {
   return problem('RESP005', `${refused.message} (${limit}); nothing was charged. Ask for the page as it is (no response_type, main_content, css_extractor, outputs, autoparse or extract) to get it anyway.`, {
     members: { limit, value: refused.value },
   });
+}
+
+/**
+ * Whether shaping this Fetch's page runs an HTML output on it (what `shapeResponse` below does first),
+ * so a page past a parse cap is refused whatever else it holds: its download may stop at the cap.
+ * Outputs that run on HTML pages only are left to the full check when the page is not one.
+ */
+export function parsesPage(params: FetchParams, extract: boolean): boolean {
+  if (extract) return true;
+  if (params.jsonResponse) return params.mainContent === true;
+  if (params.cssExtractor !== undefined || params.autoparse || params.outputs) return true;
+  return params.responseType === 'markdown' || params.responseType === 'plaintext' || (params.mainContent === true && params.responseType === undefined);
 }
 
 export async function shapeResponse(page: Page, params: FetchParams, outputs: HtmlOutputs, signal?: AbortSignal): Promise<Shaped> {

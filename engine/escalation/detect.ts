@@ -65,6 +65,8 @@ const SHORT_PAGE = 20_000;
 /** Visible text below this many characters, with scripts present, is a page that needs JavaScript. */
 const SCRIPT_ONLY_TEXT = 64;
 const SCANNED = 256 * 1024;
+/** The bytes of a body detection reads: a caller that cuts a download short keeps at least these. */
+export const DETECT_SCANNED_BYTES = SCANNED;
 
 export function detectBlock(response: ResponseView): BlockVerdict {
   const headers = headerMap(response.headers);

@@ -1,7 +1,7 @@
 /** `mode=auto`: the configurations as data, block detection, the ladder and its per-domain memory. */
 export { configurationOf, FETCH_CONFIGURATIONS, type ConfigurationId, type FetchConfiguration } from './configurations';
 export { AUTO_CONFIGURATION_HEADER, describeRung, RUNGS, rungById, type Capability, type Rung, type RungId } from './rungs';
-export { detectBlock, strippedText, type BlockVerdict, type ResponseView } from './detect';
+export { DETECT_SCANNED_BYTES, detectBlock, strippedText, type BlockVerdict, type ResponseView } from './detect';
 export {
   createRungMemory,
   InMemoryDomainRungStore,

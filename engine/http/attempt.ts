@@ -14,7 +14,7 @@ import net from 'node:net';
 import type { Dispatcher } from 'undici';
 import type { TargetGuard } from '../safety';
 import { bareHost } from '../safety';
-import { engineError, type EngineProxyInfo, type EngineResult, type HopGate } from '../types';
+import { engineError, type BodyCheck, type EngineProxyInfo, type EngineResult, type HopGate } from '../types';
 import { headerValue } from './headers';
 import { nextHop, type Hop } from './redirects';
 import { sendHop } from './transport';
@@ -30,6 +30,8 @@ export interface AttemptOptions {
   signal: AbortSignal;
   /** Each hop's turn at its host (the installation's host gate), its answer handed back. */
   hops?: HopGate;
+  /** Watches the final answer's body as it is read. */
+  bodyCheck?: BodyCheck;
 }
 
 /** Thrown errors (network, aborts) propagate to the engine, which classifies them. */
@@ -70,15 +72,17 @@ export async function runAttempt(first: Hop, options: AttemptOptions): Promise<E
         continue;
       }
 
-      const body = await response.read(options.maxBytes);
-      if (!body.ok) return engineError(body.kind, body.detail, { url: hop.url.href, ...proxyField });
       const contentType = headerValue(response.headers, 'content-type');
+      const watch = options.bodyCheck?.start({ status: response.status, ...(contentType !== undefined ? { contentType } : {}) });
+      const body = await response.read(options.maxBytes, watch);
+      if (!body.ok) return engineError(body.kind, body.detail, { url: hop.url.href, ...proxyField });
       return {
         ok: true,
         status: response.status,
         headers: response.headers,
         body: body.body,
         ...(contentType !== undefined ? { contentType } : {}),
+        ...(body.refused ? { refused: body.refused } : {}),
         finalUrl: hop.url.href,
         redirects,
         ...proxyField,

@@ -144,6 +144,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
         bodyTimeoutMs: timeouts.bodyMs,
         signal,
         ...(request.hops ? { hops: request.hops } : {}),
+        ...(request.bodyCheck ? { bodyCheck: request.bodyCheck } : {}),
       });
     } catch (error) {
       const extra = { url: request.url, ...(proxyInfo ? { proxy: proxyInfo } : {}) };

@@ -4,6 +4,7 @@
  * engine classifies them, because only it knows whether its deadline or its caller aborted.
  */
 import type { Dispatcher } from 'undici';
+import type { BodyRefusal, BodyWatch } from '../types';
 import { decodeBody } from './decode';
 import { headerPairs, headerValue, type HeaderList } from './headers';
 
@@ -21,14 +22,18 @@ export interface HopRequest {
 }
 
 export type BodyResult =
-  | { ok: true; body: Buffer }
+  /** `refused`: the watch refused the body and the download was cut; `body` is what came before. */
+  | { ok: true; body: Buffer; refused?: BodyRefusal }
   | { ok: false; kind: 'too_large' | 'protocol_error'; detail: string };
 
 export interface HopResponse {
   status: number;
   headers: HeaderList;
-  /** Reads the whole body, at most `maxBytes` as received and `maxBytes` once decoded. */
-  read(maxBytes: number): Promise<BodyResult>;
+  /**
+   * Reads the whole body, at most `maxBytes` as received and `maxBytes` once decoded. A `watch` sees
+   * each chunk of a body sent without Content-Encoding; its refusal closes the connection at once.
+   */
+  read(maxBytes: number, watch?: BodyWatch): Promise<BodyResult>;
   /** Drops the body (a redirect's); small bodies are drained so the connection can be reused. */
   discard(): Promise<void>;
 }
@@ -39,7 +44,7 @@ const tooLarge = (maxBytes: number): BodyResult => ({
   detail: `the response is larger than ${maxBytes} bytes`,
 });
 
-async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer | undefined> {
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number, watch?: BodyWatch): Promise<{ body: Buffer; refused?: BodyRefusal } | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -49,8 +54,14 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
       return undefined;
     }
     chunks.push(chunk);
+    const refused = watch?.push(chunk);
+    if (refused) {
+      // Nothing more is read: the connection closes with the rest of the body unsent.
+      body.destroy();
+      return { body: Buffer.concat(chunks, total), refused };
+    }
   }
-  return Buffer.concat(chunks, total);
+  return { body: Buffer.concat(chunks, total) };
 }
 
 export async function sendHop(hop: HopRequest): Promise<HopResponse> {
@@ -70,15 +81,19 @@ export async function sendHop(hop: HopRequest): Promise<HopResponse> {
   return {
     status: response.statusCode,
     headers: pairs,
-    async read(maxBytes) {
+    async read(maxBytes, watch) {
       const declared = Number(headerValue(pairs, 'content-length'));
       if (Number.isFinite(declared) && declared > maxBytes) {
         response.body.destroy();
         return tooLarge(maxBytes);
       }
-      const raw = await readCapped(response.body, maxBytes);
+      const encoding = headerValue(pairs, 'content-encoding');
+      // A compressed body is watched nowhere: the caller's full check runs on it once decoded.
+      const identity = (encoding ?? '').trim() === '' || encoding?.trim().toLowerCase() === 'identity';
+      const raw = await readCapped(response.body, maxBytes, identity ? watch : undefined);
       if (raw === undefined) return tooLarge(maxBytes);
-      const decoded = await decodeBody(raw, headerValue(pairs, 'content-encoding'), maxBytes);
+      if (raw.refused) return { ok: true, body: raw.body, refused: raw.refused };
+      const decoded = await decodeBody(raw.body, encoding, maxBytes);
       return decoded.ok ? { ok: true, body: decoded.body } : decoded;
     },
     async discard() {

@@ -11,6 +11,8 @@ import { isTaskFailure, loadTasksOnThisThread, taskModule, type TaskModule, type
 import { MAX_DEPTH } from './dom';
 import { HtmlRefused, type ParseCaps } from './limits';
 import { scanHtml } from './scan';
+import { watchPage } from './page-watch';
+import type { BodyCheck } from '../types';
 import { sourceText, type HtmlAnswer, type HtmlSource, type HtmlTaskInput, type OutputTasks } from './tasks';
 
 /** A table of HTML tasks (each made with `htmlTask`): the outputs' own (./tasks.ts), or another module's (Extract's). */
@@ -83,6 +85,16 @@ export class HtmlOutputs {
       if (error.reason === 'queue_full') throw new HtmlRefused('busy', 0);
       throw error;
     }
+  }
+
+  /**
+   * The parse caps applied to a page's bytes while they are downloaded (./page-watch.ts), for a
+   * caller whose outputs will parse the page: a page past a cap is refused before the rest is read.
+   * A refusal waits for `keepBytes` (what the caller still reads of the page).
+   */
+  pageCheck(keepBytes = 0): BodyCheck {
+    const { caps } = this.options;
+    return { start: (answer) => watchPage({ caps, keepBytes, ...(answer.contentType !== undefined ? { contentType: answer.contentType } : {}) }) };
   }
 
   /** The parse caps alone, on this thread (linear): the refusal of a page, or undefined. */

@@ -31,14 +31,45 @@ async function refusal(response: Response): Promise<{ status: number; code: stri
   return { status: body.status, code: body.code, limit: body.limit };
 }
 
+/** How the streamed deep page's download ended at the fixture: bytes written, and whether all were. */
+interface Served {
+  written: number;
+  finished: boolean;
+  closed: Promise<void>;
+}
+
 describe('pages built to stall the service', () => {
   let site: FixtureServer;
+  const served: Served[] = [];
   /** The site under a fixture host name, as crawls and MCP reach it. */
   const named = (path: string): string => `http://www.hostile.${FIXTURE_DOMAIN}:${site.port}${path}`;
 
   before(async () => {
     site = await startFixtureServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
+      if (path === '/deep-streamed') {
+        // The deep page in 16 KB writes, one every 10 ms (6 s in all): however much the sockets' buffers
+        // take, the fixture is still writing when a reader that stops after the first part closes the connection.
+        const bytes = Buffer.from(DEEP);
+        let onClose = (): void => undefined;
+        const record: Served = { written: 0, finished: false, closed: new Promise((resolve) => (onClose = resolve)) };
+        served.push(record);
+        res.once('close', onClose);
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': String(bytes.length) });
+        const next = (): void => {
+          if (res.destroyed) return;
+          if (record.written >= bytes.length) {
+            res.end(() => (record.finished = true));
+            return;
+          }
+          const chunk = bytes.subarray(record.written, record.written + 16 * 1024);
+          record.written += chunk.length;
+          if (res.write(chunk)) setTimeout(next, 10);
+          else res.once('drain', () => setTimeout(next, 10));
+        };
+        next();
+        return;
+      }
       const body = path === '/deep' ? DEEP : path === '/small' ? SMALL : path === '/big' ? BIG : path === '/' ? '<html><body><a href="/deep">deep</a> <a href="/small">small</a></body></html>' : undefined;
       res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(body ?? 'not found');
@@ -80,6 +111,19 @@ describe('pages built to stall the service', () => {
     expect(await hostile.used()).to.equal(usedBefore);
     expect(answers.length).to.be.greaterThan(0);
     for (const answer of answers) expect(answer, answer.what).to.include({ status: 200 });
+  });
+
+  it('stops downloading the deep page once its first part is past the depth cap: the connection closes before the page is sent', async () => {
+    const client = fetchClient(testStack().urls.api, await fetchAccount());
+    const usedBefore = await client.used();
+    const answer = await client.fetch({ url: `${site.url}deep-streamed`, response_type: 'markdown' });
+    expect(await refusal(answer)).to.deep.equal(REFUSED);
+    expect(await client.used()).to.equal(usedBefore);
+    const [record] = served.splice(0);
+    await record?.closed;
+    // 9.9 MB to send; the reader stopped after its first part, and only socket buffers hold more than that.
+    expect(record?.finished).to.equal(false);
+    expect(record?.written).to.be.below(Buffer.byteLength(DEEP));
   });
 
   it('converts a big ordinary page on a worker thread to the Markdown the converter gives, at the page\'s price', async () => {

@@ -15,29 +15,18 @@
  *   from every such opening to the end of the page, quadratic in their number; a browser reads the
  *   rest of the page as the comment, and so does the scan.
  */
-import { CLOSED_BY_CLOSING, CLOSED_BY_OPENING, endsWithUnquotedValue, isNameChar, isNameStart, isSpace, P_CLOSED_BY_PARENT_EXCEPT, RAW_TEXT_TAGS, VOID_TAGS } from './rules';
+import { CapReached, Nesting, type ParseCap, type ParseCaps } from './nesting';
+import * as rules from './rules';
 
-/** What one page may make the parser do. */
-export interface ParseCaps {
-  /** Characters of HTML. */
-  maxChars: number;
-  /** Nodes (elements and text), each move of a node when an element left open is closed counted as one more. */
-  maxNodes: number;
-  /** Elements open at once. */
-  maxDepth: number;
-}
+// Read once: run through tsx, every use of an imported binding is a getter call, which the scan's loop felt.
+const { endsWithUnquotedValue, isNameChar, isNameStart, isSpace, RAW_TEXT_TAGS, VOID_TAGS } = rules;
 
-export type ParseCap = 'size' | 'nodes' | 'depth';
+export type { ParseCap, ParseCaps } from './nesting';
 
 export type Scan =
   /** `html`: the page as the parser should read it. */
   | { ok: true; html: string; nodes: number; depth: number }
   | { ok: false; cap: ParseCap; limit: number };
-
-interface Open {
-  name: string | null;
-  children: number;
-}
 
 /** The tag the scan read last (one object, filled for each tag: the scan allocates little per tag). */
 class Tag {
@@ -54,15 +43,15 @@ class Tag {
   runsToEnd = false;
 }
 
-const GT = 0x3e;
-const SLASH = 0x2f;
-const QUOTE = 0x22;
-const BANG = 0x21;
-const DASH = 0x2d;
+export const GT = 0x3e;
+export const SLASH = 0x2f;
+export const QUOTE = 0x22;
+export const BANG = 0x21;
+export const DASH = 0x2d;
 
 const CDATA_START = '<![CDATA[';
 
-function isCdataStart(page: string, at: number): boolean {
+export function isCdataStart(page: string, at: number): boolean {
   for (let i = 0; i < CDATA_START.length; i++) if (page.charCodeAt(at + i) !== CDATA_START.charCodeAt(i)) return false;
   return true;
 }
@@ -72,7 +61,7 @@ function isCdataStart(page: string, at: number): boolean {
  * that mostly grow, so each occurrence is searched for once (a search per character of a long
  * attribute would make the scan as slow as the parse).
  */
-class NextOf {
+export class NextOf {
   private asked = -1;
   private found = -1;
 
@@ -117,13 +106,6 @@ class Rewrite {
   }
 }
 
-class CapReached {
-  constructor(
-    readonly cap: ParseCap,
-    readonly limit: number,
-  ) {}
-}
-
 export function scanHtml(page: string, caps: ParseCaps): Scan {
   if (page.length > caps.maxChars) return { ok: false, cap: 'size', limit: caps.maxChars };
   try {
@@ -136,23 +118,22 @@ export function scanHtml(page: string, caps: ParseCaps): Scan {
 }
 
 class Scanner {
-  private readonly stack: Open[] = [{ name: null, children: 0 }];
+  private readonly nesting: Nesting;
   private readonly rewrite: Rewrite;
   private readonly gt: NextOf;
   private readonly quote: NextOf;
   private readonly apostrophe: NextOf;
   private readonly tag = new Tag();
-  private nodes = 0;
-  private depth = 0;
   /** Where the text not yet made a node starts (the end of the last markup). */
   private textFrom = 0;
 
   constructor(
     private readonly page: string,
-    private readonly caps: ParseCaps,
+    caps: ParseCaps,
     /** The page holds a CDATA opening somewhere: the parser then reads CDATA sections in text as text. */
     private readonly cdata: boolean,
   ) {
+    this.nesting = new Nesting(caps);
     this.rewrite = new Rewrite(page);
     this.gt = new NextOf(page, '>');
     this.quote = new NextOf(page, '"');
@@ -223,8 +204,8 @@ class Scanner {
       if (closing || tag.selfClosing || VOID_TAGS.has(tag.name)) this.close(tag.name);
     }
     if (!stopped) this.textUpTo(end);
-    this.closeWhatIsLeftOpen();
-    return { ok: true, html: this.rewrite.toString(), nodes: this.nodes, depth: this.depth };
+    this.nesting.closeWhatIsLeftOpen();
+    return { ok: true, html: this.rewrite.toString(), nodes: this.nesting.nodes, depth: this.nesting.depth };
   }
 
   /** Reads the start or end tag at `lt` into `tag` as the parser's pattern reads it; false when `<` starts text. */
@@ -313,42 +294,12 @@ class Scanner {
     return undefined;
   }
 
-  private get top(): Open {
-    return this.stack[this.stack.length - 1] as Open;
-  }
-
   private open(tag: Tag): void {
-    if (!tag.selfClosing) {
-      for (let top = this.top; top.name !== null && CLOSED_BY_OPENING.get(top.name)?.has(tag.name); top = this.top) this.stack.pop();
-    }
-    this.top.children++;
-    this.count(1);
-    this.stack.push({ name: tag.name, children: 0 });
-    const depth = this.stack.length - 1;
-    if (depth > this.depth) {
-      this.depth = depth;
-      if (depth > this.caps.maxDepth) throw new CapReached('depth', this.caps.maxDepth);
-    }
+    this.nesting.open(tag.name, tag.selfClosing);
   }
 
   private close(name: string): void {
-    const { stack } = this;
-    for (;;) {
-      const top = this.top;
-      if (top.name === name) {
-        stack.pop();
-        return;
-      }
-      if (top.name !== null && CLOSED_BY_CLOSING.get(top.name)?.has(name)) {
-        stack.pop();
-        continue;
-      }
-      if (top.name === 'p' && stack.length > 2 && stack[stack.length - 2]?.name === name && !P_CLOSED_BY_PARENT_EXCEPT.has(name)) {
-        stack.pop();
-        continue;
-      }
-      return;
-    }
+    this.nesting.close(name);
   }
 
   /** Text between the last markup and `to` becomes a node of the open element. */
@@ -357,41 +308,12 @@ class Scanner {
   }
 
   private addText(): void {
-    this.top.children++;
-    this.count(1);
-  }
-
-  private count(nodes: number): void {
-    this.nodes += nodes;
-    if (this.nodes > this.caps.maxNodes) throw new CapReached('nodes', this.caps.maxNodes);
-  }
-
-  /**
-   * What the parser does with the elements still open at the end, counted: from the innermost out,
-   * each is removed from its parent (a pass over the parent's children) and its children appended to
-   * the parent, or, when the parent has the same name, to the grandparent (the parent then counts as closed).
-   */
-  private closeWhatIsLeftOpen(): void {
-    const { stack } = this;
-    while (stack.length > 1) {
-      const last = stack.pop() as Open;
-      const parent = this.top;
-      if (stack.length === 1) continue; // a child of the root stays where it is
-      if (last.name === parent.name) {
-        stack.pop();
-        this.count(parent.children + last.children);
-        parent.children -= 1;
-        this.top.children += last.children;
-      } else {
-        this.count(parent.children + last.children);
-        parent.children += last.children - 1;
-      }
-    }
+    this.nesting.addText();
   }
 }
 
 /** Whether `from..to` holds a character other than a space. */
-function hasNonSpace(page: string, from: number, to: number): boolean {
+export function hasNonSpace(page: string, from: number, to: number): boolean {
   for (let at = from; at < to; at++) if (!isSpace(page.charCodeAt(at))) return true;
   return false;
 }
