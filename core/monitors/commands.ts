@@ -162,7 +162,10 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
         const target = await watched(principal, body, await urlsHeld(principal, monitorId));
         Object.assign(set, target);
         // A URL taken out of the list is not announced as removed; a new crawl starts a new baseline.
-        if (target.urls) set.last_urls = monitor.last_urls.filter((url) => target.urls?.includes(url));
+        if (target.urls) {
+          const kept = new Set(target.urls);
+          set.last_urls = monitor.last_urls.filter((url) => kept.has(url));
+        }
         else Object.assign(set, { last_urls: [], baseline_at: null });
       }
       if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) {
