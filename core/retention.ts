@@ -75,6 +75,7 @@ export const RULES: Rule[] = [
   { kind: 'age', collection: 'monitor_parts', field: 'at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
   { kind: 'age', collection: 'monitor_charges', field: 'at', keepMs: (config) => config.resultsRetentionDays * DAY_MS },
   { kind: 'age', collection: 'monitors', field: 'updated_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS, extra: { status: 'deleted' } },
+  { kind: 'age', collection: 'monitor_lists', field: 'updated_at', keepMs: (config) => config.resultsRetentionDays * DAY_MS, extra: { deleted: true } },
   { kind: 'expiry', collection: 'domain_rungs', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_exports', field: 'expires_at' },
   { kind: 'expiry', collection: 'batch_job_inputs', field: 'expires_at' },

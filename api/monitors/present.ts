@@ -1,9 +1,9 @@
 /** Monitors, checks and changes as `/v1/monitors` and the MCP tools show them. */
-import type { CheckDoc, MonitorDoc, PageDoc } from '../../core/monitors/types';
+import type { CheckDoc, PageDoc, ShownMonitor } from '../../core/monitors/types';
 
 const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 
-export function presentMonitor(monitor: MonitorDoc, nextCheckAt: Date | null): Record<string, unknown> {
+export function presentMonitor(monitor: ShownMonitor, nextCheckAt: Date | null): Record<string, unknown> {
   return {
     monitor_id: monitor._id,
     name: monitor.name,

@@ -15,6 +15,7 @@ import { insertIgnoringDuplicates, isDuplicateKey } from '../../base/db';
 import { derivedTimedId } from '../../base/ids';
 import { claimByUpdate, endJob, type JobEndSurface } from '../jobs/end';
 import { monitorEvents, type EventRef } from './events';
+import { readList, writeList } from './lists';
 import { storedCheck } from './stored';
 import { emptyCounts, type CheckCounts, type CheckDoc, type MonitorDoc, type MonitorStore } from './store';
 
@@ -42,9 +43,6 @@ export function nominalTime(fireId: string): number | undefined {
   const at = match ? Date.parse(match[1] as string) : Number.NaN;
   return Number.isNaN(at) ? undefined : at;
 }
-
-/** A monitor without its URL lists (a monitor of 50,000 URLs is megabytes): what begin and the events read. */
-const LIGHT = { urls: 0, last_urls: 0 } as const;
 
 /** A lock older than this belongs to a check whose workflow was ended by hand: it is taken over. */
 const STALE_LOCK_MS = 6 * 3_600_000;
@@ -108,16 +106,17 @@ export function checkLifecycle(store: MonitorStore) {
       const { parts, pages } = await storedCheck(store, checkId);
       const found = pages.filter((page) => page.change === 'new' || page.change === 'same' || page.change === 'changed' || page.change === 'failed');
       // A page of the monitor failing this time (not gone: that is `removed`) stays one of its pages.
-      const listed = new Set(monitor.last_urls);
+      const last = await readList(store, monitor._id, 'last');
+      const listed = new Set(last);
       const kept = found.filter((page) => page.change !== 'failed' || listed.has(page.url));
       const urls = [...kept.map((page) => page.url), ...parts.flatMap((part) => part.same_urls)].sort();
-      const baseline = record.baseline && !monitor.baseline_at ? { baseline_at: record.ended_at ?? new Date() } : {};
-      // Most checks find the pages the last one found: the monitor is not written again then.
-      const same = urls.length === monitor.last_urls.length && urls.every((url, index) => url === monitor.last_urls[index]);
-      if (!same || Object.keys(baseline).length > 0) await store.monitors.updateOne({ _id: monitor._id }, { $set: { last_urls: urls, ...baseline } });
+      // Most checks find the pages the last one found: the list is not written again then.
+      const same = urls.length === last.length && urls.every((url, index) => url === last[index]);
+      if (!same) await writeList(store, monitor._id, 'last', urls);
+      if (record.baseline && !monitor.baseline_at) await store.monitors.updateOne({ _id: monitor._id }, { $set: { baseline_at: record.ended_at ?? new Date() } });
     },
     async follow(record) {
-      const monitor = await store.monitors.findOne({ _id: record.monitor_id }, { projection: LIGHT });
+      const monitor = await store.monitors.findOne({ _id: record.monitor_id });
       if (!monitor?.webhook || monitor.status === 'deleted') return [];
       return events.forCheck(store, monitor, record);
     },
@@ -125,7 +124,7 @@ export function checkLifecycle(store: MonitorStore) {
 
   return {
     async begin(input: BeginInput): Promise<Begun> {
-      const monitor = await store.monitors.findOne({ _id: input.monitorId }, { projection: LIGHT });
+      const monitor = await store.monitors.findOne({ _id: input.monitorId });
       if (!monitor || monitor.status === 'deleted') return { kind: 'skipped' };
       const checkId = input.checkId ?? derivedTimedId('chk', input.startedAt, input.fireId);
       const earlier = await store.checks.findOne({ _id: checkId });

@@ -14,7 +14,8 @@ import { cursorCodec } from '../jobs/cursor';
 import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_ATTRIBUTE, monitorManualCheckId } from '../jobs/workflow-names';
 import { checkCrawl, checkOutputs, checkUrls, checkWebhook, crawlLimits, type InputDeps, type MonitorBody } from './inputs';
 import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
-import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorOutputs, type MonitorStore, type PageDoc } from './store';
+import { markListsDeleted, readList, removeLists, shownMonitor, shownMonitors, writeList } from './lists';
+import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorOutputs, type MonitorStore, type PageDoc, type ShownMonitor } from './store';
 import { byUrl, storedCheck } from './stored';
 
 export interface MonitorCommandDeps extends InputDeps {
@@ -85,7 +86,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
   };
 
   return {
-    async create(principal: Principal, body: MonitorBody): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+    async create(principal: Principal, body: MonitorBody): Promise<{ monitor: ShownMonitor; nextCheckAt: Date | null }> {
       if (body.schedule === undefined) throw problem('invalid_argument', '`schedule` is required.', { members: { parameter: 'schedule' } });
       const schedule = parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal));
       const outputs = outputsFor(principal, body);
@@ -103,32 +104,35 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
           return { refused: error };
         }
         const now = new Date();
+        const { urls, ...watching } = target;
         const monitor: MonitorDoc = {
           _id: monitorId,
           account_id: principal.accountId,
           key_id: principal.keyId,
           name: body.name ?? '',
-          ...target,
+          ...watching,
           schedule,
           outputs,
           webhook,
           status: 'active',
           baseline_at: null,
-          last_urls: [],
           last_check_id: null,
           check_count: 0,
           created_at: now,
           updated_at: now,
         };
+        // The list first: the monitor's document is what makes it exist.
+        if (urls) await writeList(store, monitorId, 'urls', urls);
         await store.monitors.insertOne(monitor);
         try {
           await schedules.create(monitor._id, principal.accountId, schedule, false);
         } catch (error) {
           // Nothing is left behind by a start that did not happen.
           await store.monitors.deleteOne({ _id: monitor._id });
+          await removeLists(store, monitor._id);
           throw scheduleRefusal(error);
         }
-        return { monitor, nextCheckAt: await nextCheck(monitor) };
+        return { monitor: { ...monitor, urls }, nextCheckAt: await nextCheck(monitor) };
       });
       if ('refused' in outcome) {
         await accounts.holdings.release(principal, 'monitors', monitorId);
@@ -137,7 +141,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
       return outcome;
     },
 
-    async list(principal: Principal, query: { limit: number; cursor?: string }): Promise<Listed<MonitorDoc>> {
+    async list(principal: Principal, query: { limit: number; cursor?: string }): Promise<Listed<ShownMonitor>> {
       const after = decode(null, query.cursor);
       const found = await store.monitors
         .find({ account_id: principal.accountId, status: { $ne: 'deleted' }, ...(after ? { _id: { $lt: after } } : {}) })
@@ -145,28 +149,31 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
         .limit(query.limit + 1)
         .toArray();
       const items = found.slice(0, query.limit);
-      return { items, nextCursor: found.length > query.limit ? idCursor.encode(null, (items.at(-1) as MonitorDoc)._id) : null };
+      return { items: await shownMonitors(store, items), nextCursor: found.length > query.limit ? idCursor.encode(null, (items.at(-1) as MonitorDoc)._id) : null };
     },
 
-    async get(principal: Principal, monitorId: string): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+    async get(principal: Principal, monitorId: string): Promise<{ monitor: ShownMonitor; nextCheckAt: Date | null }> {
       const monitor = await own(principal, monitorId);
-      return { monitor, nextCheckAt: monitor.status === 'active' ? await nextCheck(monitor) : null };
+      return { monitor: await shownMonitor(store, monitor), nextCheckAt: monitor.status === 'active' ? await nextCheck(monitor) : null };
     },
 
-    async update(principal: Principal, monitorId: string, body: MonitorBody): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+    async update(principal: Principal, monitorId: string, body: MonitorBody): Promise<{ monitor: ShownMonitor; nextCheckAt: Date | null }> {
       const monitor = await own(principal, monitorId);
       const schedule: MonitorSchedule | undefined = body.schedule ? parseMonitorSchedule(body.schedule, minIntervalOf(deps.config, principal)) : undefined;
       const set: Partial<MonitorDoc> = { updated_at: new Date() };
       if (body.name !== undefined) set.name = body.name;
       if (body.urls !== undefined || body.crawl !== undefined) {
-        const target = await watched(principal, body, await urlsHeld(principal, monitorId));
-        Object.assign(set, target);
+        const { urls, ...watching } = await watched(principal, body, await urlsHeld(principal, monitorId));
+        Object.assign(set, watching);
         // A URL taken out of the list is not announced as removed; a new crawl starts a new baseline.
-        if (target.urls) {
-          const kept = new Set(target.urls);
-          set.last_urls = monitor.last_urls.filter((url) => kept.has(url));
+        if (urls) {
+          const kept = new Set(urls);
+          await writeList(store, monitorId, 'urls', urls);
+          await writeList(store, monitorId, 'last', (await readList(store, monitorId, 'last')).filter((url) => kept.has(url)));
+        } else {
+          await writeList(store, monitorId, 'last', []);
+          set.baseline_at = null;
         }
-        else Object.assign(set, { last_urls: [], baseline_at: null });
       }
       if (body.css_extractor !== undefined || body.main_content !== undefined || body.extract !== undefined) {
         set.outputs = outputsFor(principal, body);
@@ -181,7 +188,7 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
         set.schedule = schedule;
       }
       await store.monitors.updateOne({ _id: monitorId }, { $set: set });
-      const updated = { ...monitor, ...set };
+      const updated = await shownMonitor(store, { ...monitor, ...set });
       return { monitor: updated, nextCheckAt: updated.status === 'active' ? await nextCheck(updated) : null };
     },
 
@@ -189,16 +196,17 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
       await own(principal, monitorId);
       // Marked first: a check that starts meanwhile finds the monitor gone and announces nothing.
       await store.monitors.updateOne({ _id: monitorId }, { $set: { status: 'deleted', updated_at: new Date() } });
+      await markListsDeleted(store, monitorId);
       await schedules.remove(monitorId);
       await accounts.holdings.release(principal, 'monitors', monitorId);
     },
 
-    async setPaused(principal: Principal, monitorId: string, paused: boolean): Promise<{ monitor: MonitorDoc; nextCheckAt: Date | null }> {
+    async setPaused(principal: Principal, monitorId: string, paused: boolean): Promise<{ monitor: ShownMonitor; nextCheckAt: Date | null }> {
       const monitor = await own(principal, monitorId);
       await schedules.setPaused(monitorId, paused);
       const status = paused ? 'paused' : 'active';
       await store.monitors.updateOne({ _id: monitorId }, { $set: { status, updated_at: new Date() } });
-      const updated: MonitorDoc = { ...monitor, status };
+      const updated = await shownMonitor(store, { ...monitor, status });
       return { monitor: updated, nextCheckAt: paused ? null : await nextCheck(updated) };
     },
 

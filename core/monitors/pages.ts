@@ -25,6 +25,7 @@ import { JobCharges, type SliceBill } from '../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../jobs/work';
 import { checkPage, type PageCheckDeps } from './page-check';
 import { crawlPages, monitorTag, pageId, partId, type CheckDoc, type MonitorCrawl, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { readList } from './lists';
 import { pagesById, REMOVED_PART, storedCheck } from './stored';
 
 /** Pages billed under one hold and marker, read and written together (a Batch slice's size). */
@@ -81,12 +82,13 @@ export function checkPages(deps: PagesDeps) {
     const rules = crawl ? linkRules(crawl.url, { include: crawl.include_patterns ?? [], exclude: crawl.exclude_patterns ?? [], includeDocuments: crawl.include_documents !== false }) : undefined;
     // A crawl's pages keep their links (the next pages); a URL monitor folds the pages found the same into its parts.
     const fold = !crawl;
-    const queue: Target[] = crawl ? [{ url: crawl.url, depth: 0 }] : (monitor.urls ?? []).map((url) => ({ url, depth: 0 }));
+    const queue: Target[] = crawl ? [{ url: crawl.url, depth: 0 }] : (await readList(store, monitor._id, 'urls')).map((url) => ({ url, depth: 0 }));
     // URLs met, by the crawl's key (a link back to the start page is the start page).
     const seen = new Set(crawl ? [startKey(crawl.url)] : []);
     const limit = crawl ? crawlPages(crawl) : queue.length;
     // The pages the last check found: one of them answering 404 or 410 now is removed.
-    const listed = new Set(monitor.last_urls);
+    const lastUrls = await readList(store, monitor._id, 'last');
+    const listed = new Set(lastUrls);
     let refused: string | undefined;
     let processed = 0;
 
@@ -179,7 +181,7 @@ export function checkPages(deps: PagesDeps) {
     }
     if (refused) return { ok: false, reason: refused, detail: 'The account has no credits left for this check.' };
     // Pages the last check found and this one did not: gone (those answering 404 or 410 are recorded removed already).
-    const gone = monitor.last_urls.filter((url) => !done.has(url));
+    const gone = lastUrls.filter((url) => !done.has(url));
     const removed: PageDoc[] = gone.map((url) => ({
       _id: pageId(checkId, `removed|${url}`),
       check_id: checkId,

@@ -2,6 +2,7 @@
  * The monitors' collections and documents:
  *
  * - `monitors` `mon_…`: what a monitor watches, how often, what it compares and where it announces.
+ * - `monitor_lists` `<monitor>|urls`, `<monitor>|last`: its URLs and those its last check found (lists.ts).
  * - `monitor_checks` `chk_…`: one per check, its id derived from the fire (a retried fire finds its own).
  * - `monitor_pages` `<check>|<url hash>`: one page of a check, insert-once, with its change and credits;
  *   a check's counts and events are read from them, so a retried step never counts a page twice.
@@ -14,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import type { ChargeDoc } from '../jobs/charges';
-import type { CheckCounts, CheckDoc, LockDoc, MonitorDoc, PageDoc, PartDoc } from './types';
+import type { CheckCounts, CheckDoc, ListDoc, LockDoc, MonitorDoc, PageDoc, PartDoc } from './types';
 
 export * from './types';
 export const MONITOR_INDEXES: IndexRegistration = {
@@ -32,6 +33,7 @@ export const emptyCounts = (): CheckCounts => ({ pages_checked: 0, new: 0, chang
 export interface MonitorStore {
   db: Db;
   monitors: Collection<MonitorDoc>;
+  lists: Collection<ListDoc>;
   checks: Collection<CheckDoc>;
   pages: Collection<PageDoc>;
   parts: Collection<PartDoc>;
@@ -43,6 +45,7 @@ export function monitorStore(db: Db): MonitorStore {
   return {
     db,
     monitors: db.collection<MonitorDoc>('monitors'),
+    lists: db.collection<ListDoc>('monitor_lists'),
     checks: db.collection<CheckDoc>('monitor_checks'),
     pages: db.collection<PageDoc>('monitor_pages'),
     parts: db.collection<PartDoc>('monitor_parts'),

@@ -39,8 +39,7 @@ export interface MonitorDoc {
   account_id: string;
   key_id: string;
   name: string;
-  /** The URLs checked, or null for a crawl-based monitor. */
-  urls: string[] | null;
+  /** What a crawl-based monitor walks; null for one of listed URLs (its list is in `monitor_lists`, lists.ts). */
   crawl: MonitorCrawl | null;
   schedule: MonitorSchedule;
   outputs: MonitorOutputs;
@@ -50,11 +49,26 @@ export interface MonitorDoc {
   url_count: number;
   /** A check ended that recorded the baseline: later checks announce changes. */
   baseline_at: Date | null;
-  /** The URLs the last completed check found (a crawl-based monitor's removed pages are those gone). */
-  last_urls: string[];
   last_check_id: string | null;
   check_count: number;
   created_at: Date;
+  updated_at: Date;
+}
+
+/** A monitor as it is shown: with its URLs (null for a crawl-based one). */
+export type ShownMonitor = MonitorDoc & { urls: string[] | null };
+
+/**
+ * A monitor's URL list, kept apart from the monitor's document so that the reads of the monitor (each
+ * request about it, each step of a check) do not carry 50,000 URLs: `<monitor>|urls` the URLs checked,
+ * `<monitor>|last` the URLs the last completed check found (a page of those no longer found is removed).
+ */
+export interface ListDoc {
+  _id: string;
+  monitor_id: string;
+  urls: string[];
+  /** Set when the monitor is deleted (retention removes the list with it). */
+  deleted?: true;
   updated_at: Date;
 }
 

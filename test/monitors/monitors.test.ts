@@ -252,6 +252,9 @@ describe('monitors: checks on a schedule, one signed event per change', function
       await collections.collection('monitor_pages').updateMany({ check_id: old.check_id }, { $set: { fetched_at: then } });
       await collections.collection('monitor_parts').updateMany({ check_id: old.check_id }, { $set: { at: then } });
       await collections.collection('monitors').updateOne({ _id: gone.body.monitor_id }, { $set: { updated_at: then } });
+      await collections.collection('monitor_lists').updateMany({ monitor_id: gone.body.monitor_id }, { $set: { updated_at: then } });
+      // The live monitor's lists are as old: only a deleted monitor's go.
+      await collections.collection('monitor_lists').updateMany({ monitor_id: monitorId }, { $set: { updated_at: then } });
       await triggerScheduleNow(temporal.client, RETENTION_SCHEDULE_ID);
       const left = await call(account, 'GET', `/v1/monitors/${monitorId}/checks`);
       expect(left.body.checks.map((check: { check_id: string }) => check.check_id)).to.deep.equal([young.check_id]);
@@ -259,6 +262,9 @@ describe('monitors: checks on a schedule, one signed event per change', function
       expect(await collections.collection('monitor_parts').countDocuments({ check_id: old.check_id })).to.equal(0);
       expect(await collections.collection('monitor_pages').countDocuments({ check_id: young.check_id })).to.equal(1);
       expect(await collections.collection('monitors').countDocuments({ _id: gone.body.monitor_id })).to.equal(0);
+      expect(await collections.collection('monitor_lists').countDocuments({ monitor_id: gone.body.monitor_id })).to.equal(0);
+      expect(await collections.collection('monitor_lists').countDocuments({ monitor_id: monitorId })).to.equal(2);
+      expect((await call(account, 'GET', `/v1/monitors/${monitorId}`)).body.urls).to.deep.equal(ids.map((id) => site.url(id)));
       expect((await call(account, 'GET', `/v1/monitors/${monitorId}/checks/${young.check_id}`)).body.changes).to.have.length(1);
     } finally {
       await temporal.close();
