@@ -274,24 +274,9 @@ class Scanner {
     return at < this.page.length && (code === GT || isSpace(code) || (code === SLASH && this.page.charCodeAt(at + 1) === GT));
   }
 
-  /** The end tag of a raw-text element (`</script`, any case, spaces, `>`) from `from` on. */
+  /** The end tag of a raw-text element from `from` on. */
   private rawTextEnd(name: string, from: number): { from: number; to: number } | undefined {
-    const { page } = this;
-    for (let at = page.indexOf('</', from); at >= 0; at = page.indexOf('</', at + 2)) {
-      let cursor = at + 2;
-      let matched = true;
-      for (let i = 0; i < name.length; i++, cursor++) {
-        const code = page.charCodeAt(cursor);
-        if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== name.charCodeAt(i)) {
-          matched = false;
-          break;
-        }
-      }
-      if (!matched) continue;
-      while (cursor < page.length && isSpace(page.charCodeAt(cursor))) cursor++;
-      if (page.charCodeAt(cursor) === GT) return { from: at, to: cursor + 1 };
-    }
-    return undefined;
+    return rawTextEnd(this.page, name, from);
   }
 
   private open(tag: Tag): void {
@@ -316,4 +301,23 @@ class Scanner {
 export function hasNonSpace(page: string, from: number, to: number): boolean {
   for (let at = from; at < to; at++) if (!isSpace(page.charCodeAt(at))) return true;
   return false;
+}
+
+/** The end tag of a raw-text element (`</script`, any case, spaces, `>`) in `page` from `from` on (both scans). */
+export function rawTextEnd(page: string, name: string, from: number): { from: number; to: number } | undefined {
+  for (let at = page.indexOf('</', from); at >= 0; at = page.indexOf('</', at + 2)) {
+    let cursor = at + 2;
+    let matched = true;
+    for (let i = 0; i < name.length; i++, cursor++) {
+      const code = page.charCodeAt(cursor);
+      if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== name.charCodeAt(i)) {
+        matched = false;
+        break;
+      }
+    }
+    if (!matched) continue;
+    while (cursor < page.length && isSpace(page.charCodeAt(cursor))) cursor++;
+    if (page.charCodeAt(cursor) === GT) return { from: at, to: cursor + 1 };
+  }
+  return undefined;
 }

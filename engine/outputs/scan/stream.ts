@@ -204,21 +204,7 @@ function readTag(page: string, lt: number, gt: NextOf, quote: NextOf, apostrophe
   return tag;
 }
 
-/** The end tag of a raw-text element (`</script`, any case, spaces, `>`) from `from` on, or MORE. */
+/** The end tag of a raw-text element from `from` on, or MORE while it has not arrived. */
 function rawTextEnd(page: string, name: string, from: number): { from: number; to: number } | typeof MORE {
-  for (let at = page.indexOf('</', from); at >= 0; at = page.indexOf('</', at + 2)) {
-    let cursor = at + 2;
-    let matched = true;
-    for (let i = 0; i < name.length; i++, cursor++) {
-      const code = page.charCodeAt(cursor);
-      if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== name.charCodeAt(i)) {
-        matched = false;
-        break;
-      }
-    }
-    if (!matched) continue;
-    while (cursor < page.length && isSpace(page.charCodeAt(cursor))) cursor++;
-    if (page.charCodeAt(cursor) === GT) return { from: at, to: cursor + 1 };
-  }
-  return MORE;
+  return whole.rawTextEnd(page, name, from) ?? MORE;
 }

@@ -12,20 +12,9 @@ import { scanHtml, type ParseCaps } from '../../../engine/outputs/scan';
 import { StreamScan } from '../../../engine/outputs/scan/stream';
 import { watchPage } from '../../../engine/outputs/page-watch';
 import { SAMPLE_PAGES } from '../../fixtures/pages';
-
+import { seeded } from '../../helpers/random';
 const UNCAPPED: ParseCaps = { maxChars: Number.MAX_SAFE_INTEGER, maxNodes: Number.MAX_SAFE_INTEGER, maxDepth: Number.MAX_SAFE_INTEGER };
 
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 4294967296;
-  };
-}
 
 /** `text` in pieces: of `size` characters, or of random sizes up to `size` when `next` is given. */
 function split(text: string, size: number, next?: () => number): string[] {
@@ -83,7 +72,7 @@ function articlePages(count: number): string[] {
 
 describe('the pre-scan of a page as it downloads', () => {
   it('never refuses a sample or article page the whole-page scan accepts, however it is split, and reaches its depth', () => {
-    const next = random(7);
+    const next = seeded(7);
     for (const html of [...SAMPLE_PAGES.map((page) => page.html), ...articlePages(40)]) {
       expectNeverStricter(html, next);
       const whole = scanHtml(html, UNCAPPED);
@@ -94,7 +83,7 @@ describe('the pre-scan of a page as it downloads', () => {
   });
 
   it('never refuses random markup the whole-page scan accepts: tags, quotes, comments, CDATA and raw text split across pieces', () => {
-    const next = random(20261127);
+    const next = seeded(20261127);
     for (let round = 0; round < 5_000; round++) {
       let html = '';
       const atoms = 1 + Math.floor(next() * 60);
