@@ -24,7 +24,7 @@ import { startKey } from '../crawls/urls';
 import { JobCharges, type SliceBill } from '../jobs/charges';
 import { interruption, WorkFailure, type WorkContext } from '../jobs/work';
 import { checkPage, type PageCheckDeps } from './page-check';
-import { crawlPages, monitorTag, pageId, partId, type CheckDoc, type MonitorCrawl, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
+import { crawlPages, monitorTag, pageId, partId, type CheckDoc, type MonitorDoc, type MonitorStore, type PageDoc } from './store';
 import { readList } from './lists';
 import { pagesById, REMOVED_PART, storedCheck } from './stored';
 
@@ -231,7 +231,7 @@ export function checkPages(deps: PagesDeps) {
             fetched_at: outcome.recorded.stored ? outcome.recorded.version.fetchedAt : new Date(),
             previous_fetched_at: outcome.recorded.previous?.fetchedAt ?? null,
             diff: outcome.recorded.status === 'changed' && outcome.recorded.diff ? { text: outcome.recorded.diff.text, fields: outcome.recorded.diff.fields } : null,
-            ...(rules && opensAt(target.depth, monitorDoc.crawl?.depth ?? legacyDepth(monitorDoc.crawl)) ? { links: admittedLinks(outcome.html, outcome.finalUrl, rules) } : {}),
+            ...(rules && opensAt(target.depth, monitorDoc.crawl?.depth) ? { links: admittedLinks(outcome.html, outcome.finalUrl, rules) } : {}),
           }
         : {
             _id: pageId(checkDoc._id, target.url),
@@ -249,12 +249,6 @@ export function checkPages(deps: PagesDeps) {
       return page;
     }
   };
-}
-
-/** A monitor stored before crawl bodies kept `max_depth`. */
-function legacyDepth(crawl: MonitorCrawl | null): number | undefined {
-  const depth = (crawl as { max_depth?: unknown } | null)?.max_depth;
-  return typeof depth === 'number' ? depth : undefined;
 }
 
 export type CheckPages = ReturnType<typeof checkPages>;
