@@ -3,7 +3,7 @@
  * change, delete, pause, resume, check now, and a monitor's checks with their changes. Another
  * account's monitor reads as missing (404).
  */
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Accounts, Principal } from '../accounts';
 import { checkLimit } from '../accounts/limits';
 import type { Config } from '../../base/config';
@@ -15,7 +15,7 @@ import { ACCOUNT_ATTRIBUTE, JOB_ATTRIBUTE, MONITOR_CHECK_WORKFLOW_TYPE, STATUS_A
 import { checkCrawl, checkOutputs, checkUrls, checkWebhook, crawlLimits, type InputDeps, type MonitorBody } from './inputs';
 import { createMonitorSchedules, minIntervalOf, parseMonitorSchedule, type MonitorSchedule } from './schedule';
 import { markListsDeleted, readList, removeLists, shownMonitor, shownMonitors, writeList } from './lists';
-import { crawlPages, type CheckDoc, type MonitorDoc, type MonitorOutputs, type MonitorStore, type PageDoc, type ShownMonitor } from './store';
+import { crawlPages, emptyCounts, type CheckDoc, type MonitorDoc, type MonitorOutputs, type MonitorStore, type PageDoc, type ShownMonitor } from './store';
 import { byUrl, storedCheck } from './stored';
 
 export interface MonitorCommandDeps extends InputDeps {
@@ -47,6 +47,34 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
     const monitor = await store.monitors.findOne({ _id: monitorId, account_id: principal.accountId });
     if (!monitor || monitor.status === 'deleted') throw problem('not_found', `No monitor ${monitorId.slice(0, 64)} on this account.`);
     return monitor;
+  };
+
+  /**
+   * A check started now whose workflow has not written its record yet (a moment after the 202): shown
+   * running from its workflow, so the `check_id` a client was just given is never a 404.
+   */
+  const startedCheck = async (monitor: MonitorDoc, checkId: string): Promise<CheckDoc | null> => {
+    if (!/^chk_[0-9a-z]{1,60}$/.test(checkId)) return null;
+    let described: { startTime: Date; status: { name: string } };
+    try {
+      described = await deps.temporal.client.workflow.getHandle(monitorManualCheckId(monitor._id, checkId)).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    }
+    if (described.status.name !== 'RUNNING') return null;
+    return {
+      _id: checkId,
+      monitor_id: monitor._id,
+      account_id: monitor.account_id,
+      trigger: 'manual',
+      status: 'running',
+      baseline: monitor.baseline_at === null,
+      started_at: described.startTime,
+      ended_at: null,
+      scheduled_at: null,
+      ...emptyCounts(),
+    };
   };
 
   const nextCheck = (monitor: MonitorDoc): Promise<Date | null> => schedules.nextFire(monitor._id, monitor.schedule).catch(() => null);
@@ -245,8 +273,8 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
 
     /** A check with the pages that changed, appeared, went or failed (those found the same are counted only). */
     async check(principal: Principal, monitorId: string, checkId: string): Promise<{ check: CheckDoc; changes: PageDoc[] }> {
-      await own(principal, monitorId);
-      const check = await store.checks.findOne({ _id: checkId, monitor_id: monitorId });
+      const monitor = await own(principal, monitorId);
+      const check = (await store.checks.findOne({ _id: checkId, monitor_id: monitorId })) ?? (await startedCheck(monitor, checkId));
       if (!check) throw problem('not_found', `No check ${checkId.slice(0, 64)} of monitor ${monitorId}.`);
       const changes = (await storedCheck(store, checkId)).pages.filter((page) => page.change !== 'same').sort(byUrl).slice(0, 1000);
       return { check, changes };

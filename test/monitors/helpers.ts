@@ -19,10 +19,13 @@ export async function monitorAccount(options: { plan?: string } = {}): Promise<M
 
 export const call = (account: TestAccount, method: string, path: string, body?: unknown): Promise<Answer> => batchRequest(account.key, method, path, body);
 
-/** Starts a check now and answers it once it has ended. */
+/** Starts a check now and answers it once it has ended; the check id answered is readable at once. */
 export async function checkNow(account: TestAccount, monitorId: string): Promise<Json> {
   const started = await call(account, 'POST', `/v1/monitors/${monitorId}/check`);
   expect(started.status, JSON.stringify(started.body)).to.equal(202);
+  const first = await call(account, 'GET', `/v1/monitors/${monitorId}/checks/${started.body.check_id as string}`);
+  expect(first.status, JSON.stringify(first.body)).to.equal(200);
+  expect(first.body.check_id).to.equal(started.body.check_id);
   return waitForCheck(account, monitorId, started.body.check_id as string);
 }
 
