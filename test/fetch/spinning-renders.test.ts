@@ -126,10 +126,20 @@ describe('renders of one account against the machine’s browser', function () {
     expect(await Promise.all([spin(0), spin(1)])).to.deep.equal([504, 504]);
     // Two of the three allowed: the account still renders.
     expect((await spinner.fetch({ url: at('/ordinary?before'), js_render: 'true' })).status).to.equal(200);
-    expect(await spin(2)).to.equal(504);
+    // Only a render that held a page for most of the deadline counts: on a loaded machine one of these may
+    // have waited for its page first, so the account spins until its next render is refused (a few more at most).
+    let refused: Awaited<ReturnType<typeof spinner.fetch>>;
+    let spins = 2;
+    do {
+      expect(await spin(spins++)).to.equal(504);
+      refused = await spinner.fetch({ url: at('/ordinary'), js_render: 'true' });
+      if (refused.status !== 429) {
+        expect(refused.status).to.equal(200);
+        await refused.arrayBuffer();
+      }
+    } while (refused.status !== 429 && spins < 6);
 
     // Fetch: a fixed render, and mode=auto once it would render, are 429 naming the limit.
-    const refused = await spinner.fetch({ url: at('/ordinary'), js_render: 'true' });
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
     const problem = (await refused.json()) as { code: string; limit: string; allowed: number };
