@@ -109,7 +109,7 @@ interface KindReport {
   /** `paused`: the tenant's Batch job of 60 tasks at a healthy host, seconds per round. */
   batch?: { alone: number[]; beside: number[] };
   /** API resident memory (MB) after the warm-up round's alone phase, and after the kind's last round. */
-  rss?: { warm: number; end: number };
+  rss?: { warm: number; end: number; rounds: number[] };
 }
 
 /** The local site (fairness-site.ts) in a child process: a steady page, the hostile nested page, and a host that answers 429 for ten minutes. */
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
       const [quiet, batchAlone] = await Promise.all([steadyRun(), kind === 'paused' ? batchRun(round, 'alone') : Promise.resolve(0)]);
       const t1 = cpuNow();
       // The tenant's own load has grown the API to its working set by now: what follows is the abuse's.
-      if (round < 0) report.rss = { warm: rssMb(pid('api')), end: NaN };
+      if (round < 0) report.rss = { warm: rssMb(pid('api')), end: NaN, rounds: [] };
       abuser.send({ run: true });
       if (kind === 'paused') await new Promise((resolve) => setTimeout(resolve, 3_000));
       const [busy, batchBeside] = await Promise.all([steadyRun(), kind === 'paused' ? batchRun(round, 'beside') : Promise.resolve(0)]);
@@ -240,6 +240,7 @@ async function main(): Promise<void> {
       abuser.send({ run: false });
       report.statuses = (await counted).statuses ?? {};
       if (round < 0) continue;
+      report.rss?.rounds.push(rssMb(pid('api')));
       addCpu(report.cpu.alone, t0, t1);
       addCpu(report.cpu.beside, t1, cpuNow());
       report.alone.push(...quiet);
@@ -293,7 +294,7 @@ function printKind(report: KindReport): void {
   console.log(
     `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}, the target site's ${share(report.cpu.alone.site)} → ${share(report.cpu.beside.site)}`,
   );
-  if (report.rss) console.log(`  API RSS: ${report.rss.warm.toFixed(0)} MB once the tenant's load had warmed it, ${report.rss.end.toFixed(0)} MB after the kind's rounds (the abuse's growth: ${(report.rss.end - report.rss.warm).toFixed(0)} MB)`);
+  if (report.rss) console.log(`  API RSS: ${report.rss.warm.toFixed(0)} MB once the tenant's load had warmed it, ${report.rss.end.toFixed(0)} MB after the kind's rounds (the abuse's growth: ${(report.rss.end - report.rss.warm).toFixed(0)} MB; after each round's abuse: ${report.rss.rounds.map((mb) => mb.toFixed(0)).join(', ')} MB)`);
   if (report.batch) {
     const median = (values: number[]) => quantile(values, 0.5);
     console.log(`  the tenant's 60-task Batch job at a healthy host: ${median(report.batch.alone).toFixed(1)} s alone, ${median(report.batch.beside).toFixed(1)} s beside (${(median(report.batch.beside) / median(report.batch.alone)).toFixed(2)}x, medians of ${report.batch.alone.length})`);
