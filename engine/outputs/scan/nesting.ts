@@ -29,32 +29,64 @@ export class CapReached {
   ) {}
 }
 
-/** The open elements as two parallel stacks, their names and their children (no object per element: a deep page opens 50,000). */
+/**
+ * The open elements as two parallel stacks, their names (as numbers) and their children. Typed arrays,
+ * not one object nor one array slot per element: a deep page opens 50,000 elements, and arrays that
+ * big live in the JavaScript heap's large-object space, where every hostile page refused would
+ * otherwise add a megabyte or two for the old-generation collector (pauses felt by every request).
+ */
 export class Nesting {
-  /** `null`: the root. */
-  private readonly names: Array<string | null> = [null];
-  private readonly children: number[] = [0];
+  /** Each name's number (1, 2, …; 0 is the root), for this page only: as many as the page has names. */
+  private readonly ids = new Map<string, number>();
+  private readonly namesById: string[] = [''];
+  private names = new Uint32Array(64);
+  private children = new Uint32Array(64);
+  /** Open elements, the root included. */
+  private length = 1;
   nodes = 0;
   depth = 0;
 
   constructor(private readonly caps: ParseCaps) {}
 
+  /** The name of the element `below` levels under the top (null: the root or past it). */
+  private nameAt(below = 0): string | null {
+    const index = this.length - 1 - below;
+    return index > 0 ? (this.namesById[this.names[index] as number] as string) : null;
+  }
+
   private pop(): void {
-    this.names.pop();
-    this.children.pop();
+    this.length--;
+  }
+
+  private push(name: string): void {
+    let id = this.ids.get(name);
+    if (id === undefined) {
+      id = this.namesById.length;
+      this.ids.set(name, id);
+      this.namesById.push(name);
+    }
+    if (this.length === this.names.length) {
+      const names = new Uint32Array(this.length * 2);
+      names.set(this.names);
+      this.names = names;
+      const children = new Uint32Array(this.length * 2);
+      children.set(this.children);
+      this.children = children;
+    }
+    this.names[this.length] = id;
+    this.children[this.length] = 0;
+    this.length++;
   }
 
   /** A start tag: what it closes first (unless self-closing), then the element, one level deeper. */
   open(name: string, selfClosing: boolean): void {
-    const { names, children } = this;
     if (!selfClosing) {
-      for (let top = names[names.length - 1]; top !== null && top !== undefined && CLOSED_BY_OPENING.get(top)?.has(name); top = names[names.length - 1]) this.pop();
+      for (let top = this.nameAt(); top !== null && CLOSED_BY_OPENING.get(top)?.has(name); top = this.nameAt()) this.pop();
     }
-    children[children.length - 1]!++;
+    this.children[this.length - 1]!++;
     this.count(1);
-    names.push(name);
-    children.push(0);
-    const depth = names.length - 1;
+    this.push(name);
+    const depth = this.length - 1;
     if (depth > this.depth) {
       this.depth = depth;
       if (depth > this.caps.maxDepth) throw new CapReached('depth', this.caps.maxDepth);
@@ -62,18 +94,17 @@ export class Nesting {
   }
 
   close(name: string): void {
-    const { names } = this;
     for (;;) {
-      const top = names[names.length - 1];
+      const top = this.nameAt();
       if (top === name) {
         this.pop();
         return;
       }
-      if (top !== null && top !== undefined && CLOSED_BY_CLOSING.get(top)?.has(name)) {
+      if (top !== null && CLOSED_BY_CLOSING.get(top)?.has(name)) {
         this.pop();
         continue;
       }
-      if (top === 'p' && names.length > 2 && names[names.length - 2] === name && !P_CLOSED_BY_PARENT_EXCEPT.has(name)) {
+      if (top === 'p' && this.length > 2 && this.nameAt(1) === name && !P_CLOSED_BY_PARENT_EXCEPT.has(name)) {
         this.pop();
         continue;
       }
@@ -83,7 +114,7 @@ export class Nesting {
 
   /** A text node of the open element. */
   addText(): void {
-    this.children[this.children.length - 1]!++;
+    this.children[this.length - 1]!++;
     this.count(1);
   }
 
@@ -98,17 +129,18 @@ export class Nesting {
    * the parent, or, when the parent has the same name, to the grandparent (the parent then counts as closed).
    */
   closeWhatIsLeftOpen(): void {
-    const { names, children } = this;
-    while (names.length > 1) {
-      const lastName = names.pop();
-      const lastChildren = children.pop() as number;
-      if (names.length === 1) continue; // a child of the root stays where it is
-      const parent = names.length - 1;
+    const { children } = this;
+    while (this.length > 1) {
+      const lastName = this.nameAt();
+      const lastChildren = children[this.length - 1] as number;
+      this.pop();
+      if (this.length === 1) continue; // a child of the root stays where it is
+      const parent = this.length - 1;
       const parentChildren = children[parent] as number;
-      if (lastName === names[parent]) {
+      if (lastName === this.nameAt()) {
         this.pop();
         this.count(parentChildren + lastChildren);
-        children[names.length - 1]! += lastChildren;
+        children[this.length - 1]! += lastChildren;
       } else {
         this.count(parentChildren + lastChildren);
         children[parent] = parentChildren + lastChildren - 1;
