@@ -124,6 +124,15 @@ describe('hardening: floods of random API keys', function () {
       expect(await third.json()).to.include({ code: 'rate_limited', limit: 'auth_failures' });
       expect(third.headers.get('retry-after')).to.match(/^\d+$/);
       expect(third.headers.get('connection')).to.equal('close');
+      // So is a token no cache knows at /mcp.
+      const mcp = await fetch(`${held.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${randomBytes(20).toString('hex')}`, 'X-Forwarded-For': '198.51.100.65', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: '{}',
+      });
+      expect(mcp.status).to.equal(429);
+      expect(await mcp.json()).to.include({ error: 'rate_limited' });
+      expect(mcp.headers.get('connection')).to.equal('close');
       // The network's cached valid key and another network's keys are not held behind them.
       expect((await at('198.51.100.64', account.key)).status).to.equal(200);
       expect((await at('203.0.113.70', randomBytes(20).toString('hex'))).status).to.equal(401);
