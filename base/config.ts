@@ -418,7 +418,7 @@ const variables = {
     fallback: '1000',
     scope: 'api',
     description:
-      'How long a refusal of a client network over its failed key look-ups (AUTH_FAILURE_BURST) is held before its 429 is sent, so a client guessing keys sends at most one request per connection this often instead of thousands a second; at most AUTH_FAILURE_HOLDS_PER_NETWORK are held per network and 1,000 per process, the rest are answered at once. Every such refusal closes its connection. 0 answers at once.',
+      'How long a refusal of a client network over its failed key look-ups (AUTH_FAILURE_BURST) is held before its 429 is sent, so a client guessing keys sends at most one request per connection this often instead of thousands a second; each API process holds at most AUTH_FAILURE_HOLDS_PER_NETWORK per network and 1,000 in all, and answers the rest at once. Every such refusal closes its connection. 0 answers at once.',
   },
   AUTH_FAILURE_HOLDS_PER_NETWORK: {
     parse: integer(1, 1_000),

@@ -3,12 +3,12 @@
  * AUTH_FAILURE_HOLD_MS before they are answered. A refusal costs the database nothing, but it still
  * costs the API its HTTP handling: a client guessing keys over a few keep-alive connections got its
  * 429s back in about a millisecond and sent the next at once, thousands a second (bench/fairness.ts
- * `keys`: 5,000/s took 43% of a core and doubled the other tenants' p99). Held for a second, a client
+ * `keys`: 5,000/s took 43% of a core of the API and the other tenants' p99 went 4.7 times up). Held for a second, a client
  * that waits for its answers sends at most one request a second per connection, whatever its speed.
  *
  * What is held is bounded, and a held refusal holds nothing shared (no slot, no budget, no database
  * turn: only its own socket and a queue entry): at most AUTH_FAILURE_HOLDS_PER_NETWORK per network and
- * MAX_HELD in all. A refusal past either is answered at once, and every such refusal ends its connection
+ * MAX_HELD in all, in each API process. A refusal past either is answered at once, and every such refusal ends its connection
  * (authenticate.ts), so a client that opens more connections than it may have held pays a new
  * connection for each of the rest. The delay is the same for every refusal, so the queue is in due
  * order and one timer serves all of it.
@@ -82,7 +82,10 @@ export class RefusalHold {
       else this.byNetwork.delete(entry.network);
       entry.release();
     }
-    if (this.head > 1_024 && this.head * 2 > this.queue.length) {
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1_024 && this.head * 2 > this.queue.length) {
       this.queue.splice(0, this.head);
       this.head = 0;
     }
