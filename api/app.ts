@@ -51,6 +51,8 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
   const pauseLeft = registry.gauge('fetchplane_host_backoff_seconds', 'Seconds left of each paused host’s back-off, by host.');
   const keyLookUps = registry.gauge('fetchplane_api_key_lookups', 'Database look-ups of API keys by this process since it started, by what they found (valid, not_valid).');
   const refusedLookUps = registry.gauge('fetchplane_api_key_lookups_refused', 'Keys no cache knew, refused without a look-up since this process started: their network failed too many (AUTH_FAILURE_BURST).');
+  const heldRefusals = registry.gauge('fetchplane_api_key_refusals_held', 'Those refusals held now before they are answered (AUTH_FAILURE_HOLD_MS).');
+  const refusalHolds = registry.gauge('fetchplane_api_key_refusal_holds', 'Those refusals since this process started, by whether they were held or answered at once (their network or the process held as many as it may).');
   return {
     method: 'GET',
     path: '/metrics',
@@ -74,6 +76,12 @@ function metricsRoute(registry: Registry, deps: ApiDeps): Route {
         { labels: { result: 'not_valid' }, value: lookUps.refused },
       ]);
       refusedLookUps.setAll([{ labels: {}, value: deps.accounts.authFailures.refused }]);
+      const hold = deps.accounts.refusalHold;
+      heldRefusals.setAll([{ labels: {}, value: hold.holding }]);
+      refusalHolds.setAll([
+        { labels: { result: 'held' }, value: hold.counts.held },
+        { labels: { result: 'at_once' }, value: hold.counts.overflow },
+      ]);
       ctx.type = 'text/plain; version=0.0.4';
       ctx.body = registry.render();
     },

@@ -413,6 +413,19 @@ const variables = {
     scope: 'api',
     description: 'How fast a client network earns back failed key look-ups (AUTH_FAILURE_BURST) per minute.',
   },
+  AUTH_FAILURE_HOLD_MS: {
+    parse: integer(0, 5_000),
+    fallback: '1000',
+    scope: 'api',
+    description:
+      'How long a refusal of a client network over its failed key look-ups (AUTH_FAILURE_BURST) is held before its 429 is sent, so a client guessing keys sends at most one request per connection this often instead of thousands a second; each API process holds at most AUTH_FAILURE_HOLDS_PER_NETWORK per network and 1,000 in all, and answers the rest at once. Every such refusal closes its connection. 0 answers at once.',
+  },
+  AUTH_FAILURE_HOLDS_PER_NETWORK: {
+    parse: integer(1, 1_000),
+    fallback: '16',
+    scope: 'api',
+    description: 'Refusals of one client network held at once (AUTH_FAILURE_HOLD_MS); beyond, they are answered at once and their connections closed.',
+  },
   SLOT_LEASE_MS: {
     parse: integer(1_000, 3_600_000),
     fallback: '30000',

@@ -16,7 +16,9 @@
  *
  * A key no cache knows is looked up in the database only while the client's network has not failed
  * too many look-ups lately (core/accounts/auth-failures.ts): past that, 429 `rate_limited` (limit
- * `auth_failures`) with `Retry-After`, so well-formed random keys cannot reach the database at will.
+ * `auth_failures`) with `Retry-After`, so well-formed random keys cannot reach the database at will;
+ * that 429 is held a moment and closes its connection (core/accounts/refusal-hold.ts), so they cannot
+ * reach the API's HTTP handling at will either.
  * A known key's account then takes one request of its budget (core/accounts/request-budget.ts): past
  * it, 429 `rate_limited` with `Retry-After`, decided in memory before any database work and sent a
  * second later, so a client retrying at once cannot spin. A request of a database-backed surface then
@@ -123,8 +125,15 @@ export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 't
   return async (ctx, next) => {
     const presented = presentedKey(ctx, rule);
     if ('failure' in presented) throw failure(rule, presented.failure);
-    const check = await deps.accounts.keys.check(presented.key, { network: () => clientNetwork(clientAddress(ctx, deps.config.trustProxy)) });
-    if (!check.ok) throw check.reason === 'throttled' ? tooManyFailures(check.retryAfterSeconds) : failure(rule, check.reason);
+    let network: string | undefined;
+    const networkOf = (): string => (network ??= clientNetwork(clientAddress(ctx, deps.config.trustProxy)));
+    const check = await deps.accounts.keys.check(presented.key, { network: networkOf });
+    if (!check.ok && check.reason === 'throttled') {
+      // Held a moment first (refusal-hold.ts), before anything shared is taken: budget, slots, database.
+      await deps.accounts.refusalHold.hold(networkOf());
+      throw tooManyFailures(check.retryAfterSeconds);
+    }
+    if (!check.ok) throw failure(rule, check.reason);
     const admitted = deps.accounts.budget.take(check.principal.accountId, check.principal.plan.limits);
     if (!admitted.ok) {
       await deps.accounts.budget.hold(check.principal.accountId, admitted);
@@ -146,11 +155,15 @@ export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 't
   };
 }
 
-/** The 429 of a client network that sent too many keys that are not valid (core/accounts/auth-failures.ts). */
+/**
+ * The 429 of a client network that sent too many keys that are not valid (core/accounts/auth-failures.ts).
+ * It ends its connection: a client guessing keys over keep-alive connections must open a new one for
+ * each refusal, and those it cannot have held (core/accounts/refusal-hold.ts) cost it a handshake each.
+ */
 export function tooManyFailures(retryAfterSeconds: number): ApiError {
   return problem('rate_limited', `Too many requests from this network carried API keys that are not valid; retry in ${retryAfterSeconds} seconds.`, {
     members: { limit: 'auth_failures' },
-    headers: { 'Retry-After': String(retryAfterSeconds) },
+    headers: { 'Retry-After': String(retryAfterSeconds), Connection: 'close' },
   });
 }
 

@@ -169,7 +169,9 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
     const network = (): string => clientNetwork(clientAddress({ get: (name) => String(req.headers[name.toLowerCase()] ?? ''), req }, deps.config.trustProxy));
     const check = isWellFormedKey(match[1]) ? await deps.accounts.keys.check(match[1], { network }) : undefined;
     if (check && !check.ok && check.reason === 'throttled') {
-      res.writeHead(429, { 'Retry-After': String(check.retryAfterSeconds), 'Content-Type': 'application/json' });
+      // Held a moment and the connection closed, as on the REST surfaces (api/auth/authenticate.ts).
+      await deps.accounts.refusalHold.hold(network());
+      res.writeHead(429, { 'Retry-After': String(check.retryAfterSeconds), 'Content-Type': 'application/json', Connection: 'close' });
       res.end(JSON.stringify({ error: 'rate_limited', error_description: `Too many requests from this network carried tokens that are not valid; retry in ${check.retryAfterSeconds} seconds.` }));
       return undefined;
     }

@@ -12,6 +12,7 @@ import type { Config } from '../../base/config';
 import type { Logger } from '../../base/log';
 import { ApiProcesses } from './api-processes';
 import { AuthFailureLimiter } from './auth-failures';
+import { RefusalHold } from './refusal-hold';
 import { DatabaseShare } from './database-share';
 import { Allowances } from './allowances';
 import { retentionOf, type ChainDocument } from './chain';
@@ -30,7 +31,7 @@ import { AccountsError, AccountStore } from './store';
 
 export type AccountsConfig = PlanConfig &
   Pick<Config, 'keyCacheTtlMs' | 'slotLeaseMs' | 'slotClaimIdleMs' | 'creditHoldMs' | 'creditAllowance' | 'creditFlushMs' | 'ledgerRetentionHours' | 'signupRateLimit' | 'signupRateWindowMs'> &
-  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute' | 'workerHeartbeatMs' | 'accountDatabaseSharePercent'>>;
+  Partial<Pick<Config, 'limitRefusalMemoryMs' | 'authFailureBurst' | 'authFailuresPerMinute' | 'authFailureHoldMs' | 'authFailureHoldsPerNetwork' | 'workerHeartbeatMs' | 'accountDatabaseSharePercent'>>;
 
 export interface Accounts {
   clock: Clock;
@@ -49,6 +50,8 @@ export interface Accounts {
   budget: RequestBudget;
   /** Failed key look-ups per client network, checked in memory before the database (auth-failures.ts). */
   authFailures: AuthFailureLimiter;
+  /** Refusals of networks over their failed look-ups, held a moment before they are answered (refusal-hold.ts). */
+  refusalHold: RefusalHold;
   /** What an account holds at once, in numbered slots shared by every process (limit-gate.ts). */
   holdings: LimitGate;
   /** Each account's share of this process's database connections (database-share.ts). */
@@ -87,6 +90,7 @@ export function createAccounts(options: { db: Db; config: AccountsConfig; log: L
     store,
     keys,
     authFailures,
+    refusalHold: new RefusalHold({ holdMs: config.authFailureHoldMs ?? 1_000, perNetwork: config.authFailureHoldsPerNetwork ?? 16 }),
     charging,
     allowances,
     ledger,

@@ -2,7 +2,9 @@
  * Well-formed random API keys: each missed every cache and cost a database look-up, with no account
  * budget to stop them (444/s from one client slowed every other tenant). Failed look-ups are limited
  * per client network now, before the database: a flood of random keys gets 401 until its network's
- * allowance is spent, then 429, and costs at most that allowance in look-ups. Counted twice: by the
+ * allowance is spent, then 429, and costs at most that allowance in look-ups. Those 429s are held a
+ * moment (a few at once per network, the rest answered at once) and close their connections, so a
+ * flood cannot make the API answer refusals as fast as it sends them either. Counted twice: by the
  * API's /metrics and by the store's key look-up itself, instrumented in place (the database is real).
  */
 import { randomBytes } from 'node:crypto';
@@ -88,6 +90,63 @@ describe('hardening: floods of random API keys', function () {
     // The network spent one failure of its allowance, not 51.
     const next = await Promise.all(Array.from({ length: BURST - 1 }, () => from('192.0.2.11', randomBytes(20).toString('hex'))));
     expect(next.map((response) => response.status)).to.deep.equal(Array.from({ length: BURST - 1 }, () => 401));
+  });
+
+  it('holds a flooding network’s refusals before answering them, at most so many at once, and closes their connections', async () => {
+    // One failed look-up allowed, refusals held longer than the test needs, two at once per network.
+    const held = await startApp(undefined, {
+      env: { AUTH_FAILURE_BURST: '1', AUTH_FAILURES_PER_MINUTE: '0', AUTH_FAILURE_HOLD_MS: '5000', AUTH_FAILURE_HOLDS_PER_NETWORK: '2', KEY_CACHE_TTL_MS: '600000', TRUST_PROXY: 'true' },
+    });
+    try {
+      const at = (address: string, key: string) => fetch(`${held.url}/v1/subscriptions/self/details`, { headers: { 'X-API-Key': key, 'X-Forwarded-For': address } });
+      const heldNow = async (): Promise<number> => {
+        const text = await (await fetch(`${held.url}/metrics`, { headers: operatorHeaders() })).text();
+        return Number(text.split('\n').find((line) => line.startsWith('fetchplane_api_key_refusals_held '))?.split(' ').pop() ?? NaN);
+      };
+      const account = await newAccount(held.accounts);
+      expect((await at('198.51.100.60', account.key)).status).to.equal(200);
+      expect((await at('198.51.100.61', randomBytes(20).toString('hex'))).status, 'the one failure allowed').to.equal(401);
+
+      // Two refusals of the network are held: unanswered while the rest below is answered.
+      let answered = 0;
+      const holding = [0, 1].map(() =>
+        at('198.51.100.62', randomBytes(20).toString('hex')).then((response) => {
+          answered++;
+          return response;
+        }),
+      );
+      for (let poll = 0; poll < 200 && (await heldNow()) < 2; poll++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await heldNow(), 'refusals held').to.equal(2);
+
+      // The third is past the network's holds: answered at once, the same 429, and its connection ends.
+      const third = await at('198.51.100.63', randomBytes(20).toString('hex'));
+      expect(third.status).to.equal(429);
+      expect(await third.json()).to.include({ code: 'rate_limited', limit: 'auth_failures' });
+      expect(third.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(third.headers.get('connection')).to.equal('close');
+      // So is a token no cache knows at /mcp.
+      const mcp = await fetch(`${held.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${randomBytes(20).toString('hex')}`, 'X-Forwarded-For': '198.51.100.65', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: '{}',
+      });
+      expect(mcp.status).to.equal(429);
+      expect(await mcp.json()).to.include({ error: 'rate_limited' });
+      expect(mcp.headers.get('connection')).to.equal('close');
+      // The network's cached valid key and another network's keys are not held behind them.
+      expect((await at('198.51.100.64', account.key)).status).to.equal(200);
+      expect((await at('203.0.113.70', randomBytes(20).toString('hex'))).status).to.equal(401);
+      expect(answered, 'held refusals answered before the others').to.equal(0);
+
+      for (const response of await Promise.all(holding)) {
+        expect(response.status).to.equal(429);
+        expect(await response.json()).to.include({ code: 'rate_limited', limit: 'auth_failures' });
+        expect(response.headers.get('connection')).to.equal('close');
+      }
+      expect(await heldNow()).to.equal(0);
+    } finally {
+      await held.close();
+    }
   });
 
   it('keeps serving a valid key its network has used before, after its cache entry expired, while that network floods unknown keys', async () => {
