@@ -6,7 +6,7 @@
  *    one warm-up round that is not counted), so both sides see the same machine. Per kind: the steady
  *    tenant's p50 and p99 beside the abuse against alone (goals ≤ 1.5× and ≤ 3×, p99 over at least
  *    5,000 answers a side), the abuser's answers by status and the most requests it started within
- *    any 50 ms per round (its bursts), and the CPU each side cost. The kinds
+ *    any 50 ms per round past its first 2 s (its bursts), and the CPU each side cost. The kinds
  *    (`--kinds`, comma-separated; bench/fairness-abuser.ts says what each sends):
  *      creations  MCP sessions, scheduled jobs and CSV inputs as fast as the account may make them
  *      flood      job listings within the account's request budget, as fast as it lets them
@@ -291,7 +291,7 @@ function printKind(report: KindReport): void {
   const share = (value: number) => `${((100 * value) / phase).toFixed(0)}%`;
   const abusive = Object.values(report.statuses).reduce((sum, n) => sum + n, 0);
   console.log(`\n[${report.kind}] p50/p99 ratio by round: ${report.roundRatios.join(', ')}`);
-  console.log(`  the abuser's requests started within 50 ms at most, by round: ${report.bursts.join(', ') || 'none'}`);
+  console.log(`  the abuser's requests started within 50 ms at most (past each round's first 2 s), by round: ${report.bursts.join(', ') || 'none'}`);
   console.log(`  abuser's answers: ${Object.entries(report.statuses).map(([what, n]) => `${what}: ${n}`).join(', ') || 'none'} (${(abusive / phase).toFixed(0)}/s)`);
   console.log(
     `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}, the target site's ${share(report.cpu.alone.site)} → ${share(report.cpu.beside.site)}`,
