@@ -1,6 +1,8 @@
 /**
- * The plan's limits on scheduled jobs: how many an account holds (the Batch clients document 5) and the
- * shortest schedule `rate`. A refusal is 429 `quota_exceeded` naming the limit (core/accounts/limits.ts).
+ * The plan's limits on scheduled jobs: how many an account holds (the Batch clients document 5; counted
+ * by its `scheduled_jobs` slots, limit-gate.ts, which ask `scheduledJobStates` which holders still
+ * count) and the shortest schedule `rate`. A refusal is 429 `quota_exceeded` naming the limit
+ * (core/accounts/limits.ts).
  */
 import type { Principal } from '../../accounts';
 import type { Config } from '../../../base/config';
