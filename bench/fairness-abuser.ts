@@ -5,7 +5,8 @@
  *
  * Arguments: `--api <url> --keys <key,key,...> --site <url> --kind <kind> --loops <n>`, where the kind
  * is one of ABUSES below (each loop runs n times at once per key; `--site` is the bench's local site:
- * `/steady`, `/nested`, `/limited`).
+ * `/steady`, `/nested`, `/limited`). With the answers it sends, per phase, the most requests it started
+ * within any 50 ms after the phase's first 2 s: how bursty its load is, whatever else the machine runs.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -115,6 +116,24 @@ const ABUSES: Record<string, { once?: (key: string) => Promise<void>; loops: Loo
   },
 };
 
+/**
+ * When each request of the phase started (ms), and the most started within any BURST_MS of each phase
+ * so far, past its first SETTLE_MS (a phase opens on a full bucket: `request_burst` at once, by design).
+ */
+const starts: number[] = [];
+const BURST_MS = 50;
+const SETTLE_MS = 2_000;
+let phaseStart = 0;
+const bursts: number[] = [];
+const busiest = (times: number[]): number => {
+  let most = 0;
+  for (let first = 0, last = 0; last < times.length; last++) {
+    while ((times[last] as number) - (times[first] as number) >= BURST_MS) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+};
+
 let running = false;
 let ended = false;
 // One promise all paused loops wait on, replaced after each wake.
@@ -136,6 +155,7 @@ async function loop(work: Loop, key: string): Promise<void> {
       await resumed();
       continue;
     }
+    starts.push(performance.now());
     await work(key).catch(() => count('error', 0));
   }
 }
@@ -154,7 +174,13 @@ process.on('message', (message: { run?: boolean; stop?: boolean }) => {
     started = true;
     void Promise.all(keys.map((key) => abuse.once?.(key).catch(() => count('error', 0))));
   }
-  if (running) wakeAll();
-  if (!running) process.send?.({ statuses: Object.fromEntries(statuses) });
+  if (running) {
+    phaseStart = performance.now();
+    wakeAll();
+  }
+  if (!running) {
+    bursts.push(busiest(starts.splice(0).filter((at) => at - phaseStart >= SETTLE_MS)));
+    process.send?.({ statuses: Object.fromEntries(statuses), bursts });
+  }
 });
 process.send?.({ ready: true });

@@ -5,7 +5,8 @@
  *    account doing one kind of abuse, in alternating rounds (`--rounds` of `--seconds` each side, after
  *    one warm-up round that is not counted), so both sides see the same machine. Per kind: the steady
  *    tenant's p50 and p99 beside the abuse against alone (goals ≤ 1.5× and ≤ 3×, p99 over at least
- *    5,000 answers a side), the abuser's answers by status, and the CPU each side cost. The kinds
+ *    5,000 answers a side), the abuser's answers by status and the most requests it started within
+ *    any 50 ms per round past its first 2 s (its bursts), and the CPU each side cost. The kinds
  *    (`--kinds`, comma-separated; bench/fairness-abuser.ts says what each sends):
  *      creations  MCP sessions, scheduled jobs and CSV inputs as fast as the account may make them
  *      flood      job listings within the account's request budget, as fast as it lets them
@@ -105,6 +106,8 @@ interface KindReport {
   beside: number[];
   roundRatios: string[];
   statuses: Record<string, number>;
+  /** Per phase beside, the most requests the abuser started within any 50 ms. */
+  bursts: number[];
   cpu: { alone: { api: number; db: number; worker: number; abuser: number; site: number }; beside: { api: number; db: number; worker: number; abuser: number; site: number } };
   /** `paused`: the tenant's Batch job of 60 tasks at a healthy host, seconds per round. */
   batch?: { alone: number[]; beside: number[] };
@@ -219,6 +222,7 @@ async function main(): Promise<void> {
       beside: [],
       roundRatios: [],
       statuses: {},
+      bursts: [],
       cpu: { alone: { api: 0, db: 0, worker: 0, abuser: 0, site: 0 }, beside: { api: 0, db: 0, worker: 0, abuser: 0, site: 0 } },
       ...(kind === 'paused' ? { batch: { alone: [], beside: [] } } : {}),
     };
@@ -236,9 +240,12 @@ async function main(): Promise<void> {
       abuser.send({ run: true });
       if (kind === 'paused') await new Promise((resolve) => setTimeout(resolve, 3_000));
       const [busy, batchBeside] = await Promise.all([steadyRun(), kind === 'paused' ? batchRun(round, 'beside') : Promise.resolve(0)]);
-      const counted = fromAbuser<{ statuses?: Record<string, number> }>((message) => message.statuses !== undefined);
+      const counted = fromAbuser<{ statuses?: Record<string, number>; bursts?: number[] }>((message) => message.statuses !== undefined);
       abuser.send({ run: false });
-      report.statuses = (await counted).statuses ?? {};
+      const answer = await counted;
+      report.statuses = answer.statuses ?? {};
+      // The warm-up phase's is left out below with its latencies.
+      report.bursts = (answer.bursts ?? []).slice(1);
       if (round < 0) continue;
       report.rss?.rounds.push(rssMb(pid('api')));
       addCpu(report.cpu.alone, t0, t1);
@@ -290,6 +297,7 @@ function printKind(report: KindReport): void {
   const share = (value: number) => `${((100 * value) / phase).toFixed(0)}%`;
   const abusive = Object.values(report.statuses).reduce((sum, n) => sum + n, 0);
   console.log(`\n[${report.kind}] p50/p99 ratio by round: ${report.roundRatios.join(', ')}`);
+  console.log(`  the abuser's requests started within 50 ms at most (past each round's first 2 s), by round: ${report.bursts.join(', ') || 'none'}`);
   console.log(`  abuser's answers: ${Object.entries(report.statuses).map(([what, n]) => `${what}: ${n}`).join(', ') || 'none'} (${(abusive / phase).toFixed(0)}/s)`);
   console.log(
     `  CPU (share of a core) alone → beside: API ${share(report.cpu.alone.api)} → ${share(report.cpu.beside.api)}, FerretDB ${share(report.cpu.alone.db)} → ${share(report.cpu.beside.db)}, worker ${share(report.cpu.alone.worker)} → ${share(report.cpu.beside.worker)}, the abuser's own process ${share(report.cpu.beside.abuser)}, the target site's ${share(report.cpu.alone.site)} → ${share(report.cpu.beside.site)}`,

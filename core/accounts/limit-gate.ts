@@ -115,6 +115,17 @@ export class LimitGate {
   }
 
   /**
+   * The holders of the account's `limit` slots (by key, as `release` reads them): every such thing the
+   * account holds has one, so what is summed over them (an input's bytes) is read without a filter
+   * other than the key.
+   */
+  async holders(principal: Pick<Principal, 'accountId' | 'plan'>, limit: SlotLimit): Promise<string[]> {
+    const span = Math.max(principal.plan.limits[limit], RELEASE_SPAN);
+    const held = await this.records(principal.accountId, limit).read(span);
+    return held.map((holding) => holding.holder);
+  }
+
+  /**
    * Runs `create` after the account's earlier creations of `limit` in this process; a remembered
    * refusal (429 `quota_exceeded`) answers at once. For limits counted where they are stored.
    */

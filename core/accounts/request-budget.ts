@@ -27,6 +27,10 @@ interface Bucket {
   inFlight: number;
   /** Refusals being held back (`hold`). */
   held: number;
+  /** This process's share of the account's rate, as last taken (requests per second). */
+  rate: number;
+  /** When the last refusal held back is answered (epoch ms): the next one's turn comes a token later. */
+  lastTurn: number;
 }
 
 /** A refusal over the rate is answered this much later (`hold`). */
@@ -64,11 +68,12 @@ export class RequestBudget {
     let bucket = this.buckets.get(accountId);
     if (!bucket) {
       if (this.buckets.size >= MAX_BUCKETS) this.prune(now, limits);
-      bucket = { tokens: limits.requestBurst, at: now, inFlight: 0, held: 0 };
+      bucket = { tokens: limits.requestBurst, at: now, inFlight: 0, held: 0, rate: limits.requestsPerSecond, lastTurn: 0 };
       this.buckets.set(accountId, bucket);
     } else {
       bucket.tokens = Math.min(limits.requestBurst, bucket.tokens + ((now - bucket.at) / 1000) * limits.requestsPerSecond);
       bucket.at = now;
+      bucket.rate = limits.requestsPerSecond;
     }
     if (bucket.inFlight >= limits.requestsInFlight) return { ok: false, reason: 'in_flight', retryAfterSeconds: 1, waitMs: 0 };
     if (bucket.tokens < 1) {
@@ -90,21 +95,39 @@ export class RequestBudget {
   }
 
   /**
-   * Waits HOLD_MS before a refusal over the rate is sent, for at most HOLD_MAX_PER_ACCOUNT refusals of
-   * the account at once (beyond, they are sent at once). A client that ignores Retry-After and asks
-   * again at once then sends one request a second per connection past its budget, instead of as many
+   * Holds back a refusal over the rate until its turn (`holdMs`), for at most HOLD_MAX_PER_ACCOUNT
+   * refusals of the account at once (beyond, they are sent at once). A client that ignores Retry-After
+   * and asks again at once then sends about one request per token past its budget, instead of as many
    * as the API can refuse (measured: 0.27 ms of the API's CPU each); a timer costs the event loop
    * nothing meanwhile.
    */
-  async hold(accountId: string, refusal: { reason: 'rate' | 'in_flight' }): Promise<void> {
+  async hold(accountId: string, refusal: { reason: 'rate' | 'in_flight'; waitMs?: number }): Promise<void> {
+    const wait = this.holdMs(accountId, refusal);
     const bucket = this.buckets.get(accountId);
-    if (refusal.reason !== 'rate' || !bucket || bucket.held >= HOLD_MAX_PER_ACCOUNT) return;
+    if (wait === undefined || !bucket) return;
     bucket.held++;
     try {
-      await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      await new Promise((resolve) => setTimeout(resolve, wait));
     } finally {
       bucket.held--;
     }
+  }
+
+  /**
+   * How long a refusal over the rate is held back (undefined: answered at once). Its turn is the
+   * account's next token, and each refusal held after it gets the token after: with every refusal held
+   * the same HOLD_MS, a client's connections refused together came back together, found the bucket
+   * refilled and spent it at once, a burst of the account's requests each second that other accounts'
+   * requests queued behind. Turns a token apart pace them at the account's rate instead. At most HOLD_MS.
+   */
+  holdMs(accountId: string, refusal: { reason: 'rate' | 'in_flight'; waitMs?: number }): number | undefined {
+    const bucket = this.buckets.get(accountId);
+    if (refusal.reason !== 'rate' || !bucket || bucket.held >= HOLD_MAX_PER_ACCOUNT) return undefined;
+    const now = this.clock.now();
+    const spacing = 1000 / Math.max(bucket.rate, 1e-9);
+    const turn = Math.min(now + HOLD_MS, Math.max(now + (refusal.waitMs ?? spacing), bucket.lastTurn + spacing));
+    bucket.lastTurn = turn;
+    return turn - now;
   }
 
   private prune(now: number, limits: BudgetLimits): void {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Principal } from '../accounts';
 import type { LimitGate } from '../accounts/limit-gate';
-import { checkLimit } from '../accounts/limits';
 import { ApiError } from '../../base/errors';
 import { McpSessions, type McpInitialize, type McpSession } from './sessions';
 
@@ -32,16 +31,16 @@ export function mcpSessionCommands(db: Db, idleMs: number, holdings: LimitGate, 
     /**
      * Opens a session for the principal (stored before it is answered), unless its plan's sessions are
      * all open. Each session holds one of the account's `mcp_sessions` slots (limit-gate.ts), so
-     * concurrent initializes in any number of processes cannot all take the last place; the count
-     * still sees sessions opened without a slot. A refusal is answered from memory for a moment.
+     * concurrent initializes in any number of processes cannot all take the last place. The slots are
+     * the count: no query over the account's sessions (on FerretDB it would read every account's). A
+     * refusal is answered from memory for a moment.
      */
     async open(principal: Principal, initialize: McpInitialize): Promise<McpOpen> {
       const id = randomUUID();
       try {
-        await holdings.admit(principal, 'mcpSessions', { id, states: (ids) => store.states(ids) }, async () => {
-          checkLimit(principal, 'mcpSessions', await store.countOpen(principal.accountId));
-          await store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize });
-        });
+        await holdings.admit(principal, 'mcpSessions', { id, states: (ids) => store.states(ids) }, () =>
+          store.open({ id, accountId: principal.accountId, keyId: principal.keyId, initialize }),
+        );
       } catch (error) {
         if (error instanceof ApiError && error.code === 'quota_exceeded') return { ok: false, refusal: error };
         throw error;

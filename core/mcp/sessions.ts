@@ -98,11 +98,6 @@ export class McpSessions {
     return { id: doc._id, accountId: doc.account_id, keyId: doc.key_id, initialize: JSON.parse(doc.initialize) as McpInitialize, lastSeen: doc.last_seen.getTime() };
   }
 
-  /** The account's sessions not yet past their deadline (what its plan's `mcp_sessions` limits). */
-  async countOpen(accountId: string): Promise<number> {
-    return reaching(() => this.sessions.countDocuments({ account_id: accountId, expires_at: { $gt: new Date(this.now()) } }));
-  }
-
   /** Of the sessions `ids`, which are still open and which are past their deadline (absent: no record). */
   async states(ids: string[]): Promise<Map<string, 'live' | 'ended'>> {
     const docs = await reaching(() => this.sessions.find({ _id: { $in: ids } }, { projection: { expires_at: 1 } }).toArray());

@@ -24,7 +24,9 @@ export function inputCommands(c: CommandContext) {
       const doc = await store.inputs.findOne({ _id: inputId });
       if (!doc || doc.expires_at.getTime() < Date.now()) return false;
       if (doc.uploaded) throw problem('conflict', 'This input was already uploaded.');
-      await storeUpload(store, doc, await planOfAccount(deps.accounts, doc.account_id), body, deps.config.csvInputMaxBytes, declaredBytes);
+      const principal = await planOfAccount(deps.accounts, doc.account_id);
+      const inputIds = await deps.accounts.holdings.holders({ accountId: doc.account_id, plan: principal.plan }, 'storedInputs');
+      await storeUpload(store, doc, principal, inputIds, body, deps.config.csvInputMaxBytes, declaredBytes);
       return true;
     },
   };

@@ -8,7 +8,7 @@
  *                     input (core/jobs/blobs.ts); tasks.ts reads them back
  */
 import type { Principal } from '../../accounts';
-import { checkLimit, quotaExceeded } from '../../accounts/limits';
+import { quotaExceeded } from '../../accounts/limits';
 import { problem } from '../../../base/errors';
 import { newUlid } from '../../../base/ids';
 import { Blobs, type BlobOwner } from '../../jobs/blobs';
@@ -32,10 +32,17 @@ export interface InputTask {
 
 export type CsvOptions = JobInputDoc['csv'];
 
-/** The inputs an account still holds (not expired), and their bytes. */
-async function held(store: BatchStore, accountId: string): Promise<{ count: number; bytes: number }> {
-  const docs = await store.inputs.find({ account_id: accountId, expires_at: { $gt: new Date() } }, { projection: { bytes: 1 } }).toArray();
-  return { count: docs.length, bytes: docs.reduce((sum, doc) => sum + (doc.bytes ?? 0), 0) };
+/**
+ * The bytes of the inputs `ids` still stored (not expired) other than `except`. The ids are the
+ * holders of the account's `stored_inputs` slots (every input it holds has one): read by key, since on
+ * FerretDB a filter on the account would read every account's inputs.
+ */
+async function bytesHeld(store: BatchStore, ids: string[], except: string): Promise<number> {
+  const others = ids.filter((id) => id !== except);
+  if (others.length === 0) return 0;
+  const docs = await store.inputs.find({ _id: { $in: others } }, { projection: { bytes: 1, expires_at: 1 } }).toArray();
+  const now = Date.now();
+  return docs.reduce((sum, doc) => sum + (doc.expires_at.getTime() > now ? (doc.bytes ?? 0) : 0), 0);
 }
 
 /** A new input's id. */
@@ -48,9 +55,11 @@ export async function inputStates(store: BatchStore, ids: string[]): Promise<Map
   return new Map(docs.map((doc) => [doc._id, doc.expires_at.getTime() > now ? 'live' : 'ended']));
 }
 
-/** Allocates input `id` (refused past the plan's `stored_inputs`); the upload comes through its link. */
-export async function allocateInput(store: BatchStore, principal: Principal, csv: CsvOptions, id = newInputId(), now = new Date()): Promise<JobInputDoc> {
-  checkLimit(principal, 'storedInputs', (await held(store, principal.accountId)).count);
+/**
+ * Allocates input `id`, within one of the account's `stored_inputs` slots its caller took (the slots
+ * are the count); the upload comes through its link.
+ */
+export async function allocateInput(store: BatchStore, principal: Pick<Principal, 'accountId'>, csv: CsvOptions, id = newInputId(), now = new Date()): Promise<JobInputDoc> {
   const doc: JobInputDoc = {
     _id: id,
     account_id: principal.accountId,
@@ -90,6 +99,8 @@ export async function storeUpload(
   store: BatchStore,
   input: JobInputDoc,
   principal: Pick<Principal, 'plan'>,
+  /** The account's inputs: the holders of its `stored_inputs` slots. */
+  inputIds: string[],
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   declaredBytes = 0,
@@ -100,8 +111,7 @@ export async function storeUpload(
     throw tooLarge(maxBytes);
   }
   const blobs = new Blobs(store.db);
-  const others = await held(store, input.account_id);
-  const allowance = principal.plan.limits.storedInputBytes - others.bytes;
+  const allowance = principal.plan.limits.storedInputBytes - (await bytesHeld(store, inputIds, input._id));
   const reader = new CsvReader(input.csv.delimiter, input.csv.quote);
   let header: string[] | undefined = input.csv.header ? undefined : [];
   let columns: ReturnType<typeof columnsOf> | undefined = input.csv.header ? undefined : columnsOf(input.csv, []);

@@ -16,7 +16,7 @@ import { idempotent } from '../../jobs/idempotent';
 import { batchIdempotencyWords, type CommandContext } from '../context';
 import { inputTasks } from '../inputs/tasks';
 import type { RunView } from '../runs/view';
-import { checkScheduledJobs, scheduledJobStates, scheduleRulesFor } from '../schedules/limits';
+import { scheduledJobStates, scheduleRulesFor } from '../schedules/limits';
 import { parseSchedule, type JobSchedule } from '../schedules/parse';
 import { MAX_TASKS_PER_JOB, SLICE_SIZE, type BatchTask, type JobDoc } from '../store';
 import { checkExtractPlan, checkJobParams, checkTasksYielding, paramStrings, type TaskInput } from './task-input';
@@ -137,12 +137,13 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
           if (earlier) return { value: earlier, resultId: earlier._id };
           const jobId = claim?.recordId || newId('job');
           // A scheduled job holds one of the account's `scheduled_jobs` slots (limit-gate.ts): concurrent
-          // creations in any number of processes cannot all take the last place.
+          // creations in any number of processes cannot all take the last place. The slots are the
+          // count: no query over the account's jobs (on FerretDB it would read every account's).
           if (input.schedule) {
             const holder = { id: jobId, states: (ids: string[]) => scheduledJobStates(store, ids) };
-            return c.deps.accounts.holdings.admit(principal, 'scheduledJobs', holder, () => make(principal, jobId, input, body, claim, true));
+            return c.deps.accounts.holdings.admit(principal, 'scheduledJobs', holder, () => make(principal, jobId, input, body, claim));
           }
-          return make(principal, jobId, input, body, claim, false);
+          return make(principal, jobId, input, body, claim);
         },
       },
     );
@@ -150,8 +151,7 @@ export function createJobCommand(c: CommandContext, webhooks: WebhookCommands) {
   };
 
   /** The job written and started (regular) or scheduled, once the request is found valid. */
-  async function make(principal: Principal, jobId: string, input: Awaited<ReturnType<typeof shape>>, body: CreateJobRequest, claim: Claimed | undefined, scheduled: boolean) {
-    if (scheduled) await checkScheduledJobs(store, principal);
+  async function make(principal: Principal, jobId: string, input: Awaited<ReturnType<typeof shape>>, body: CreateJobRequest, claim: Claimed | undefined) {
     await c.probeCredits(principal);
     const now = new Date();
     const job: JobDoc = {

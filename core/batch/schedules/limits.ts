@@ -1,21 +1,16 @@
 /**
- * The plan's limits on scheduled jobs: how many an account holds (the Batch clients document 5) and the
- * shortest schedule `rate`. A refusal is 429 `quota_exceeded` naming the limit (core/accounts/limits.ts).
+ * The plan's limits on scheduled jobs: how many an account holds (the Batch clients document 5; counted
+ * by its `scheduled_jobs` slots, limit-gate.ts, which ask `scheduledJobStates` which holders still
+ * count) and the shortest schedule `rate`. A refusal is 429 `quota_exceeded` naming the limit
+ * (core/accounts/limits.ts).
  */
 import type { Principal } from '../../accounts';
-import { checkLimit } from '../../accounts/limits';
 import type { Config } from '../../../base/config';
 import type { BatchStore } from '../store';
 
 /** What `parseSchedule` is given: the plan's shortest rate (else the deployment's) and now. */
 export function scheduleRulesFor(config: Pick<Config, 'batchScheduleMinIntervalSeconds'>, principal: Pick<Principal, 'plan'> | undefined): { minIntervalSeconds: number; now: number } {
   return { minIntervalSeconds: principal?.plan.limits.scheduleIntervalSeconds ?? config.batchScheduleMinIntervalSeconds, now: Date.now() };
-}
-
-/** Refuses a scheduled job past the plan's `scheduled_jobs`. */
-export async function checkScheduledJobs(store: BatchStore, principal: Principal): Promise<void> {
-  const held = await store.jobs.countDocuments({ account_id: principal.accountId, type: 'scheduled', status: { $ne: 'deleted' } });
-  checkLimit(principal, 'scheduledJobs', held);
 }
 
 /** Of the jobs `ids`, which still count against `scheduled_jobs` (a deleted one does not). */
