@@ -18,13 +18,12 @@ import type { HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './c
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem-middleware';
 import type { LeanRoute } from './routes';
 
-/** Like Koa's: a repeated name gives an array; names are own properties, never the prototype's. */
+/** Like Koa's: a repeated name gives an array; an object without a prototype, so every name is an own property. */
 function parseQuery(search: string): ParsedQuery {
-  const query: ParsedQuery = {};
+  const query = Object.create(null) as ParsedQuery;
   for (const [name, value] of new URLSearchParams(search)) {
-    const previous = Object.hasOwn(query, name) ? query[name] : undefined;
-    const next = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-    Object.defineProperty(query, name, { value: next, writable: true, enumerable: true, configurable: true });
+    const previous = query[name];
+    query[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
   }
   return query;
 }
