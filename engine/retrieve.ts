@@ -320,7 +320,7 @@ export function createRetrieval(deps: RetrievalDeps) {
   return {
     guard,
     async retrieve(request: RetrieveRequest): Promise<RetrieveResult> {
-      const refusal = await robotsRefusal(request);
+      const refusal = request.respectRobots ? await robotsRefusal(request) : undefined;
       if (refusal) return { ok: false, error: refusal, attempts: [] };
       const premiumAvailable = engine.proxies.uses({ premium: true });
       if (request.mode.kind === 'fixed') {
