@@ -17,7 +17,7 @@ import { bareHost } from '../safety';
 import { engineError, type BodyCheck, type EngineProxyInfo, type EngineResult, type HopGate } from '../types';
 import { headerValue } from './headers';
 import { nextHop, type Hop } from './redirects';
-import { sendHop } from './transport';
+import { sendHop, type HopAbort } from './transport';
 
 export interface AttemptOptions {
   guard: TargetGuard;
@@ -27,7 +27,7 @@ export interface AttemptOptions {
   maxBytes: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  signal: AbortSignal;
+  signal: HopAbort;
   /** Each hop's turn at its host (the installation's host gate), its answer handed back. */
   hops?: HopGate;
   /** Watches the final answer's body as it is read. */

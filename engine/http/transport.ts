@@ -3,10 +3,28 @@
  * and decode it, or discard it (a redirect). Network failures are thrown as undici raised them; the
  * engine classifies them, because only it knows whether its deadline or its caller aborted.
  */
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { BodyRefusal, BodyWatch } from '../types';
 import { decodeBody } from './decode';
 import { headerPairs, headerValue, type HeaderList } from './headers';
+
+/**
+ * The fetch's own abort (its deadline, or its caller's), which only undici listens to. undici takes an
+ * EventEmitter with `aborted` and `reason` as a signal, and one costs a small fraction of an AbortSignal
+ * (creating an AbortSignal and listening to it take microseconds on Node 20, on every fetch).
+ */
+export class HopAbort extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
 
 export interface HopRequest {
   url: URL;
@@ -18,7 +36,7 @@ export interface HopRequest {
   dispatcher: Dispatcher;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  signal: AbortSignal;
+  signal: HopAbort;
 }
 
 export type BodyResult =
