@@ -269,8 +269,8 @@ export function createRetrieval(deps: RetrievalDeps) {
         try {
           return { ok: true, ...(await gate.enter(url, entryOf(request))) };
         } catch (error) {
-          if (isHostWait(error)) return engineError('host_paused', hostWaitDetail(error), { url });
-          if (request.signal?.aborted) return engineError('aborted', 'The request was cancelled while it waited for its turn at the host.', { url });
+          if (isHostWait(error)) return engineError('host_paused', hostWaitDetail(error), { url: url.href });
+          if (request.signal?.aborted) return engineError('aborted', 'The request was cancelled while it waited for its turn at the host.', { url: url.href });
           log.warn('host gate unavailable', { error: (error as Error).message });
           return { ok: true, done: () => undefined };
         }

@@ -43,7 +43,7 @@ export async function runAttempt(first: Hop, options: AttemptOptions): Promise<E
     const origin = await connectOrigin(hop.url, options);
     if (!origin.ok) return engineError(origin.kind, origin.reason, { url: hop.url.href, ...proxyField });
     // Each hop waits for its own host's turn, and its answer (a 429 at the end of a chain included) counts for that host only.
-    const turn = options.hops ? await options.hops.enter(hop.url.href) : undefined;
+    const turn = options.hops ? await options.hops.enter(hop.url) : undefined;
     if (turn && !turn.ok) return turn;
     let answer: { status: number; headers: Array<[string, string]> } | undefined;
     try {
