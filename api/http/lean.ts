@@ -18,12 +18,15 @@ import type { HttpContext, HttpMiddleware, ParsedQuery, RequestState } from './c
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem-middleware';
 import type { LeanRoute } from './routes';
 
-/** Like Koa's: a repeated name gives an array; an object without a prototype, so every name is an own property. */
+/** Like Koa's: a repeated name gives an array; names are own properties, never the prototype's. */
 function parseQuery(search: string): ParsedQuery {
-  const query = Object.create(null) as ParsedQuery;
+  const query: ParsedQuery = {};
   for (const [name, value] of new URLSearchParams(search)) {
-    const previous = query[name];
-    query[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    const previous = Object.hasOwn(query, name) ? query[name] : undefined;
+    const next = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    // Assigning makes an own property of any other name (Object's members are writable data); `__proto__` would set the prototype.
+    if (name === '__proto__') Object.defineProperty(query, name, { value: next, writable: true, enumerable: true, configurable: true });
+    else query[name] = next;
   }
   return query;
 }
