@@ -83,13 +83,15 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
 }
 
 export async function sendHop(hop: HopRequest): Promise<HopResponse> {
-  const headers = [...hop.headers];
-  if (hop.origin !== hop.url.origin) headers.push(['host', hop.url.host]);
+  // undici's flat name, value, name, value … list, built in one pass (Array.prototype.flat took a microsecond a hop).
+  const headers: string[] = [];
+  for (const [name, value] of hop.headers) headers.push(name, value);
+  if (hop.origin !== hop.url.origin) headers.push('host', hop.url.host);
   const response = await hop.dispatcher.request({
     origin: hop.origin,
     path: `${hop.url.pathname}${hop.url.search}`,
     method: hop.method as Dispatcher.HttpMethod,
-    headers: headers.flat(),
+    headers,
     body: hop.body,
     signal: hop.signal,
     headersTimeout: hop.headersTimeoutMs,
