@@ -34,13 +34,20 @@ function serialize(value: unknown): unknown {
 /** One JSON line per entry; a child shares the sink and level and adds its fields to every entry. */
 class JsonLogger implements Logger {
   private readonly threshold: number;
+  private merged: LogFields | undefined;
 
   constructor(
     private readonly level: LogLevel,
-    private readonly base: LogFields,
+    private readonly parentFields: LogFields,
     private readonly sink: LogSink,
+    /** A child's own fields, merged into the parent's at its first entry: a request's logger mostly writes none. */
+    private readonly ownFields?: LogFields,
   ) {
     this.threshold = rank[level];
+  }
+
+  private get base(): LogFields {
+    return (this.merged ??= this.ownFields ? { ...this.parentFields, ...this.ownFields } : this.parentFields);
   }
 
   enabled(at: LogLevel): boolean {
@@ -64,7 +71,7 @@ class JsonLogger implements Logger {
   }
 
   child(fields: LogFields): Logger {
-    return new JsonLogger(this.level, { ...this.base, ...fields }, this.sink);
+    return new JsonLogger(this.level, this.base, this.sink, fields);
   }
 
   private write(at: LogLevel, msg: string, fields?: LogFields): void {

@@ -28,7 +28,16 @@ export class Counter implements Metric {
   ) {}
 
   inc(labels: Labels = {}, by = 1): void {
+    this.incSeries(key(labels), by);
+  }
+
+  /** `inc` for a label set named once: the series id is built here, not at every count. */
+  bound(labels: Labels): (by?: number) => void {
     const id = key(labels);
+    return (by = 1) => this.incSeries(id, by);
+  }
+
+  private incSeries(id: string, by: number): void {
     this.values.set(id, (this.values.get(id) ?? 0) + by);
   }
 
@@ -48,7 +57,16 @@ export class Histogram implements Metric {
   ) {}
 
   observe(labels: Labels, value: number): void {
+    this.observeSeries(key(labels), value);
+  }
+
+  /** `observe` for a label set named once: the series id is built here, not at every observation. */
+  bound(labels: Labels): (value: number) => void {
     const id = key(labels);
+    return (value) => this.observeSeries(id, value);
+  }
+
+  private observeSeries(id: string, value: number): void {
     let entry = this.series.get(id);
     if (!entry) {
       entry = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };

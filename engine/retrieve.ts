@@ -269,8 +269,8 @@ export function createRetrieval(deps: RetrievalDeps) {
         try {
           return { ok: true, ...(await gate.enter(url, entryOf(request))) };
         } catch (error) {
-          if (isHostWait(error)) return engineError('host_paused', hostWaitDetail(error), { url });
-          if (request.signal?.aborted) return engineError('aborted', 'The request was cancelled while it waited for its turn at the host.', { url });
+          if (isHostWait(error)) return engineError('host_paused', hostWaitDetail(error), { url: url.href });
+          if (request.signal?.aborted) return engineError('aborted', 'The request was cancelled while it waited for its turn at the host.', { url: url.href });
           log.warn('host gate unavailable', { error: (error as Error).message });
           return { ok: true, done: () => undefined };
         }
@@ -320,7 +320,7 @@ export function createRetrieval(deps: RetrievalDeps) {
   return {
     guard,
     async retrieve(request: RetrieveRequest): Promise<RetrieveResult> {
-      const refusal = await robotsRefusal(request);
+      const refusal = request.respectRobots ? await robotsRefusal(request) : undefined;
       if (refusal) return { ok: false, error: refusal, attempts: [] };
       const premiumAvailable = engine.proxies.uses({ premium: true });
       if (request.mode.kind === 'fixed') {

@@ -61,7 +61,8 @@ export interface BodyRefusal {
 export type HopTurn = { ok: true; done(answer?: { status: number; headers: ReadonlyArray<readonly [string, string]> }): void } | EngineFailure;
 
 export interface HopGate {
-  enter(url: string): Promise<HopTurn>;
+  /** The hop's URL as it is fetched (parsed once, by the engine). */
+  enter(url: URL): Promise<HopTurn>;
 }
 
 export interface EngineProxyInfo {

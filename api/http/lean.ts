@@ -24,7 +24,9 @@ function parseQuery(search: string): ParsedQuery {
   for (const [name, value] of new URLSearchParams(search)) {
     const previous = Object.hasOwn(query, name) ? query[name] : undefined;
     const next = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-    Object.defineProperty(query, name, { value: next, writable: true, enumerable: true, configurable: true });
+    // Assigning makes an own property of any other name (Object's members are writable data); `__proto__` would set the prototype.
+    if (name === '__proto__') Object.defineProperty(query, name, { value: next, writable: true, enumerable: true, configurable: true });
+    else query[name] = next;
   }
   return query;
 }

@@ -34,7 +34,22 @@ export function httpMetrics(registry: Registry): HttpMetrics {
   };
 }
 
+/** Label sets seen at most (method, route, status): past it, the series are named again from scratch. */
+const MAX_SERIES = 1_000;
+
 export function problemMiddleware(options: { log: Logger; docsUrl: string; metrics: HttpMetrics }): HttpMiddleware {
+  // Per method, route and status, the two series every answer counts in: their ids are built once.
+  const series = new Map<string, { count: (by?: number) => void; observe: (value: number) => void }>();
+  const seriesOf = (method: string, route: string, status: string) => {
+    const id = `${method} ${route} ${status}`;
+    let found = series.get(id);
+    if (!found) {
+      if (series.size >= MAX_SERIES) series.clear();
+      found = { count: options.metrics.requests.bound({ method, route, status }), observe: options.metrics.duration.bound({ method, route }) };
+      series.set(id, found);
+    }
+    return found;
+  };
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
@@ -53,9 +68,10 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string; metri
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       // The route pattern, not the path: ids in paths would make a series per resource.
       const route = routePattern(ctx);
-      options.metrics.requests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      options.metrics.duration.observe({ method: ctx.method, route }, durationMs / 1000);
-      ctx.state.log.info('request', { method: ctx.method, route, status: ctx.status, duration_ms: durationMs });
+      const counted = seriesOf(ctx.method, route, String(ctx.status));
+      counted.count();
+      counted.observe(durationMs / 1000);
+      if (ctx.state.log.enabled('info')) ctx.state.log.info('request', { method: ctx.method, route, status: ctx.status, duration_ms: durationMs });
     }
   };
 }
@@ -63,8 +79,17 @@ export function problemMiddleware(options: { log: Logger; docsUrl: string; metri
 /** The matched route as the OpenAPI document spells it (`/claim/{account_id}/{token}`), or `unmatched`. */
 function routePattern(ctx: HttpContext): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  return typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
+  if (typeof matched !== 'string') return 'unmatched';
+  // The router's own patterns: as many as there are routes.
+  let pattern = PATTERNS.get(matched);
+  if (pattern === undefined) {
+    pattern = matched.replace(/:(\w+)/g, '{$1}');
+    PATTERNS.set(matched, pattern);
+  }
+  return pattern;
 }
+
+const PATTERNS = new Map<string, string>();
 
 function toApiError(ctx: HttpContext, error: unknown): ApiError {
   if (isApiError(error)) return error;

@@ -70,7 +70,8 @@ export class KeyCache {
     const digest = hashApiKey(key);
     const now = this.clock.now();
     const cached = this.entries.get(digest) ?? this.negative.get(digest);
-    if (cached && cached.expires > now && sameDigest(cached.digest, digest)) return cached.check;
+    // Found under its own digest: the entry's digest is this one (the look-up below compares the stored key's in constant time).
+    if (cached && cached.expires > now) return cached.check;
     let lookUp = this.pending.get(digest);
     if (!lookUp) {
       const ticket = options.network !== undefined && this.failures && !this.known.has(digest) ? this.failures.take(options.network()) : undefined;

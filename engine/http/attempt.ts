@@ -17,7 +17,7 @@ import { bareHost } from '../safety';
 import { engineError, type BodyCheck, type EngineProxyInfo, type EngineResult, type HopGate } from '../types';
 import { headerValue } from './headers';
 import { nextHop, type Hop } from './redirects';
-import { sendHop } from './transport';
+import { sendHop, type HopAbort } from './transport';
 
 export interface AttemptOptions {
   guard: TargetGuard;
@@ -27,7 +27,7 @@ export interface AttemptOptions {
   maxBytes: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  signal: AbortSignal;
+  signal: HopAbort;
   /** Each hop's turn at its host (the installation's host gate), its answer handed back. */
   hops?: HopGate;
   /** Watches the final answer's body as it is read. */
@@ -43,7 +43,7 @@ export async function runAttempt(first: Hop, options: AttemptOptions): Promise<E
     const origin = await connectOrigin(hop.url, options);
     if (!origin.ok) return engineError(origin.kind, origin.reason, { url: hop.url.href, ...proxyField });
     // Each hop waits for its own host's turn, and its answer (a 429 at the end of a chain included) counts for that host only.
-    const turn = options.hops ? await options.hops.enter(hop.url.href) : undefined;
+    const turn = options.hops ? await options.hops.enter(hop.url) : undefined;
     if (turn && !turn.ok) return turn;
     let answer: { status: number; headers: Array<[string, string]> } | undefined;
     try {

@@ -15,6 +15,7 @@ import { createTargetGuard, type TargetGuard } from '../safety';
 import { classifyTransportError } from './classify';
 import { buildRequestHeaders } from './headers';
 import { runAttempt } from './attempt';
+import { HopAbort } from './transport';
 import type { Hop } from './redirects';
 import { createProxyPools, type Proxy, type ProxyChoiceRequest, type ProxyPools } from '../proxies/pool';
 import { engineError, type EngineFailure, type EngineRequest, type EngineResult, type EngineTimeouts } from '../types';
@@ -82,8 +83,8 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
       bodyMs: request.timeouts?.bodyMs ?? config.fetchBodyTimeoutMs,
       totalMs: request.timeouts?.totalMs ?? config.fetchTotalTimeoutMs,
     };
-    // One signal for the attempt: the deadline or the caller's (AbortSignal.any costs more per request).
-    const deadline = new AbortController();
+    // One abort for the attempt: the deadline or the caller's (AbortSignal.any costs more per request).
+    const deadline = new HopAbort();
     let deadlinePassed = false;
     const timer = setTimeout(() => {
       deadlinePassed = true;
@@ -106,7 +107,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
         const choice = pools.choose(choiceRequest);
         if (!choice.ok) return lastFailure ?? engineError('proxy_unavailable', choice.reason, { url: request.url });
         const proxy = choice.proxy;
-        const result = await runOnce(first.hop, request, proxy, timeouts, deadline.signal, () => deadlinePassed, signal);
+        const result = await runOnce(first.hop, request, proxy, timeouts, deadline, () => deadlinePassed, signal);
         if (result.ok || result.error.kind !== 'proxy_failed' || !proxy) {
           if (engineLog.enabled('debug')) engineLog.debug('fetched', outcome(request, result, proxy));
           return result;
@@ -128,7 +129,7 @@ export function createFetchEngine({ config, log, now }: FetchEngineDeps): FetchE
     request: EngineRequest,
     proxy: Proxy | undefined,
     timeouts: EngineTimeouts,
-    signal: AbortSignal,
+    signal: HopAbort,
     deadlinePassed: () => boolean,
     callerSignal: AbortSignal | undefined,
   ): Promise<EngineResult> {

@@ -3,10 +3,28 @@
  * and decode it, or discard it (a redirect). Network failures are thrown as undici raised them; the
  * engine classifies them, because only it knows whether its deadline or its caller aborted.
  */
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { BodyRefusal, BodyWatch } from '../types';
 import { decodeBody } from './decode';
 import { headerPairs, headerValue, type HeaderList } from './headers';
+
+/**
+ * The fetch's own abort (its deadline, or its caller's), which only undici listens to. undici takes an
+ * EventEmitter with `aborted` and `reason` as a signal, and one costs a small fraction of an AbortSignal
+ * (creating an AbortSignal and listening to it take microseconds on Node 20, on every fetch).
+ */
+export class HopAbort extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
 
 export interface HopRequest {
   url: URL;
@@ -18,7 +36,7 @@ export interface HopRequest {
   dispatcher: Dispatcher;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  signal: AbortSignal;
+  signal: HopAbort;
 }
 
 export type BodyResult =
@@ -65,13 +83,15 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
 }
 
 export async function sendHop(hop: HopRequest): Promise<HopResponse> {
-  const headers = [...hop.headers];
-  if (hop.origin !== hop.url.origin) headers.push(['host', hop.url.host]);
+  // undici's flat name, value, name, value … list, built in one pass (Array.prototype.flat took a microsecond a hop).
+  const headers: string[] = [];
+  for (const [name, value] of hop.headers) headers.push(name, value);
+  if (hop.origin !== hop.url.origin) headers.push('host', hop.url.host);
   const response = await hop.dispatcher.request({
     origin: hop.origin,
     path: `${hop.url.pathname}${hop.url.search}`,
     method: hop.method as Dispatcher.HttpMethod,
-    headers: headers.flat(),
+    headers,
     body: hop.body,
     signal: hop.signal,
     headersTimeout: hop.headersTimeoutMs,

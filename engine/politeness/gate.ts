@@ -144,9 +144,9 @@ export class HostGate {
   }
 
   /** Waits for the host's turn; call `done` with the answer (or without, on failure). Throws HostWait past the caller's wait. */
-  async enter(url: string, entry: GateEntry): Promise<GateTicket> {
+  async enter(url: string | URL, entry: GateEntry): Promise<GateTicket> {
     const releases: Array<() => void> = [];
-    const keys = this.keys.of(new URL(url));
+    const keys = this.keys.of(typeof url === 'string' ? new URL(url) : url);
     const full: Entry = { ...entry, deadline: entry.maxWaitMs === undefined ? Infinity : this.now() + entry.maxWaitMs };
     try {
       const perAccount = this.governedNow(keys) ?? (await this.governed(keys));

@@ -24,9 +24,13 @@ export interface GateKey {
   host: boolean;
 }
 
+/** Hosts whose keys are remembered at most; past it, they are worked out afresh. */
+const MAX_KNOWN_HOSTS = 10_000;
+
 export class GateKeys {
   private readonly hosts = new Map<string, Budget>();
   private readonly domains = new Map<string, Budget>();
+  private readonly known = new Map<string, readonly GateKey[]>();
 
   constructor(private readonly rules: BudgetRules) {
     for (const entry of rules.named) {
@@ -37,13 +41,18 @@ export class GateKeys {
     }
   }
 
-  of(url: URL): GateKey[] {
+  of(url: URL): readonly GateKey[] {
+    // The keys depend on the host alone and the rules never change: worked out once per host.
+    const cached = this.known.get(url.host);
+    if (cached) return cached;
     const hostname = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const host = url.host.toLowerCase();
     const keys: GateKey[] = [{ key: host, budget: this.hosts.get(host) ?? this.hosts.get(hostname) ?? this.rules.defaults, host: true }];
     const domain = registrableDomain(hostname);
     const shared = domain ? this.domains.get(domain) : undefined;
     if (domain && shared) keys.push({ key: `*.${domain}`, budget: shared, host: false });
+    if (this.known.size >= MAX_KNOWN_HOSTS) this.known.clear();
+    this.known.set(url.host, keys);
     return keys;
   }
 }
