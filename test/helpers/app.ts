@@ -99,10 +99,12 @@ export interface TestAccount {
 /** A new account with one key; `credits` / `concurrency` override the plan's limits. */
 export async function newAccount(
   accounts: Accounts,
-  options: { plan?: string; credits?: number; concurrency?: number; keyCap?: number } = {},
+  options: { plan?: string; credits?: number; concurrency?: number; keyCap?: number; requestsPerSecond?: number; requestBurst?: number } = {},
 ): Promise<TestAccount> {
   const overrides = Object.fromEntries(
-    Object.entries({ credits: options.credits, concurrency: options.concurrency }).filter(([, value]) => value !== undefined),
+    Object.entries({ credits: options.credits, concurrency: options.concurrency, requestsPerSecond: options.requestsPerSecond, requestBurst: options.requestBurst }).filter(
+      ([, value]) => value !== undefined,
+    ),
   );
   const account = await accounts.store.createAccount({ plan: options.plan ?? 'free', overrides });
   const { key, doc } = await accounts.store.createKey(account._id, { creditCap: options.keyCap ?? null });
