@@ -145,3 +145,6 @@ export const problem = (code: ErrorCode, detail: string, options?: ProblemOption
 /** Discriminates without `instanceof`, which breaks across module copies. */
 export const isApiError = (error: unknown): error is ApiError =>
   typeof error === 'object' && error !== null && (error as { kind?: unknown }).kind === 'api-error';
+
+/** "1 second", "30 seconds": a wait as a message words it. */
+export const secondsText = (seconds: number): string => `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;

@@ -8,7 +8,7 @@ import type { Accounts } from '../../core/accounts';
 import type { Services } from '../../core/services';
 import { clientNetwork } from '../../core/accounts/signups';
 import type { Config } from '../../base/config';
-import { isApiError } from '../../base/errors';
+import { isApiError, secondsText } from '../../base/errors';
 import type { AppContext, RequestState } from '../http/context';
 import type { Route } from '../http/routes';
 import { authenticate, principalOf, securityOf } from '../auth/authenticate';
@@ -123,7 +123,7 @@ export function agentRoutes(deps: AgentDeps): Route[] {
         if (!rate.ok) {
           ctx.status = 429;
           ctx.set('Retry-After', String(rate.retryAfterSeconds));
-          ctx.body = { error: 'rate_limited', message: `Too many signup requests from this network; try again in ${rate.retryAfterSeconds} seconds.` };
+          ctx.body = { error: 'rate_limited', message: `Too many signup requests from this network; try again in ${secondsText(rate.retryAfterSeconds)}.` };
           return;
         }
         const outcome = await accounts.signups.signUp(network, provenanceOf(ctx, body as Record<string, unknown>));
@@ -132,7 +132,7 @@ export function agentRoutes(deps: AgentDeps): Route[] {
           ctx.set('Retry-After', String(outcome.retryAfterSeconds));
           ctx.body = {
             error: 'rate_limited',
-            message: `Too many accounts were created from this network; try again in ${outcome.retryAfterSeconds} seconds.`,
+            message: `Too many accounts were created from this network; try again in ${secondsText(outcome.retryAfterSeconds)}.`,
           };
           return;
         }

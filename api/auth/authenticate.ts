@@ -32,7 +32,7 @@ import type { Accounts, Principal } from '../../core/accounts';
 import { isWellFormedKey } from '../../core/accounts/keys';
 import { clientNetwork } from '../../core/accounts/signups';
 import type { Config } from '../../base/config';
-import { problem, type ApiError } from '../../base/errors';
+import { problem, secondsText, type ApiError } from '../../base/errors';
 import { clientAddress } from '../http/client-address';
 import type { HttpContext, HttpMiddleware, RequestState } from '../http/context';
 import type { JsonSchema } from '../http/routes';
@@ -161,7 +161,7 @@ export function authenticate(deps: { accounts: Accounts; config: Pick<Config, 't
  * each refusal, and those it cannot have held (core/accounts/refusal-hold.ts) cost it a handshake each.
  */
 export function tooManyFailures(retryAfterSeconds: number): ApiError {
-  return problem('rate_limited', `Too many requests from this network carried API keys that are not valid; retry in ${retryAfterSeconds} seconds.`, {
+  return problem('rate_limited', `Too many requests from this network carried API keys that are not valid; retry in ${secondsText(retryAfterSeconds)}.`, {
     members: { limit: 'auth_failures' },
     headers: { 'Retry-After': String(retryAfterSeconds), Connection: 'close' },
   });
@@ -171,7 +171,7 @@ export function tooManyFailures(retryAfterSeconds: number): ApiError {
 export function overBudget(refusal: { reason: 'rate' | 'in_flight'; retryAfterSeconds: number }): ApiError {
   const detail =
     refusal.reason === 'rate'
-      ? `This account sends more requests per second than its plan allows (limit requests_per_second); retry in ${refusal.retryAfterSeconds} seconds.`
+      ? `This account sends more requests per second than its plan allows (limit requests_per_second); retry in ${secondsText(refusal.retryAfterSeconds)}.`
       : `This account has as many requests in flight as its plan allows (limit requests_in_flight); retry when one is answered.`;
   return problem('rate_limited', detail, {
     members: { limit: refusal.reason === 'rate' ? 'requests_per_second' : 'requests_in_flight' },

@@ -38,6 +38,7 @@ import { BoundedEventStore } from './event-store';
 import { replayInitialize } from './restore';
 import { createMcpServer } from './server';
 import { mcpTools } from './tools';
+import { secondsText } from '../../base/errors';
 
 export const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -172,7 +173,7 @@ export function createMcpHttp(deps: ApiDeps): McpHttp {
       // Held a moment and the connection closed, as on the REST surfaces (api/auth/authenticate.ts).
       await deps.accounts.refusalHold.hold(network());
       res.writeHead(429, { 'Retry-After': String(check.retryAfterSeconds), 'Content-Type': 'application/json', Connection: 'close' });
-      res.end(JSON.stringify({ error: 'rate_limited', error_description: `Too many requests from this network carried tokens that are not valid; retry in ${check.retryAfterSeconds} seconds.` }));
+      res.end(JSON.stringify({ error: 'rate_limited', error_description: `Too many requests from this network carried tokens that are not valid; retry in ${secondsText(check.retryAfterSeconds)}.` }));
       return undefined;
     }
     if (!check?.ok) {

@@ -20,6 +20,7 @@ import { clientNetwork } from '../../core/accounts/signups';
 import { validRedirectUri } from './redirect-uris';
 import { crossSiteWrite } from '../http/cross-site';
 import { checkCsrf, issueCsrf } from './csrf';
+import { secondsText } from '../../base/errors';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -123,7 +124,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
       async handler(ctx, input) {
         const network = networkOf(ctx);
         const rate = await rates.take(`/oauth/register|net:${network}`, deps.config.routeRateLimit, deps.config.routeRateWindowMs);
-        if (!rate.ok) return oauthError(ctx, 429, 'rate_limited', `Too many registration requests from this network; retry in ${rate.retryAfterSeconds} seconds.`, rate.retryAfterSeconds);
+        if (!rate.ok) return oauthError(ctx, 429, 'rate_limited', `Too many registration requests from this network; retry in ${secondsText(rate.retryAfterSeconds)}.`, rate.retryAfterSeconds);
         if (!isType(ctx, 'application/json')) return oauthError(ctx, 400, 'invalid_client_metadata', 'Send the client metadata as application/json.');
         let metadata: unknown;
         try {
@@ -144,7 +145,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
         const name = typeof given.client_name === 'string' ? given.client_name.slice(0, 100) : undefined;
         const quota = await rates.take(`oauth_clients|net:${network}`, deps.config.oauthClientsPerAddress, deps.config.oauthClientWindowMs);
         if (!quota.ok) {
-          return oauthError(ctx, 429, 'quota_exceeded', `This network registered its ${deps.config.oauthClientsPerAddress} OAuth clients (limit oauth_clients); retry in ${quota.retryAfterSeconds} seconds.`, quota.retryAfterSeconds);
+          return oauthError(ctx, 429, 'quota_exceeded', `This network registered its ${deps.config.oauthClientsPerAddress} OAuth clients (limit oauth_clients); retry in ${secondsText(quota.retryAfterSeconds)}.`, quota.retryAfterSeconds);
         }
         const client = await oauth.register(uris as string[], name);
         ctx.status = 201;
@@ -209,7 +210,7 @@ export function oauthRoutes(deps: ApiDeps): Route[] {
           // The same signup, limits included, as POST /api/agent/signup; its claim link is shown once here.
           if (!deps.config.agentSignup) return showConsent(ctx, request, 'Signing up is disabled on this service; ask its operator for an API key.');
           const outcome = await deps.accounts.signups.signUp(clientNetwork(clientAddress(ctx, deps.config.trustProxy)), { origin: 'oauth', client: request.client.client_name ?? request.client._id });
-          if (!outcome.ok) return showConsent(ctx, request, `Too many accounts were created from this network; try again in ${outcome.retryAfterSeconds} seconds.`);
+          if (!outcome.ok) return showConsent(ctx, request, `Too many accounts were created from this network; try again in ${secondsText(outcome.retryAfterSeconds)}.`);
           const { signup } = outcome;
           const code = await oauth.grant(request, signup.accountId);
           for (const [name, value] of Object.entries(pageHeaders(request.redirectUri))) ctx.set(name, value);

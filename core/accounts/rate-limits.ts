@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
-import { problem } from '../../base/errors';
+import { problem, secondsText } from '../../base/errors';
 
 export const RATE_LIMIT_INDEXES: IndexRegistration = {
   rate_limits: [{ key: { subject: 1, window: 1 }, name: 'subject_window' }],
@@ -77,7 +77,7 @@ export async function checkRouteRate(limiter: RateLimiter, route: string, who: {
   const subjects = [`${route}|net:${who.network}`, ...(who.accountId ? [`${route}|acc:${who.accountId}`] : [])];
   const outcome = await limiter.takeAll(subjects, limit, windowMs);
   if (!outcome.ok) {
-    throw problem('rate_limited', `Too many requests to ${route} from this network or account; retry in ${outcome.retryAfterSeconds} seconds.`, {
+    throw problem('rate_limited', `Too many requests to ${route} from this network or account; retry in ${secondsText(outcome.retryAfterSeconds)}.`, {
       headers: { 'Retry-After': String(outcome.retryAfterSeconds) },
     });
   }

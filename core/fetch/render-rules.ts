@@ -19,7 +19,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { IndexRegistration } from '../../base/db';
 import { isDuplicateKey } from '../../base/db';
-import { problem, type ApiError } from '../../base/errors';
+import { problem, secondsText, type ApiError } from '../../base/errors';
 import type { Logger } from '../../base/log';
 import type { Config } from '../../base/config';
 import type { RetrievalError } from '../../engine';
@@ -90,7 +90,7 @@ export function createRenderRules(deps: {
   function throttled(allowed: number, retryAfterSeconds: number): ApiError {
     return problem(
       'rate_limited',
-      `This account's renders ran to the render deadline ${allowed} times in ${Math.round(windowMs / 60_000)} minutes, what its plan allows (limit ${LIMIT_NAMES.deadlineRenders}); renders are refused for ${retryAfterSeconds} seconds more. Requests without js_render still run.`,
+      `This account's renders ran to the render deadline ${allowed} times in ${Math.round(windowMs / 60_000)} minutes, what its plan allows (limit ${LIMIT_NAMES.deadlineRenders}); renders are refused for ${secondsText(retryAfterSeconds)} more. Requests without js_render still run.`,
       { members: { limit: LIMIT_NAMES.deadlineRenders, allowed }, headers: { 'Retry-After': String(retryAfterSeconds) } },
     );
   }

@@ -121,8 +121,12 @@ describe('hardening: floods of random API keys', function () {
       // The third is past the network's holds: answered at once, the same 429, and its connection ends.
       const third = await at('198.51.100.63', randomBytes(20).toString('hex'));
       expect(third.status).to.equal(429);
-      expect(await third.json()).to.include({ code: 'rate_limited', limit: 'auth_failures' });
+      const thirdBody = (await third.json()) as { detail: string };
+      expect(thirdBody).to.include({ code: 'rate_limited', limit: 'auth_failures' });
       expect(third.headers.get('retry-after')).to.match(/^\d+$/);
+      // The detail words the wait as the header gives it: "1 second", never "1 seconds".
+      const wait = Number(third.headers.get('retry-after'));
+      expect(thirdBody.detail).to.contain(`retry in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`);
       expect(third.headers.get('connection')).to.equal('close');
       // So is a token no cache knows at /mcp.
       const mcp = await fetch(`${held.url}/mcp`, {
