@@ -106,11 +106,15 @@ export function createMonitorCommands(deps: MonitorCommandDeps) {
     return outputs;
   };
 
+  /**
+   * The URLs of the account's monitors but `except`: every monitor it holds has one of its `monitors`
+   * slots, so they are read by key (a filter on the account reads every account's monitors).
+   */
   const urlsHeld = async (principal: Principal, except?: string): Promise<number> => {
-    const held = await store.monitors
-      .find({ account_id: principal.accountId, status: { $ne: 'deleted' }, ...(except ? { _id: { $ne: except } } : {}) }, { projection: { url_count: 1 } })
-      .toArray();
-    return held.reduce((sum, monitor) => sum + monitor.url_count, 0);
+    const ids = (await accounts.holdings.holders(principal, 'monitors')).filter((id) => id !== except);
+    if (ids.length === 0) return 0;
+    const held = await store.monitors.find({ _id: { $in: ids } }, { projection: { url_count: 1, status: 1 } }).toArray();
+    return held.reduce((sum, monitor) => sum + (monitor.status === 'deleted' ? 0 : monitor.url_count), 0);
   };
 
   return {

@@ -11,8 +11,8 @@ import type { CommandStartedEvent, Document } from 'mongodb';
 import { newAccount, serviceConfig, startApp, type TestApp } from '../helpers/app';
 
 /** The collections of the things created and of their limit slots. */
-const WATCHED = new Set(['mcp_sessions', 'batch_job_inputs', 'batch_jobs', 'limit_slots']);
-const LIMITS = 'mcp_sessions=2,scheduled_jobs=1,stored_inputs=2,stored_input_bytes=1kb,concurrent_exports=3,requests_per_second=100,request_burst=200,requests_in_flight=20,deadline_renders=5';
+const WATCHED = new Set(['mcp_sessions', 'batch_job_inputs', 'batch_jobs', 'monitors', 'limit_slots']);
+const LIMITS = 'mcp_sessions=2,scheduled_jobs=1,stored_inputs=2,stored_input_bytes=1kb,concurrent_exports=3,requests_per_second=100,request_burst=200,requests_in_flight=20,deadline_renders=5,monitors=3,monitor_urls=4';
 
 /** The filters of a command that reads, counts, updates or deletes documents. */
 function filtersOf(event: CommandStartedEvent): Document[] {
@@ -66,7 +66,7 @@ describe('creations and their refusals read by key only', function () {
     await app?.close();
   });
 
-  it('opens MCP sessions, schedules jobs and stores CSV inputs up to the limits, and refuses the next, without a filter other than the key', async () => {
+  it('opens MCP sessions, schedules jobs, stores CSV inputs and makes monitors up to the limits, and refuses the next, without a filter other than the key', async () => {
     const free = await newAccount(app.accounts, { credits: 1_000_000 });
     const json = { 'X-API-Key': free.key, 'Content-Type': 'application/json' };
     const session = async () => {
@@ -105,6 +105,21 @@ describe('creations and their refusals read by key only', function () {
     // 1 kB stored at most: 600 bytes fit, 600 more beside them do not.
     expect(await upload(first.upload, 13)).to.deep.equal([200, undefined]);
     expect(await upload(second.upload, 13)).to.deep.equal([429, 'stored_input_bytes']);
+
+    // Monitors: 4 URLs at most, summed over the account's monitors when one is made or changed.
+    const monitor = async (method: string, path: string, urls: string[]) => {
+      const response = await fetch(`${app.url}${path}`, { method, headers: json, body: JSON.stringify({ urls, schedule: { every: 1, unit: 'day' } }) });
+      const body = (await response.json()) as { limit?: string; monitor_id?: string };
+      return { answer: [response.status, body.limit], id: body.monitor_id };
+    };
+    const pages = (...names: string[]) => names.map((name) => `http://127.0.0.1:9/${name}`);
+    const two = await monitor('POST', '/v1/monitors', pages('a', 'b'));
+    expect(two.answer).to.deep.equal([201, undefined]);
+    expect((await monitor('POST', '/v1/monitors', pages('c', 'd', 'e'))).answer).to.deep.equal([429, 'monitor_urls']);
+    expect((await monitor('POST', '/v1/monitors', pages('c'))).answer).to.deep.equal([201, undefined]);
+    // Its own URLs are not counted against a change: 2 → 3 fits beside the other monitor's 1.
+    expect((await monitor('PATCH', `/v1/monitors/${two.id}`, pages('a', 'b', 'f'))).answer).to.deep.equal([200, undefined]);
+    expect((await monitor('PATCH', `/v1/monitors/${two.id}`, pages('a', 'b', 'f', 'g'))).answer).to.deep.equal([429, 'monitor_urls']);
     recording = false;
 
     expect(scans).to.deep.equal([]);
