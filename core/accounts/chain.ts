@@ -110,6 +110,8 @@ interface Pending<Op, R> {
 const MAX_BATCH = 256;
 const MAX_ATTEMPTS = 200;
 const MAX_CACHED_HEADS = 50_000;
+/** Entries after a known one that `discover` reads in one look-up before searching further. */
+const DISCOVER_WINDOW = 8;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -253,12 +255,22 @@ export class ChainStore<S, Op, R> {
 
   /**
    * Finds the newest entry at or after `known` (an entry that exists, or was the head recently
-   * enough that nothing after it can have been pruned) with point look-ups only; from the floor
+   * enough that nothing after it can have been pruned) with look-ups by `_id` only; from the floor
    * without `known`.
    */
   private async discover(chain: string, known: Head<S> | undefined): Promise<Head<S>> {
     const seenAt = this.clock.now();
     let low = known && this.trusted(known) ? known : await this.lowest(chain);
+    // The next entries in one look-up: after an insert lost to another writer, or before a refusal,
+    // the head is almost always among them. (A writer that lost a race and then searched entry by entry,
+    // three round trips, lost the next race too, for as long as the other kept writing.)
+    const start = low.seq;
+    const ids = Array.from({ length: DISCOVER_WINDOW }, (_, n) => entryId(chain, start + 1 + n));
+    for (const doc of await this.collection.find({ _id: { $in: ids } }).toArray()) {
+      if (doc.seq > low.seq) low = { seq: doc.seq, state: doc.state, seenAt: 0 };
+    }
+    // The entry after the newest one found is in the window and was not there: that one is the head.
+    if (low.seq < start + DISCOVER_WINDOW) return { seq: low.seq, state: low.state, seenAt };
     let high = 0;
     for (let step = 1; ; step *= 2) {
       const found = await this.entry(chain, low.seq + step);

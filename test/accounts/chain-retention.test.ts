@@ -135,3 +135,72 @@ describe('chain retention', () => {
     expect(await collection.countDocuments({ chain: `${chain}~floor` })).to.equal(0);
   });
 });
+
+describe('chain writers in several processes', () => {
+  let handle: AccountsHandle;
+  let collection: Collection<ChainDocument<Counter>>;
+  const chain = 'acct_writers/2026-11';
+  const clock = new ManualClock(Date.parse('2026-11-01T00:00:00Z'));
+
+  before(async () => {
+    handle = await openAccounts();
+    collection = handle.db.db.collection(`chain_writers_${randomBytes(4).toString('hex')}`);
+  });
+  after(async () => {
+    await collection.drop();
+    await handle.close();
+  });
+
+  /** The collection as one process sees it, counting the look-ups it makes. */
+  function counted(): { collection: Collection<ChainDocument<Counter>>; reads: () => number } {
+    let reads = 0;
+    const proxy = new Proxy(collection, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        const bound = (value as (...args: unknown[]) => unknown).bind(target);
+        if (property !== 'find' && property !== 'findOne') return bound;
+        return (...args: unknown[]) => {
+          reads++;
+          return bound(...args);
+        };
+      },
+    });
+    return { collection: proxy, reads: () => reads };
+  }
+
+  it('finds the head in one look-up after losing an insert to another writer, however far it moved', async () => {
+    const a = counted();
+    const writerA = new ChainStore(a.collection, counter, clock, false);
+    const writerB = new ChainStore(collection, counter, clock, false);
+    expect(await writerA.submit(chain, 1)).to.equal(1);
+    for (let n = 0; n < 5; n++) await writerB.submit(chain, 1);
+    const before = a.reads();
+    // A builds on its cached head (entry 1), loses to B's entry 2, reads entries 2 to 9 at once, and writes entry 7.
+    expect(await writerA.submit(chain, 10)).to.equal(16);
+    expect(writerA.conflicts).to.equal(1);
+    expect(a.reads() - before, 'look-ups after the lost insert').to.equal(1);
+    expect((await collection.find({ chain }).sort({ seq: 1 }).toArray()).map((doc) => doc.seq)).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('lets two writers extend one chain at once, every operation applied once', async () => {
+    const other = `${chain}-both`;
+    const writers = [new ChainStore(collection, counter, clock, false), new ChainStore(collection, counter, clock, false)];
+    const results = await Promise.all(
+      writers.map(async (writer) => {
+        const mine: number[] = [];
+        // Each keeps a few operations waiting, as a busy process does.
+        await Promise.all(Array.from({ length: 4 }, async () => {
+          for (let n = 0; n < 15; n++) mine.push(await writer.submit(other, 1));
+        }));
+        return mine;
+      }),
+    );
+    // Every result is a distinct count: no operation was applied twice or lost.
+    expect(new Set(results.flat()).size).to.equal(120);
+    expect(Math.max(...results.flat())).to.equal(120);
+    const docs = await collection.find({ chain: other }).sort({ seq: 1 }).toArray();
+    expect(docs.map((doc) => doc.seq)).to.deep.equal(docs.map((_, index) => index + 1));
+    expect(docs.at(-1)?.state).to.deep.equal({ n: 120 });
+  });
+});
