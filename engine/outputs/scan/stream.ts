@@ -195,7 +195,7 @@ function readTag(page: string, lt: number, gt: NextOf, quote: NextOf, apostrophe
       if (isSpace(following) || following === GT || (following === SLASH && page.charCodeAt(close + 2) === GT)) at = close + 1;
     }
   }
-  const name = nameOf(page, nameStart, nameEnd);
+  const name = page.slice(nameStart, nameEnd).toLowerCase();
   if (selfClosing && !closing && !VOID_TAGS.has(name) && endsWithUnquotedValue(page, nameEnd, end - 2)) selfClosing = false;
   tag.closing = closing;
   tag.name = name;
@@ -203,32 +203,6 @@ function readTag(page: string, lt: number, gt: NextOf, quote: NextOf, apostrophe
   tag.selfClosing = selfClosing;
   return tag;
 }
-
-/**
- * Tag names read lately, by a hash of their lowercased characters: a page's names repeat, and
- * reusing the string skips a slice and a lowercasing per tag (most of a tag's cost in a deep page).
- */
-const NAMES: string[] = new Array<string>(256).fill('');
-
-/** The tag name `page[from, to)` lowercased, as `slice().toLowerCase()` gives it. */
-function nameOf(page: string, from: number, to: number): string {
-  const length = to - from;
-  if (length > 16) return page.slice(from, to).toLowerCase();
-  let hash = length;
-  for (let at = from; at < to; at++) hash = (hash * 31 + (page.charCodeAt(at) | 0x20)) & 0xff;
-  const known = NAMES[hash] as string;
-  if (known.length === length) {
-    let at = from;
-    // ASCII letters match either case; any other character must be the same (a name may hold them).
-    while (at < to && lowerAscii(page.charCodeAt(at)) === known.charCodeAt(at - from)) at++;
-    if (at === to) return known;
-  }
-  const name = page.slice(from, to).toLowerCase();
-  NAMES[hash] = name;
-  return name;
-}
-
-const lowerAscii = (code: number): number => (code >= 0x41 && code <= 0x5a ? code | 0x20 : code);
 
 /** The end tag of a raw-text element from `from` on, or MORE while it has not arrived. */
 function rawTextEnd(page: string, name: string, from: number): { from: number; to: number } | typeof MORE {
