@@ -59,7 +59,7 @@ const ATOMS = [
   'tbody', 'thead', 'table', 'div', 'DIV', 'P', 'h1', 'br', 'img', 'script', 'SCRIPT', 'style', 'textarea', 'noscript', '</script>', '</script >',
   '</style>', '<!--', '-->', '<![CDATA[', ']]>', 'href=/x/', '<b>', '</b>', '<p>', '</div>', '<div>', '</a>', '<a href="x">', 'x', 'ü', '@', '[', '|', 'body', 'html',
   '<br/>', '<div/>', '<img src="a>b">', "<a title='x'>", '<p class=x/>', '<input value="/>"/>',
-  // Names in other cases and with characters lowercasing changes or lengthens (the stream scan reuses names it read).
+  // Names in other cases, and with characters that lowercasing changes or lengthens.
   '<Div>', '</dIV>', '<dİv>', '</DİV>', '<bÄ>', '</Bä>', '<bä>', '</BÄ>',
 ];
 
