@@ -179,6 +179,8 @@ export interface AccountLimits {
   renderPages?: number;
   /** The account's renders that may run to the render deadline per `DEADLINE_RENDER_WINDOW_MS`; past it, its renders are refused (429). */
   deadlineRenders: number;
+  /** The account's pages refused at a parse cap per `CAPPED_PAGE_WINDOW_MS`; past it, its Fetches whose outputs parse the page are refused (429). */
+  cappedPages: number;
   /** Change tracking: versions kept per tracked URL (the newest). */
   historyVersions: number;
   /** Change tracking: days a version is kept after a newer one replaced it, and a URL no fetch tracked is kept. */
@@ -195,13 +197,14 @@ export interface AccountLimits {
  * The request budget's members, filled in when ACCOUNT_LIMITS leaves them out: derived from what the
  * stack serves (bench/request-budget.ts, README "Request budget"): a quarter of the job listings one API
  * process and FerretDB serve a second, two seconds of it at once, and what is in flight at that rate.
- * And the deadline renders' allowance.
+ * And the allowances of deadline renders and of pages refused at a parse cap.
  */
-const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'deadlineRenders'> = {
+const REQUEST_BUDGET_DEFAULTS: Pick<AccountLimits, 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'deadlineRenders' | 'cappedPages'> = {
   requestsPerSecond: 20,
   requestBurst: 40,
   requestsInFlight: 8,
   deadlineRenders: 5,
+  cappedPages: 20,
 };
 
 /** Limits that may stay unset (a default of their own applies). */
@@ -225,6 +228,7 @@ const LIMIT_NAMES: Record<string, keyof AccountLimits> = {
   requests_in_flight: 'requestsInFlight',
   render_pages: 'renderPages',
   deadline_renders: 'deadlineRenders',
+  capped_pages: 'cappedPages',
   history_versions: 'historyVersions',
   history_days: 'historyDays',
   monitors: 'monitors',
@@ -314,15 +318,15 @@ const variables = {
   },
   ACCOUNT_LIMITS: {
     parse: accountLimits,
-    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=20,request_burst=40,requests_in_flight=8,deadline_renders=5',
+    fallback: 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3,requests_per_second=20,request_burst=40,requests_in_flight=8,deadline_renders=5,capped_pages=20',
     scope: 'all',
     description:
-      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget"). And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30). And monitors: how many (`monitors`, left out: 5), their URLs together (`monitor_urls`, left out: 100) and the shortest interval between checks in seconds (`monitor_interval_seconds`, left out: MONITOR_MIN_INTERVAL_SECONDS).',
+      'What every account may hold at once (plans may override with PLAN_LIMITS): open MCP sessions, scheduled Batch jobs, the shortest schedule `rate` in seconds (`schedule_interval_seconds`, default BATCH_SCHEDULE_MIN_INTERVAL_SECONDS), stored CSV inputs and their total bytes, exports being written. One more is refused with 429 `quota_exceeded` naming the limit. And the request budget, the account\'s across every API process (each live process takes budget ÷ live processes) and checked in memory before any database work: authenticated requests per second (`requests_per_second`, refilling up to `request_burst`) and in flight at once (`requests_in_flight`), beyond which 429 `rate_limited` with `Retry-After`; left out, they are the defaults measured on the stack (README "Request budget"). And the browser: pages the account\'s renders hold at once on the machine (`render_pages`, left out: half of BROWSER_MAX_PAGES, at least 1, never more than it; its further renders wait, and waiting accounts are served in turn), and renders that may run to the render deadline per DEADLINE_RENDER_WINDOW_MS (`deadline_renders`, left out: 5), past which its renders are refused with 429 `rate_limited` naming `deadline_renders`, with `Retry-After`. And pages refused at a parse cap (RESP005, never charged) per CAPPED_PAGE_WINDOW_MS (`capped_pages`, left out: 20), past which the account\'s Fetches whose outputs parse the page are refused with 429 `rate_limited` naming `capped_pages`, with `Retry-After`. And change tracking\'s history: versions kept per tracked URL (`history_versions`, left out: 10) and days a replaced version, or a URL no fetch tracks any more, is kept (`history_days`, left out: 30). And monitors: how many (`monitors`, left out: 5), their URLs together (`monitor_urls`, left out: 100) and the shortest interval between checks in seconds (`monitor_interval_seconds`, left out: MONITOR_MIN_INTERVAL_SECONDS).',
   },
   PLAN_LIMITS: {
     parse: planLimits,
     fallback:
-      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40:deadline_renders=20:history_versions=100:history_days=90:monitors=50:monitor_urls=5000:monitor_interval_seconds=300,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200:deadline_renders=100:history_versions=1000:history_days=365:monitors=500:monitor_urls=50000:monitor_interval_seconds=60',
+      'developer:mcp_sessions=100:scheduled_jobs=50:stored_inputs=100:stored_input_bytes=1gb:concurrent_exports=10:requests_per_second=80:request_burst=160:requests_in_flight=40:deadline_renders=20:capped_pages=100:history_versions=100:history_days=90:monitors=50:monitor_urls=5000:monitor_interval_seconds=300,business:mcp_sessions=500:scheduled_jobs=500:stored_inputs=500:stored_input_bytes=5gb:concurrent_exports=20:requests_per_second=200:request_burst=400:requests_in_flight=200:deadline_renders=100:capped_pages=500:history_versions=1000:history_days=365:monitors=500:monitor_urls=50000:monitor_interval_seconds=60',
     scope: 'all',
     description:
       'Per-plan overrides of ACCOUNT_LIMITS: `plan:name=value[:name=value...]`, comma-separated (`developer:mcp_sessions=100:scheduled_jobs=50`). The paid plans raise the request budget: their Fetch concurrency needs more requests at once than the free plan\'s.',
@@ -831,6 +835,13 @@ const variables = {
     scope: 'all',
     description:
       'The window in which an account\'s renders that ran to their deadline are counted against its plan\'s `deadline_renders` (ACCOUNT_LIMITS): a render counts when it held its browser page for at least half of `RENDER_TIMEOUT_MS` and ended at the deadline. Counted for the whole service (in the database); a render that waited for a page most of its time does not count.',
+  },
+  CAPPED_PAGE_WINDOW_MS: {
+    parse: integer(1_000, 86_400_000),
+    fallback: '600000',
+    scope: 'api',
+    description:
+      'The window in which an account\'s pages refused at a parse cap (RESP005: depth, nodes, size, or an output thread\'s time or memory) are counted against its plan\'s `capped_pages` (ACCOUNT_LIMITS), on the Fetch route and MCP. Such a page costs the API its download and scan and is never charged, so past the allowance the account\'s requests whose outputs parse the page are refused until the window ends; its other requests go on. Counted for the whole service (in the database).',
   },
   RENDER_QUIET_MS: {
     parse: integer(0, 10_000),

@@ -7,7 +7,7 @@ import { ACCOUNT_INDEXES } from './accounts/indexes';
 import { BATCH_INDEXES } from './batch/store';
 import { CRAWL_INDEXES } from './crawls/store';
 import { EXTRACT_INDEXES } from './extract/store';
-import { DEADLINE_RENDER_INDEXES } from './fetch/render-rules';
+import { WINDOW_COUNT_INDEXES } from './fetch/window-counts';
 import { ACTIVE_JOB_INDEXES } from './jobs/active-jobs';
 import { BLOB_INDEXES } from './jobs/blobs';
 import { CHANGE_INDEXES } from './changes/store';
@@ -34,7 +34,7 @@ export const SERVICE_INDEXES: readonly IndexRegistration[] = [
   MCP_SESSION_INDEXES,
   POLITENESS_INDEXES,
   RATE_LIMIT_INDEXES,
-  DEADLINE_RENDER_INDEXES,
+  WINDOW_COUNT_INDEXES,
   OAUTH_TOKEN_INDEXES,
   CHANGE_INDEXES,
   MONITOR_INDEXES,

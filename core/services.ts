@@ -18,6 +18,7 @@ import { createDocumentCommands } from './documents/commands';
 import { createDocuments } from './documents/pool';
 import { createFetchPipeline } from './fetch/pipeline';
 import { createRenderRules } from './fetch/render-rules';
+import { createPageRules } from './fetch/page-rules';
 import { createChangeTracking } from './changes';
 import { mcpSessionCommands } from './mcp/commands';
 import { createMonitorCommands } from './monitors/commands';
@@ -59,8 +60,15 @@ export function createServices(roots: ServiceRoots) {
   };
   return {
     extract,
-    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms, the HTML outputs and the document pool. */
-    pipeline: createFetchPipeline({ retrieval: fetching.retrieval, recipes, html: fetching.html, renders: createRenderRules({ db: db.db, accounts, config, log }), documents }),
+    /** The Fetch pipeline with the Extract recipes and their re-preparation on staleness, the accounts' render terms and capped-page allowance, the HTML outputs and the document pool. */
+    pipeline: createFetchPipeline({
+      retrieval: fetching.retrieval,
+      recipes,
+      html: fetching.html,
+      renders: createRenderRules({ db: db.db, accounts, config, log }),
+      pages: createPageRules({ db: db.db, accounts, config, log }),
+      documents,
+    }),
     /** Change tracking: Fetch's track_changes and as_of, /v1/history (core/changes). */
     changes: { ...changes, recipes, accounts, outputs: fetching.html },
     /** Files the caller sends (POST /v1/documents, the MCP `convert_document` tool). */

@@ -17,7 +17,7 @@ import type { Principal } from './principal';
 import { AccountsError, type AccountStore } from './store';
 
 /** The limits that count what an account holds (the schedule interval is a floor, the request budget a rate). */
-export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'historyVersions' | 'historyDays' | 'monitorIntervalSeconds'>;
+export type CountedLimit = Exclude<keyof AccountLimits, 'scheduleIntervalSeconds' | 'requestsPerSecond' | 'requestBurst' | 'requestsInFlight' | 'renderPages' | 'deadlineRenders' | 'cappedPages' | 'historyVersions' | 'historyDays' | 'monitorIntervalSeconds'>;
 
 /** Names the limits as callers and `ACCOUNT_LIMITS` spell them. */
 export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
@@ -32,6 +32,7 @@ export const LIMIT_NAMES: Record<keyof AccountLimits, string> = {
   requestsInFlight: 'requests_in_flight',
   renderPages: 'render_pages',
   deadlineRenders: 'deadline_renders',
+  cappedPages: 'capped_pages',
   historyVersions: 'history_versions',
   historyDays: 'history_days',
   monitors: 'monitors',
@@ -51,6 +52,7 @@ const WHAT: Record<keyof AccountLimits, string> = {
   requestsInFlight: 'requests in flight at once',
   renderPages: 'browser pages at once',
   deadlineRenders: 'renders that ran to the render deadline',
+  cappedPages: 'pages refused at a parse cap',
   historyVersions: 'versions kept per tracked URL',
   historyDays: 'days of change history',
   monitors: 'monitors',

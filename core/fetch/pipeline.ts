@@ -10,6 +10,9 @@
  * Renders go with the account's terms (render-rules.ts, the account being `reuseKey`): its share of
  * the browser's pages, and a refusal (429 naming `deadline_renders`) once its renders ran to the
  * deadline as often as its plan allows in the window; a render that does is counted, not charged.
+ * Likewise, where `pages` is given (the API), a page refused at a parse cap is counted (page-rules.ts),
+ * and past the plan's `capped_pages` in the window the account's requests whose outputs parse the page
+ * are refused (429 naming `capped_pages`) before anything is fetched.
  * Shaping comes before the charge is settled: a page an HTML output refuses (past a parse cap or a
  * worker thread's budget: RESP005) is answered as a failure and its reservation given back, so it costs
  * nothing, on every surface. Crawl pages, billed by their slice, ask `refusePage` before they are billed.
@@ -18,7 +21,7 @@
  * Refusals before anything is fetched are thrown (ApiError); what the fetch came to is returned as a
  * value, with whether another attempt may succeed, for the callers that retry (Batch tasks).
  */
-import { decodeHtml, DETECT_SCANNED_BYTES, FAILURES, failureOf, HtmlRefused, isHtml, isHtmlRefused, type BodyCheck, type HtmlOutputs, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
+import { decodeHtml, DETECT_SCANNED_BYTES, FAILURES, failureOf, HtmlRefused, isHtml, isHtmlRefused, type BodyCheck, type HtmlLimit, type HtmlOutputs, type Page, type Park, type Retrieval, type RetrievalError, type RetrievalMode, type Rung } from '../../engine';
 import { isApiError, problem, type ApiError } from '../../base/errors';
 import { costOf } from '../pricing';
 import type { RecipeCache, RecipeDoc } from '../extract/recipes';
@@ -27,6 +30,7 @@ import type { FetchParams } from './params';
 import { answerStatus, htmlProblem, isShapedStatus, parsesPage, shapeResponse, targetStatusError, type Shaped } from './respond';
 import { isTransientStatus } from '../jobs/retry-rules';
 import type { RenderRules } from './render-rules';
+import type { PageRules } from './page-rules';
 import type { DocumentPool } from '../../engine';
 import { shapeDocument } from '../documents/fetch';
 
@@ -135,7 +139,7 @@ export interface RetrievePageRequest {
   pageCheck?: BodyCheck;
 }
 
-export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules; documents?: DocumentPool }): FetchPipeline {
+export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: RecipeCache; html: HtmlOutputs; renders?: RenderRules; pages?: PageRules; documents?: DocumentPool }): FetchPipeline {
   const retrievePage: FetchPipeline['retrievePage'] = async (request, afford) => {
     const account = request.reuseKey;
     const rules = account === undefined ? undefined : deps.renders;
@@ -181,9 +185,17 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         if (!deps.recipes) throw problem('REQS004', 'extract is not available here.', { members: { parameter: 'extract' } });
         recipe = await recipeForRequest(deps.recipes, params);
       }
+      const parses = parsesPage(params, recipe !== undefined);
+      // The account whose capped pages count (page-rules.ts): only where its outputs parse the page.
+      const counted = parses ? job.reuseKey : undefined;
+      const refusal = counted !== undefined ? await deps.pages?.refusal(counted) : undefined;
+      if (refusal) throw refusal;
+      const capped = async (limit: HtmlLimit): Promise<void> => {
+        if (counted !== undefined) await deps.pages?.refused(counted, limit);
+      };
       await billing.open(firstCost(params));
       // A page the outputs will parse is held to the parse caps while it downloads: past one, the rest is never read.
-      const caps = parsesPage(params, recipe !== undefined) ? deps.html.pageCheck(DETECT_SCANNED_BYTES) : undefined;
+      const caps = parses ? deps.html.pageCheck(DETECT_SCANNED_BYTES) : undefined;
       const pageCheck: BodyCheck | undefined = caps && { start: (answer) => (isShapedStatus(answer.status, params) ? caps.start(answer) : undefined) };
       try {
         const retrieved = await retrievePage(
@@ -221,7 +233,10 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
         const statusError = targetStatusError(page, params);
         if (statusError) return { ok: false, error: statusError, vetoed: false, retryable: isTransientStatus(page.status), interrupted: false, page, rung };
         // Refused while it downloaded (the same refusal the outputs would give the whole page): nothing is settled, so nothing is charged.
-        if (page.refused) return { ok: false, error: htmlProblem(new HtmlRefused(page.refused.cap, page.refused.limit)), vetoed: false, retryable: false, interrupted: false, page, rung };
+        if (page.refused) {
+          await capped(page.refused.cap);
+          return { ok: false, error: htmlProblem(new HtmlRefused(page.refused.cap, page.refused.limit)), vetoed: false, retryable: false, interrupted: false, page, rung };
+        }
         // Documents (core/documents/fetch.ts): shaped and priced by their pages; a failure is never charged.
         const document = deps.documents && !recipe ? await shapeDocument(deps.documents, deps.html, page, params, job.signal) : null;
         if (document && !document.ok) return { ok: false, error: document.error, vetoed: false, retryable: document.retryable, interrupted: false, page, rung };
@@ -241,6 +256,7 @@ export function createFetchPipeline(deps: { retrieval: Retrieval; recipes?: Reci
           // A page past a parse cap or budget (RESP005), or no recipe role recognises (REQS007): the target
           // answered, so its page goes with the refusal; nothing is settled, so nothing is charged.
           if (isHtmlRefused(error)) {
+            await capped(error.limit);
             const busy = error.limit === 'busy';
             return { ok: false, error: htmlProblem(error), vetoed: false, retryable: busy, interrupted: false, page, rung };
           }

@@ -152,6 +152,46 @@ describe('pages built to stall the service', () => {
     }
   });
 
+  it('refuses an account\'s parsing requests once its capped pages fill its plan\'s allowance, on Fetch and MCP; its plain Fetches and other accounts go on', async () => {
+    const account = await fetchAccount();
+    const client = fetchClient(testStack().urls.api, account);
+    const other = fetchClient(testStack().urls.api, await fetchAccount());
+    // One after another, each as Markdown, until the allowance answers instead of the cap.
+    let capped = 0;
+    let answer = await client.fetch({ url: `${site.url}deep`, response_type: 'markdown' });
+    for (let sent = 1; answer.status === 413 && sent < 60; sent++) {
+      expect(await refusal(answer)).to.deep.equal(REFUSED);
+      capped += 1;
+      answer = await client.fetch({ url: `${site.url}deep`, response_type: 'markdown' });
+    }
+    expect(answer.status).to.equal(429);
+    expect(Number(answer.headers.get('retry-after'))).to.be.greaterThan(0);
+    const throttled = (await answer.json()) as { code: string; limit: string; allowed: number; detail: string };
+    // The free plan's `capped_pages` (ACCOUNT_LIMITS left it out: 20).
+    expect([throttled.code, throttled.limit, throttled.allowed, capped]).to.deep.equal(['rate_limited', 'capped_pages', 20, 20]);
+    expect(throttled.detail).to.match(/refused at a parse cap 20 times/);
+
+    // Any page its outputs would parse is refused before it is fetched; the page as it is still comes.
+    const small = await client.fetch({ url: `${site.url}small`, response_type: 'markdown' });
+    expect([small.status, ((await small.json()) as { limit: string }).limit]).to.deep.equal([429, 'capped_pages']);
+    const plain = await client.fetch({ url: `${site.url}small` });
+    expect([plain.status, await plain.text()]).to.deep.equal([200, SMALL]);
+    expect(await client.used()).to.equal(1);
+    const mcp = new Client({ name: 'fetchplane-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${testStack().urls.api}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${account.key}` } } }));
+    try {
+      const result = (await mcp.callTool({ name: 'fetch_page', arguments: { url: named('/small') } })) as CallToolResult;
+      expect(result.isError).to.equal(true);
+      expect(result.structuredContent).to.deep.include({ code: 'rate_limited', status: 429, limit: 'capped_pages' });
+    } finally {
+      await mcp.close();
+    }
+
+    // Another account's Markdown of the same page.
+    const others = await other.fetch({ url: `${site.url}small`, response_type: 'markdown' });
+    expect(others.status).to.equal(200);
+  });
+
   it('fails the refused page of a Batch job without a retry and without a charge', async () => {
     const account = await batchAccount();
     const created = await batchRequest(account.key, 'POST', '/v1/jobs', {

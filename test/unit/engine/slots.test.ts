@@ -87,4 +87,12 @@ describe('browser page slots', () => {
     expect(plans({}).resolve('free').limits.deadlineRenders).to.equal(5);
     expect(plans({}).resolve('business').limits.deadlineRenders).to.equal(100);
   });
+
+  it('resolves the allowance of pages refused at a parse cap per plan, and from ACCOUNT_LIMITS', () => {
+    const plans = (env: Record<string, string>) => new PlanCatalogue(loadConfig(env));
+    expect(['free', 'developer', 'business'].map((plan) => plans({}).resolve(plan).limits.cappedPages)).to.deep.equal([20, 100, 500]);
+    const held = 'mcp_sessions=20,scheduled_jobs=5,stored_inputs=20,stored_input_bytes=200mb,concurrent_exports=3';
+    expect(plans({ ACCOUNT_LIMITS: `${held},capped_pages=3` }).resolve('free').limits.cappedPages).to.equal(3);
+    expect(() => loadConfig({ ACCOUNT_LIMITS: `${held},capped_pages=-1` })).to.throw(/ACCOUNT_LIMITS/);
+  });
 });
