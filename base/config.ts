@@ -792,6 +792,13 @@ const variables = {
     description:
       'Chromium executable; unset: Debian\'s headless shell `/usr/lib/chromium/chromium-headless-shell`, else the full browser `/usr/lib/chromium/chromium`, else `chromium` on PATH.',
   },
+  BROWSER_CPU_WEIGHT: {
+    parse: integer(0, 100),
+    fallback: '25',
+    scope: 'all',
+    description:
+      'Browser pool: the browsers\' processes run in a CPU control group of their own (`fetchplane-browsers`) weighing this percent of one of the service\'s processes (cgroup v1 `cpu.shares`; on cgroup v2 `cpu.weight` against the service\'s group), so that when the CPU is short the API, the worker and the database are served first and a page whose script never yields cannot take their time. Where the cgroup file system cannot be written (most containers) browsers stay in the service\'s group, as logged once. `0`: no group.',
+  },
   BROWSER_MAX_PAGES: {
     parse: integer(1, 64),
     fallback: '4',

@@ -36,6 +36,7 @@ import type { Logger } from '../../base/log';
 import { makePage, type Made } from './contexts';
 import { chromiumArgs, findChromium, type HostOverride } from './flags';
 import { BusyRenderers } from './demote';
+import { BrowserCpuGroup } from './cpu-group';
 import { BROWSER_MARK, killPids, markedProcesses, sessionProcesses } from './processes';
 import { Slots } from './slots';
 import { SpareContext } from './spare';
@@ -75,6 +76,8 @@ export interface BrowserPoolOptions {
   spareLifeMs?: number;
   /** Once a page has been open this long, renderers that keep a core busy get the lowest CPU priority (demote.ts); 0: never. */
   demoteAfterMs?: number;
+  /** The browsers' CPU weight against one of the service's processes, in percent, in a control group of their own (cpu-group.ts); 0 or unset: none. */
+  cpuWeightPercent?: number;
   log?: Logger;
   hooks?: PoolHooks;
   /** One browser for the processes of the service on this machine (share.ts); unset: this pool's own. */
@@ -138,7 +141,7 @@ interface Managed {
 export function browserPoolOptionsFromConfig(
   config: Pick<
     Config,
-    'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'browserWebgl' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'
+    'chromiumPath' | 'browserMaxPages' | 'browserRetireAfterPages' | 'hostOverrides' | 'browserIdleCloseMs' | 'browserShare' | 'browserWebgl' | 'browserCpuWeight' | 'dataDir' | 'targetAllowlist' | 'proxies' | 'premiumProxies'
   >,
   log?: Logger,
 ): BrowserPoolOptions {
@@ -147,6 +150,7 @@ export function browserPoolOptionsFromConfig(
     maxPages: config.browserMaxPages,
     retireAfterPages: config.browserRetireAfterPages,
     idleCloseMs: config.browserIdleCloseMs,
+    cpuWeightPercent: config.browserCpuWeight,
     hostOverrides: config.hostOverrides,
     webgl: config.browserWebgl,
     log,
@@ -181,8 +185,10 @@ export class BrowserPool {
   /** Set when the pool is shared with the service's other processes: renders go through it (render.ts). */
   readonly share: RenderShare | undefined;
   private readonly busy: BusyRenderers | undefined;
+  private readonly cpuGroup: BrowserCpuGroup | undefined;
 
   constructor(private readonly options: BrowserPoolOptions) {
+    this.cpuGroup = options.cpuWeightPercent ? new BrowserCpuGroup({ weightPercent: options.cpuWeightPercent, ...(options.log ? { log: options.log } : {}) }) : undefined;
     this.share = options.share ? new RenderShare(options.share) : undefined;
     this.slots = new Slots(options.maxPages);
     const demoteAfterMs = options.demoteAfterMs ?? DEMOTE_AFTER_MS;
@@ -443,6 +449,8 @@ export class BrowserPool {
       throw stopWith('launch_failed', 'the browser could not be started');
     }
     const pid = markedProcesses(new Set([id])).find((process) => process.leader)?.pid;
+    // Twice: a helper forked by one not moved yet while the first pass ran is caught by the second.
+    if (pid !== undefined && this.cpuGroup) for (let pass = 0; pass < 2; pass++) this.cpuGroup.join(sessionProcesses(new Set([pid])).map((process) => process.pid));
     const managed: Managed = { id, browser, pid, pagesServed: 0, openPages: 0, retired: false, connected: true };
     browser.on('disconnected', () => this.onDisconnected(managed));
     this.browsers.add(managed);
