@@ -120,29 +120,34 @@ function tooLarge(ctx: HttpContext, limit: number) {
   return problem('payload_too_large', `The request body exceeds ${limit} bytes.`, { headers: { Connection: 'close' } });
 }
 
-/** After the answer, what of an unread body is read and dropped before the connection ends: at most this long... */
+/** After the answer, how long the connection stays open for the client to read it... */
 const LINGER_MS = 1_000;
-/** ...and this many bytes. */
+/** ...and how much of what it still sends is read and dropped meanwhile. */
 const LINGER_BYTES = 8 * 1024 * 1024;
 
 /**
  * Ends the connection once the answer is written, the rest of the body unread. A client still sending
- * would get a reset before it read the answer if the connection closed at once, so for a moment after
- * the answer (LINGER_MS, LINGER_BYTES at most) what it sends is read and dropped, then the connection ends.
+ * would get a reset before it read the answer if the connection closed at once, so for LINGER_MS after
+ * the answer only the sending side ends, and what the client still sends is read and dropped, LINGER_BYTES
+ * at most; past those the socket is no longer read (the client's writes wait on a full window, which does
+ * not keep it from reading the answer), and it is destroyed when the time is up or the body has ended.
+ * Node's server would otherwise destroy a `Connection: close` socket as soon as the answer is written.
  */
 export function closeAfterAnswer(ctx: HttpContext): void {
   const { req, res } = ctx;
+  const { socket } = req;
   req.pause();
+  socket.destroySoon = () => void socket.end();
   res.once('finish', () => {
     let dropped = 0;
     const end = (): void => {
       clearTimeout(timer);
       req.removeListener('data', drop);
-      req.socket.destroySoon();
+      socket.destroy();
     };
     const drop = (chunk: Buffer): void => {
       dropped += chunk.length;
-      if (dropped > LINGER_BYTES) end();
+      if (dropped > LINGER_BYTES) req.pause();
     };
     const timer = setTimeout(end, LINGER_MS);
     req.on('data', drop);

@@ -6,6 +6,8 @@
  * PDF or an attachment), crawls (documents in scope as results, kept as Markdown; skipped on request),
  * Batch tasks, the MCP tools, and POST /v1/documents (raw, multipart, octet-stream with file_name, JSON).
  */
+import { once } from 'node:events';
+import net from 'node:net';
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,6 +17,20 @@ import { CrawlClient, crawlAccount, creditsUsed } from '../crawls/helpers';
 import { FIXTURE_DOMAIN, testStack } from '../helpers/stack';
 import { expectProblemCode, fetchAccount, fetchClient, type FetchClient } from '../fetch/helpers';
 import { expectStructure, served, startDocumentSite, TYPES, type DocumentSite } from './site';
+
+/** Whether a socket's writes stall: no 'drain' within 300 ms. */
+const drainedOrStalled = (socket: net.Socket): Promise<boolean> =>
+  new Promise((resolve) => {
+    const onDrain = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      socket.off('drain', onDrain);
+      resolve(true);
+    }, 300);
+    socket.once('drain', onDrain);
+  });
 
 /** The price of a PDF of `pages` fetched plainly: 1, plus 1 per started 50 pages past the first 50. */
 const pdfPrice = (pages: number, base = 1): number => base + Math.max(0, Math.ceil((pages - 50) / 50));
@@ -303,6 +319,34 @@ describe('documents on every surface', () => {
       expect([unknown.status, unknown.code]).to.deep.equal([415, 'document_unsupported']);
       const badParameter = await expectProblemCode(await upload(Buffer.from('x'), { 'Content-Type': TYPES.pdf }, '?response_type=html'));
       expect([badParameter.status, badParameter.code, badParameter.parameter]).to.deep.equal([400, 'REQS004', 'response_type']);
+      expect(await client.used()).to.equal(0);
+    });
+
+    it('lets a client that keeps sending past DOCUMENT_MAX_BYTES read its 413 when it reads only after its writes stall', async () => {
+      // A raw connection that reads nothing until the server stops taking its body: past the cap the
+      // server must stop reading rather than close, or the client's next write fails and the answer is lost.
+      const { hostname, port } = new URL(api());
+      const socket = net.connect(Number(port), hostname);
+      await once(socket, 'connect');
+      socket.pause();
+      let failure: Error | undefined;
+      socket.on('error', (error) => (failure = error));
+      socket.write(`POST /v1/documents HTTP/1.1\r\nHost: ${hostname}\r\nX-API-Key: ${client.account.key}\r\nContent-Type: ${TYPES.pdf}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      const chunk = Buffer.concat([Buffer.from(`${(1024 * 1024).toString(16)}\r\n`), Buffer.alloc(1024 * 1024), Buffer.from('\r\n')]);
+      let sent = 0;
+      let stalled = false;
+      while (!stalled && !socket.destroyed && sent < 200) {
+        sent += 1;
+        if (!socket.write(chunk)) stalled = await drainedOrStalled(socket);
+      }
+      const received: Buffer[] = [];
+      socket.on('data', (data: Buffer) => received.push(data));
+      socket.resume();
+      await new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)));
+      const answer = Buffer.concat(received).toString('latin1');
+      expect(answer.split('\r\n')[0], `${failure?.message ?? 'no error'} after ${sent} MB`).to.equal('HTTP/1.1 413 Payload Too Large');
+      expect(answer).to.match(/\r\nconnection: close\r\n/i).and.to.include('DOCUMENT_MAX_BYTES');
+      expect(sent).to.be.lessThan(200);
       expect(await client.used()).to.equal(0);
     });
   });
